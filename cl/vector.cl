@@ -1,0 +1,174 @@
+/* vector.cl — element-wise operations (seed document §3.1, the vector add, grown up).
+ *
+ * Parameters (-D, with defaults so that the file builds on its own):
+ *   DTYPE  storage type of the destination: 0 f32, 1 f16 (storage only: arithmetic in f32), 2 f64
+ *   VW     vector width of loads/stores on the contiguous path (1, 2, 4, 8, 16)
+ *   WG     work-group size the host launches with (a hint for the compiler)
+ * Every kernel takes element offsets and strides (inc ≥ 1); when all strides are 1 it takes the
+ * vectorised path, with a scalar tail, so no length has to divide anything. Work-items stride over
+ * the range by the global size (grid-stride loop), so the host may launch fewer than n/VW.
+ */
+#ifndef DTYPE
+#define DTYPE 0
+#endif
+#ifndef VW
+#define VW 4
+#endif
+#ifndef WG
+#define WG 256
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+#if DTYPE == 2 || defined(HAS_FP64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+/* Scalar load/store of each storage type, converting to/from the compute type C. */
+#define LD_F32(p, i) ((C)(p)[i])
+#define ST_F32(p, i, v) ((p)[i] = (float)(v))
+#define LD_F16(p, i) ((C)vload_half((i), (p)))
+#define ST_F16(p, i, v) vstore_half_rte((v), (i), (p))
+#define LD_F64(p, i) ((C)(p)[i])
+#define ST_F64(p, i, v) ((p)[i] = (double)(v))
+
+#if DTYPE == 0
+#define S float
+#define C float
+#define LD LD_F32
+#define ST ST_F32
+#elif DTYPE == 1
+#define S half
+#define C float
+#define LD LD_F16
+#define ST ST_F16
+#elif DTYPE == 2
+#define S double
+#define C double
+#define LD LD_F64
+#define ST ST_F64
+#else
+#error "DTYPE must be 0 (f32), 1 (f16) or 2 (f64)"
+#endif
+
+/* Vector loads/stores of VW elements at vector index i. */
+#if VW == 1
+#define CV C
+#define LDV(p, i) LD(p, i)
+#define STV(p, i, v) ST(p, i, v)
+#else
+#define CV CAT(C, VW)
+#if DTYPE == 1
+#define LDV(p, i) CAT(vload_half, VW)((i), (p))
+#define STV(p, i, v) CAT(CAT(vstore_half, VW), _rte)((v), (i), (p))
+#else
+#define LDV(p, i) CAT(vload, VW)((i), (p))
+#define STV(p, i, v) CAT(vstore, VW)((v), (i), (p))
+#endif
+#endif
+
+#define GRID_LOOP(i, count) for (size_t i = get_global_id(0); i < (count); i += get_global_size(0))
+
+/* z = x OP y, all contiguous. */
+#define BINARY(name, OP)                                                                              \
+    __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void name(                                 \
+        const ulong n, const global S *x, const ulong xo, const global S *y, const ulong yo,          \
+        global S *z, const ulong zo)                                                                  \
+    {                                                                                                 \
+        x += xo;                                                                                      \
+        y += yo;                                                                                      \
+        z += zo;                                                                                      \
+        const size_t nv = n / VW;                                                                     \
+        GRID_LOOP(v, nv) { STV(z, v, LDV(x, v) OP LDV(y, v)); }                                       \
+        GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(z, i, LD(x, i) OP LD(y, i)); }  \
+    }
+BINARY(vadd, +)
+BINARY(vsub, -)
+BINARY(vmul, *)
+BINARY(vdiv, /)
+
+/* y = a*x + b*y; b == 0 writes y without reading it (a NaN already in y does not leak). */
+__attribute__((reqd_work_group_size(WG, 1, 1))) kernel void axpby(const ulong n, const C a, const global S *x,
+                                                                  const ulong xo, const ulong incx, const C b,
+                                                                  global S *y, const ulong yo, const ulong incy)
+{
+    x += xo;
+    y += yo;
+    if (incx == 1 && incy == 1) {
+        const size_t nv = n / VW;
+        if (b == (C)0) {
+            GRID_LOOP(v, nv) { STV(y, v, a * LDV(x, v)); }
+            GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(y, i, a * LD(x, i)); }
+        } else if (b == (C)1) {
+            GRID_LOOP(v, nv) { STV(y, v, a * LDV(x, v) + LDV(y, v)); }
+            GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(y, i, a * LD(x, i) + LD(y, i)); }
+        } else {
+            GRID_LOOP(v, nv) { STV(y, v, a * LDV(x, v) + b * LDV(y, v)); }
+            GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(y, i, a * LD(x, i) + b * LD(y, i)); }
+        }
+    } else {
+        GRID_LOOP(i, n)
+        {
+            const C xv = LD(x, i * incx);
+            ST(y, i * incy, b == (C)0 ? a * xv : a * xv + b * LD(y, i * incy));
+        }
+    }
+}
+
+/* x = a*x */
+__attribute__((reqd_work_group_size(WG, 1, 1))) kernel void scal(const ulong n, const C a, global S *x,
+                                                                 const ulong xo, const ulong incx)
+{
+    x += xo;
+    if (incx == 1) {
+        const size_t nv = n / VW;
+        GRID_LOOP(v, nv) { STV(x, v, a * LDV(x, v)); }
+        GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(x, i, a * LD(x, i)); }
+    } else {
+        GRID_LOOP(i, n) { ST(x, i * incx, a * LD(x, i * incx)); }
+    }
+}
+
+/* x = value */
+__attribute__((reqd_work_group_size(WG, 1, 1))) kernel void fill(const ulong n, const C value, global S *x,
+                                                                 const ulong xo, const ulong incx)
+{
+    x += xo;
+    if (incx == 1) {
+        const size_t nv = n / VW;
+        const CV vv = (CV)(value);
+        GRID_LOOP(v, nv) { STV(x, v, vv); }
+        GRID_LOOP(t, n - nv * VW) { ST(x, nv * VW + t, value); }
+    } else {
+        GRID_LOOP(i, n) { ST(x, i * incx, value); }
+    }
+}
+
+/* y (of DTYPE) = x (of the type in the kernel's name), converting with round-to-nearest-even. */
+#define COPY_FROM(name, XS, XLD)                                                                      \
+    __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void name(                                 \
+        const ulong n, const global XS *x, const ulong xo, const ulong incx, global S *y,             \
+        const ulong yo, const ulong incy)                                                             \
+    {                                                                                                 \
+        x += xo;                                                                                      \
+        y += yo;                                                                                      \
+        GRID_LOOP(i, n) { ST(y, i * incy, XLD(x, i * incx)); }                                        \
+    }
+#define LD_RAW(p, i) ((p)[i]) /* f64 stays f64 until the one rounding of the store */
+COPY_FROM(copy_from_f32, float, LD_F32)
+COPY_FROM(copy_from_f16, half, LD_F16)
+#if DTYPE == 2 || defined(HAS_FP64)
+COPY_FROM(copy_from_f64, double, LD_RAW)
+#endif
+
+/* Same-type contiguous copy, vectorised. */
+__attribute__((reqd_work_group_size(WG, 1, 1))) kernel void copy_same(const ulong n, const global S *x,
+                                                                      const ulong xo, global S *y, const ulong yo)
+{
+    x += xo;
+    y += yo;
+    const size_t nv = n / VW;
+    GRID_LOOP(v, nv) { STV(y, v, LDV(x, v)); }
+    GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(y, i, LD(x, i)); }
+}

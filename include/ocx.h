@@ -1,0 +1,358 @@
+/*
+ * ocx.h — the whole public interface of libocx, a vendor-neutral compute library on OpenCL 1.2.
+ *
+ * Reading guide
+ *   - Every fallible call returns an ocx_status: OCX_OK (0) or a negative error. New objects come back
+ *     through an out-parameter, which is set to NULL on failure.
+ *   - ocx_last_error() gives the detailed message of the calling thread's last failure: which argument,
+ *     which OpenCL code, the build log.
+ *   - Work is enqueued on a stream (an in-order OpenCL command queue). Passing NULL as the stream means
+ *     the context's default stream. Every enqueueing call takes a wait list (num_wait, wait) of events
+ *     that must complete first, and an optional `event` out-parameter (NULL: none wanted). An event
+ *     returned to the caller is owned by the caller: release it with ocx_event_release().
+ *   - Nothing blocks unless its name or documentation says so (blocking reads/writes, finish, wait).
+ *   - Objects: create/destroy pairs; every destroy accepts NULL. A context may be used from several
+ *     threads at once; a stream should be fed from one thread at a time.
+ *
+ * Environment read by the library
+ *   OCX_DEVICE          device choice (see ocx_device_select)
+ *   OCX_CACHE=0         disable the on-disk binary cache; OCX_CACHE_DIR overrides its directory
+ *   OCX_LIMIT_WG, OCX_LIMIT_LOCAL_MEM, OCX_DISABLE_FP16, OCX_DISABLE_FP64
+ *                       simulate a smaller device (testing portability on a large one)
+ *   OCX_QUIET=1         no warnings on stderr (they still reach ocx_last_error()).
+ */
+#ifndef OCX_H
+#define OCX_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#ifdef __APPLE__
+#include <OpenCL/opencl.h>
+#else
+#include <CL/cl.h>
+#endif
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(OCX_BUILDING_LIBRARY) && defined(__GNUC__)
+#define OCX_API __attribute__((visibility("default")))
+#else
+#define OCX_API
+#endif
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Version                                                                                        */
+/* ---------------------------------------------------------------------------------------------- */
+#define OCX_VERSION_MAJOR 0
+#define OCX_VERSION_MINOR 1
+#define OCX_VERSION_PATCH 0
+#define OCX_VERSION_NUMBER (OCX_VERSION_MAJOR * 10000 + OCX_VERSION_MINOR * 100 + OCX_VERSION_PATCH)
+#define OCX_VERSION_STRING "0.1.0"
+
+/*! ocx_version_number() : @return OCX_VERSION_NUMBER of the library actually linked. */
+OCX_API unsigned ocx_version_number(void);
+/*! ocx_version_string() : @return "MAJOR.MINOR.PATCH" of the library actually linked. */
+OCX_API const char *ocx_version_string(void);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Status                                                                                         */
+/* ---------------------------------------------------------------------------------------------- */
+/* X(symbol, value, name, message). The values are pinned: they never change between versions. */
+#define OCX_STATUS_LIST(X)                                                                         \
+    X(OCX_OK, 0, "ok", "success")                                                                  \
+    X(OCX_ERR_INVALID_ARGUMENT, -1, "invalid-argument", "an argument is NULL, zero where it may not be, or out of its domain") \
+    X(OCX_ERR_NO_DEVICE, -2, "no-device", "no OpenCL device is available, or none matches the request") \
+    X(OCX_ERR_OUT_OF_MEMORY, -3, "out-of-memory", "host or device memory could not be allocated") \
+    X(OCX_ERR_BUILD, -4, "build-failure", "an OpenCL program failed to build (the log is in ocx_last_error())") \
+    X(OCX_ERR_UNSUPPORTED, -5, "unsupported", "the operation or data type is not supported on this device") \
+    X(OCX_ERR_OPENCL, -6, "opencl-error", "an OpenCL call failed (its code is in ocx_last_error())") \
+    X(OCX_ERR_IO, -7, "io-error", "a file could not be read or written") \
+    X(OCX_ERR_OUT_OF_RANGE, -8, "out-of-range", "a size, offset or stride reaches beyond a buffer") \
+    X(OCX_ERR_DTYPE, -9, "dtype-mismatch", "a buffer has the wrong data type for this operation") \
+    X(OCX_ERR_CONTEXT_MISMATCH, -10, "context-mismatch", "an object belongs to another context") \
+    X(OCX_ERR_INTERNAL, -11, "internal-error", "internal error in ocx (please report it)")
+
+typedef enum ocx_status {
+#define OCX_X_ENUM(sym, val, name, msg) sym = val,
+    OCX_STATUS_LIST(OCX_X_ENUM)
+#undef OCX_X_ENUM
+} ocx_status;
+
+/*! ocx_status_name() : @return a short stable name ("out-of-range"), or "unknown-status". Never NULL. */
+OCX_API const char *ocx_status_name(ocx_status status);
+/*! ocx_status_message() : @return a one-line description of the status. Never NULL. */
+OCX_API const char *ocx_status_message(ocx_status status);
+/*! ocx_last_error() :
+ *  @return the detailed message of the last failed call made by this thread (empty string if none).
+ *  The text is thread-local and valid until the thread's next failing ocx call. Never NULL. */
+OCX_API const char *ocx_last_error(void);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Data types                                                                                     */
+/* ---------------------------------------------------------------------------------------------- */
+typedef enum ocx_dtype {
+    OCX_F32 = 0, /* float */
+    OCX_F16 = 1, /* IEEE half, stored as uint16_t on the host; arithmetic in f32 unless stated */
+    OCX_F64 = 2, /* double, where the device has cl_khr_fp64 */
+    OCX_I32 = 3, /* int32_t */
+    OCX_U32 = 4  /* uint32_t */
+} ocx_dtype;
+#define OCX_DTYPE_COUNT 5
+
+/*! ocx_dtype_size() : @return bytes per element, 0 for an unknown dtype. */
+OCX_API size_t ocx_dtype_size(ocx_dtype dtype);
+/*! ocx_dtype_name() : @return "f32", "f16", … or "unknown". Never NULL. */
+OCX_API const char *ocx_dtype_name(ocx_dtype dtype);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Devices                                                                                        */
+/* ---------------------------------------------------------------------------------------------- */
+typedef enum ocx_device_type {
+    OCX_DEVICE_OTHER = 0,
+    OCX_DEVICE_GPU = 1,
+    OCX_DEVICE_CPU = 2,
+    OCX_DEVICE_ACCELERATOR = 3
+} ocx_device_type;
+
+/* Capabilities after simulated limits (OCX_LIMIT_*, OCX_DISABLE_*) are applied. */
+typedef struct ocx_device_info {
+    size_t index;                 /* position in the flat list of all devices */
+    unsigned platform_index, device_index; /* platform number, device number inside the platform */
+    ocx_device_type type;
+    char name[256];               /* as the driver reports it */
+    char normalized_name[256];    /* lower case, [a-z0-9-], PoCL's "pthread-"/"cpu-" prefix removed */
+    char vendor[256];
+    char driver_version[128];
+    char device_version[128];     /* "OpenCL 3.0 ..." */
+    char platform_name[256];
+    char platform_version[128];
+    char fingerprint[17];         /* 16 hex digits: hash of vendor, name, driver, platform, units */
+    unsigned compute_units;
+    unsigned clock_mhz;
+    uint64_t global_mem_bytes;
+    uint64_t max_alloc_bytes;
+    uint64_t local_mem_bytes;
+    size_t max_work_group_size;
+    size_t max_work_item_sizes[3];
+    unsigned preferred_vector_width_float;
+    int has_fp16;                 /* cl_khr_fp16: half arithmetic in kernels */
+    int has_fp64;                 /* cl_khr_fp64 */
+    int host_unified_memory;      /* CL_DEVICE_HOST_UNIFIED_MEMORY (CPUs, integrated GPUs) */
+    int limited;                  /* 1 when a simulated limit changed any value above */
+} ocx_device_info;
+
+/*! ocx_device_count() : number of OpenCL devices over all platforms, in *count.
+ *  @return OCX_OK (also when there are none: *count = 0), or OCX_ERR_INVALID_ARGUMENT for NULL. */
+OCX_API ocx_status ocx_device_count(size_t *count);
+
+/*! ocx_device_get_info() : fills *info for device `index` of the flat list (0 ≤ index < count).
+ *  @return OCX_OK, OCX_ERR_INVALID_ARGUMENT (NULL), OCX_ERR_NO_DEVICE (index out of range). */
+OCX_API ocx_status ocx_device_get_info(size_t index, ocx_device_info *info);
+
+/*! ocx_device_select() : resolves a device specification to an index of the flat list.
+ *  spec forms: "N" (flat index), "P:D" (platform P, its device D), "gpu" / "cpu" / "accelerator"
+ *  (the first device of that type), or any other text: a case-insensitive substring of the device's
+ *  name, vendor or platform name ("nvidia", "pocl"). NULL or "" means: $OCX_DEVICE if set, else the
+ *  first GPU, else the first device.
+ *  @return OCX_OK, or OCX_ERR_NO_DEVICE with a message naming the spec and listing the devices. */
+OCX_API ocx_status ocx_device_select(const char *spec, size_t *index);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Contexts, streams and events                                                                   */
+/* ---------------------------------------------------------------------------------------------- */
+typedef struct ocx_context_s ocx_context;
+typedef struct ocx_stream_s ocx_stream;
+typedef struct ocx_buffer_s ocx_buffer;
+typedef cl_event ocx_event; /* a plain OpenCL event: interoperable with the caller's own queues */
+
+/*! ocx_context_create() : a context on the device chosen by `spec` (see ocx_device_select; NULL:
+ *  $OCX_DEVICE, else the default), with a default stream. *ctx is NULL on failure.
+ *  Thread-safe. */
+OCX_API ocx_status ocx_context_create(const char *spec, ocx_context **ctx);
+
+/*! ocx_context_create_from_cl() : interop. Wraps the caller's context, device and command queue;
+ *  the queue becomes the default stream. All three are retained and released once by
+ *  ocx_context_destroy(); the caller keeps its own references. `queue` must belong to `context`
+ *  and `device`, and must be in-order. `queue` may be NULL: ocx then creates its own. */
+OCX_API ocx_status ocx_context_create_from_cl(cl_context context, cl_device_id device,
+                                              cl_command_queue queue, ocx_context **ctx);
+
+/*! ocx_context_destroy() : finishes all streams, releases everything the context holds. Buffers and
+ *  streams created on it must be destroyed first (a buffer may still be destroyed afterwards: that
+ *  only releases its memory). Accepts NULL. */
+OCX_API void ocx_context_destroy(ocx_context *ctx);
+
+/*! ocx_context_device_info() : capabilities of the context's device (with simulated limits). */
+OCX_API ocx_status ocx_context_device_info(const ocx_context *ctx, ocx_device_info *info);
+
+/*! ocx_context_cl() : the OpenCL objects underneath (borrowed: do not release). Any out-pointer may be NULL. */
+OCX_API ocx_status ocx_context_cl(const ocx_context *ctx, cl_context *context, cl_device_id *device);
+
+/* Counters of where the context's programs came from; they prove that the caches work. */
+typedef struct ocx_context_stats {
+    uint64_t programs_compiled;    /* built from OpenCL C source */
+    uint64_t programs_from_disk;   /* loaded from the on-disk binary cache */
+    uint64_t programs_from_memory; /* found in the context's in-memory program cache */
+    uint64_t disk_cache_writes;    /* binaries stored in the on-disk cache */
+    uint64_t disk_cache_rejected;  /* cache files found bad, deleted and rebuilt */
+} ocx_context_stats;
+/*! ocx_context_get_stats() : copies the context's counters into *stats. */
+OCX_API ocx_status ocx_context_get_stats(const ocx_context *ctx, ocx_context_stats *stats);
+
+/*! ocx_context_stream() : the context's default stream (owned by the context; never destroy it). */
+OCX_API ocx_stream *ocx_context_stream(ocx_context *ctx);
+
+/*! ocx_stream_create() : a new in-order stream (command queue with profiling) on ctx's device.
+ *  Work on different streams may overlap; order across streams comes from events. */
+OCX_API ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **stream);
+/*! ocx_stream_destroy() : waits for the stream's work, then releases it. Accepts NULL; ignores the
+ *  default stream (the context owns it). */
+OCX_API void ocx_stream_destroy(ocx_stream *stream);
+/*! ocx_stream_flush() : submits queued work to the device without waiting. NULL: default stream. */
+OCX_API ocx_status ocx_stream_flush(ocx_context *ctx, ocx_stream *stream);
+/*! ocx_stream_finish() : blocks until all work on the stream is done. NULL: default stream. */
+OCX_API ocx_status ocx_stream_finish(ocx_context *ctx, ocx_stream *stream);
+/*! ocx_stream_marker() : an event that completes when everything enqueued on the stream so far and
+ *  the events of the wait list have completed. *event is owned by the caller. */
+OCX_API ocx_status ocx_stream_marker(ocx_context *ctx, ocx_stream *stream, size_t num_wait,
+                                     const ocx_event *wait, ocx_event *event);
+/*! ocx_stream_cl_queue() : the command queue underneath (borrowed). NULL stream: NULL. */
+OCX_API cl_command_queue ocx_stream_cl_queue(const ocx_stream *stream);
+
+/*! ocx_event_wait() : blocks until all `num` events completed. @return OCX_ERR_OPENCL if one failed. */
+OCX_API ocx_status ocx_event_wait(size_t num, const ocx_event *events);
+/*! ocx_event_release() : releases an event returned by ocx. Accepts NULL. */
+OCX_API void ocx_event_release(ocx_event event);
+/*! ocx_event_elapsed_ns() : device time between the start and the end of a completed command's
+ *  event, from OpenCL profiling (ocx streams have profiling on). Blocks until the event completes. */
+OCX_API ocx_status ocx_event_elapsed_ns(ocx_event event, uint64_t *ns);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Buffers                                                                                        */
+/* ---------------------------------------------------------------------------------------------- */
+/* A buffer is a typed range of device memory: (cl_mem, dtype, element offset, length in elements).
+ * Offsets and counts in every call are in elements, relative to the buffer (or view). Each call
+ * checks them against the length and fails with OCX_ERR_OUT_OF_RANGE without touching memory. */
+
+/*! ocx_buffer_create() : `length` elements of `dtype` on ctx's device (contents undefined). length
+ *  0 is allowed (an empty buffer). OCX_F64 needs fp64 on the device (else OCX_ERR_UNSUPPORTED). */
+OCX_API ocx_status ocx_buffer_create(ocx_context *ctx, ocx_dtype dtype, size_t length, ocx_buffer **buf);
+
+/*! ocx_buffer_wrap() : interop. A buffer over the caller's cl_mem, which is retained (and released
+ *  once by ocx_buffer_destroy). `length` elements must fit in the cl_mem's size. */
+OCX_API ocx_status ocx_buffer_wrap(ocx_context *ctx, cl_mem mem, ocx_dtype dtype, size_t length,
+                                   ocx_buffer **buf);
+
+/*! ocx_buffer_view() : a view of `length` elements of `parent` from element `offset`, sharing its
+ *  memory (retained: the view stays valid after the parent is destroyed). Views of views add up. */
+OCX_API ocx_status ocx_buffer_view(const ocx_buffer *parent, size_t offset, size_t length,
+                                   ocx_buffer **view);
+
+/*! ocx_buffer_destroy() : releases the buffer's reference to its memory. Accepts NULL. The caller
+ *  must make sure no enqueued work still uses it (OpenCL keeps the memory alive until it is done). */
+OCX_API void ocx_buffer_destroy(ocx_buffer *buf);
+
+/*! Accessors (NULL buffer: 0 / NULL). ocx_buffer_cl_mem() is borrowed; ocx_buffer_offset() is the
+ *  element offset of a view inside that cl_mem. */
+OCX_API size_t ocx_buffer_length(const ocx_buffer *buf);
+OCX_API ocx_dtype ocx_buffer_dtype(const ocx_buffer *buf);
+OCX_API size_t ocx_buffer_offset(const ocx_buffer *buf);
+OCX_API cl_mem ocx_buffer_cl_mem(const ocx_buffer *buf);
+
+/*! ocx_buffer_write() : copies `count` elements from host `src` to buf[offset…]. Blocking: returns
+ *  when `src` may be reused. Large transfers to a discrete GPU go through pinned staging memory. */
+OCX_API ocx_status ocx_buffer_write(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf, size_t offset,
+                                    size_t count, const void *src, size_t num_wait,
+                                    const ocx_event *wait, ocx_event *event);
+/*! ocx_buffer_write_async() : like ocx_buffer_write but returns at once; `src` must stay valid and
+ *  unchanged until the work completes (wait on `event`, or finish the stream). */
+OCX_API ocx_status ocx_buffer_write_async(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf,
+                                          size_t offset, size_t count, const void *src, size_t num_wait,
+                                          const ocx_event *wait, ocx_event *event);
+/*! ocx_buffer_read() : copies `count` elements of buf[offset…] to host `dst`. Blocking. */
+OCX_API ocx_status ocx_buffer_read(ocx_context *ctx, ocx_stream *stream, const ocx_buffer *buf,
+                                   size_t offset, size_t count, void *dst, size_t num_wait,
+                                   const ocx_event *wait, ocx_event *event);
+/*! ocx_buffer_read_async() : returns at once; `dst` is filled when the work completes. */
+OCX_API ocx_status ocx_buffer_read_async(ocx_context *ctx, ocx_stream *stream, const ocx_buffer *buf,
+                                         size_t offset, size_t count, void *dst, size_t num_wait,
+                                         const ocx_event *wait, ocx_event *event);
+/*! ocx_buffer_fill() : sets `count` elements from `offset` to the one element at host `value`
+ *  (of the buffer's dtype; copied before the call returns). Asynchronous. */
+OCX_API ocx_status ocx_buffer_fill(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf, size_t offset,
+                                   size_t count, const void *value, size_t num_wait,
+                                   const ocx_event *wait, ocx_event *event);
+/*! ocx_buffer_copy() : device-to-device copy of `count` elements between buffers of one dtype.
+ *  Overlapping ranges of the same memory are rejected (OCX_ERR_INVALID_ARGUMENT). Asynchronous. */
+OCX_API ocx_status ocx_buffer_copy(ocx_context *ctx, ocx_stream *stream, const ocx_buffer *src,
+                                   size_t src_offset, ocx_buffer *dst, size_t dst_offset, size_t count,
+                                   size_t num_wait, const ocx_event *wait, ocx_event *event);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Half-precision helpers (host side)                                                             */
+/* ---------------------------------------------------------------------------------------------- */
+/*! ocx_half_from_float() : IEEE binary16 bits nearest to f (round to nearest even; inf/NaN kept). */
+OCX_API uint16_t ocx_half_from_float(float f);
+/*! ocx_half_to_float() : the exact float value of binary16 bits h. */
+OCX_API float ocx_half_to_float(uint16_t h);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Element-wise vector operations                                                                 */
+/* ---------------------------------------------------------------------------------------------- */
+/* Common rules of this section:
+ *   - n elements; n = 0 enqueues nothing but still honours the wait list and returns an event.
+ *   - Buffers are typed; all operands of one call have the same dtype (ocx_copy excepted), one of
+ *     f32, f16 (storage: arithmetic in f32, one rounding when stored, to nearest even) or f64 (needs
+ *     cl_khr_fp64, else OCX_ERR_UNSUPPORTED). Scalars (alpha, beta, value) are given as double and
+ *     converted to the arithmetic type.
+ *   - incx/incy are element strides ≥ 1, relative to the buffer (or view): element i of x is
+ *     x[i*incx]. The last element touched must lie inside the buffer (else OCX_ERR_OUT_OF_RANGE).
+ *   - Aliasing: an output may be the very same range as an input (z = x + z, y = a*y + y); any other
+ *     overlap between an output and another operand is rejected with OCX_ERR_INVALID_ARGUMENT.
+ *   - Asynchronous: returns once enqueued on `stream` (NULL: default) after the wait list.
+ */
+
+/*! ocx_add(), ocx_sub(), ocx_mul(), ocx_div() : z[i] = x[i] op y[i] for i < n (contiguous). */
+OCX_API ocx_status ocx_add(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, const ocx_buffer *y,
+                           ocx_buffer *z, size_t num_wait, const ocx_event *wait, ocx_event *event);
+OCX_API ocx_status ocx_sub(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, const ocx_buffer *y,
+                           ocx_buffer *z, size_t num_wait, const ocx_event *wait, ocx_event *event);
+OCX_API ocx_status ocx_mul(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, const ocx_buffer *y,
+                           ocx_buffer *z, size_t num_wait, const ocx_event *wait, ocx_event *event);
+OCX_API ocx_status ocx_div(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, const ocx_buffer *y,
+                           ocx_buffer *z, size_t num_wait, const ocx_event *wait, ocx_event *event);
+
+/*! ocx_axpy() : y[i*incy] = alpha*x[i*incx] + y[i*incy]. */
+OCX_API ocx_status ocx_axpy(ocx_context *ctx, ocx_stream *stream, size_t n, double alpha, const ocx_buffer *x,
+                            size_t incx, ocx_buffer *y, size_t incy, size_t num_wait, const ocx_event *wait,
+                            ocx_event *event);
+/*! ocx_axpby() : y = alpha*x + beta*y. beta = 0: y is written without being read (NaN in y does
+ *  not leak into the result). */
+OCX_API ocx_status ocx_axpby(ocx_context *ctx, ocx_stream *stream, size_t n, double alpha, const ocx_buffer *x,
+                             size_t incx, double beta, ocx_buffer *y, size_t incy, size_t num_wait,
+                             const ocx_event *wait, ocx_event *event);
+/*! ocx_scale() : x[i*incx] = alpha*x[i*incx]. */
+OCX_API ocx_status ocx_scale(ocx_context *ctx, ocx_stream *stream, size_t n, double alpha, ocx_buffer *x,
+                             size_t incx, size_t num_wait, const ocx_event *wait, ocx_event *event);
+/*! ocx_fill() : x[i*incx] = value (rounded once to x's dtype). */
+OCX_API ocx_status ocx_fill(ocx_context *ctx, ocx_stream *stream, size_t n, double value, ocx_buffer *x,
+                            size_t incx, size_t num_wait, const ocx_event *wait, ocx_event *event);
+/*! ocx_copy() : y[i*incy] = x[i*incx]. When the dtypes differ (f32, f16, f64) this is a conversion,
+ *  rounded once to nearest even; inf and NaN are preserved, overflow to f16 gives inf. x and y must
+ *  not overlap. */
+OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, size_t incx,
+                            ocx_buffer *y, size_t incy, size_t num_wait, const ocx_event *wait, ocx_event *event);
+
+/* @@REDUCE@@ (reductions: section added by the reductions work) */
+
+/* @@GEMM@@ (matrix multiply: section added by the GEMM work) */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OCX_H */

@@ -1,0 +1,86 @@
+/* args.c — the one argument checker every operation uses. */
+#include "config.h"
+#include "ocx_internal.h"
+
+ocx_status ocx__check_wait(size_t num_wait, const ocx_event *wait)
+{
+    OCX__FAIL_IF(num_wait > 0 && !wait, OCX_ERR_INVALID_ARGUMENT, "wait list: num_wait is %zu but wait is NULL",
+                 num_wait);
+    OCX__FAIL_IF(num_wait > UINT32_MAX, OCX_ERR_INVALID_ARGUMENT, "wait list: %zu events is too many", num_wait);
+    for (size_t i = 0; i < num_wait; i++)
+        OCX__FAIL_IF(!wait[i], OCX_ERR_INVALID_ARGUMENT, "wait list: event %zu is NULL", i);
+    return OCX_OK;
+}
+
+ocx_status ocx__check_range(const ocx_context *ctx, const ocx_buffer *buf, const char *name, size_t offset,
+                            size_t n, size_t inc)
+{
+    OCX__FAIL_IF(!buf, OCX_ERR_INVALID_ARGUMENT, "%s: buffer is NULL", name);
+    OCX__FAIL_IF(ctx && buf->context != ctx->context, OCX_ERR_CONTEXT_MISMATCH,
+                 "%s: buffer belongs to another context", name);
+    OCX__FAIL_IF(inc == 0, OCX_ERR_INVALID_ARGUMENT, "%s: stride (inc) must be at least 1", name);
+    if (n == 0) {
+        OCX__FAIL_IF(offset > buf->length, OCX_ERR_OUT_OF_RANGE, "%s: offset %zu is past the buffer's %zu elements",
+                     name, offset, buf->length);
+        return OCX_OK;
+    }
+    /* Last element touched: offset + (n-1)*inc, computed without overflow. */
+    size_t steps = n - 1;
+    OCX__FAIL_IF(steps > 0 && inc > (SIZE_MAX - offset) / steps, OCX_ERR_OUT_OF_RANGE,
+                 "%s: %zu elements with stride %zu from offset %zu overflow size_t", name, n, inc, offset);
+    size_t last = offset + steps * inc;
+    OCX__FAIL_IF(last >= buf->length, OCX_ERR_OUT_OF_RANGE,
+                 "%s: needs element %zu (%zu elements, stride %zu, offset %zu) but the buffer has %zu", name,
+                 last, n, inc, offset, buf->length);
+    return OCX_OK;
+}
+
+ocx_status ocx__check_dtype_supported(const ocx_context *ctx, ocx_dtype dtype, const char *name)
+{
+    OCX__FAIL_IF((unsigned)dtype >= OCX_DTYPE_COUNT, OCX_ERR_INVALID_ARGUMENT, "%s: unknown dtype %d", name,
+                 (int)dtype);
+    OCX__FAIL_IF(dtype == OCX_F64 && !ctx->info.has_fp64, OCX_ERR_UNSUPPORTED,
+                 "%s: f64 needs cl_khr_fp64, which device '%s' does not have%s", name, ctx->info.name,
+                 ctx->info.limited ? " (or OCX_DISABLE_FP64 is set)" : "");
+    return OCX_OK;
+}
+
+ocx_status ocx__check_dtype(const ocx_buffer *buf, const char *name, ocx_dtype expected)
+{
+    OCX__FAIL_IF(!buf, OCX_ERR_INVALID_ARGUMENT, "%s: buffer is NULL", name);
+    OCX__FAIL_IF(buf->dtype != expected, OCX_ERR_DTYPE, "%s: buffer is %s, expected %s", name,
+                 ocx_dtype_name(buf->dtype), ocx_dtype_name(expected));
+    return OCX_OK;
+}
+
+int ocx__overlap(const ocx_buffer *a, size_t a_off, size_t a_len, const ocx_buffer *b, size_t b_off, size_t b_len)
+{
+    if (!a || !b || a->mem != b->mem || a_len == 0 || b_len == 0) return 0;
+    size_t ea = ocx_dtype_size(a->dtype), eb = ocx_dtype_size(b->dtype);
+    size_t a0 = (a->offset + a_off) * ea, a1 = a0 + a_len * ea;
+    size_t b0 = (b->offset + b_off) * eb, b1 = b0 + b_len * eb;
+    return a0 < b1 && b0 < a1;
+}
+
+ocx_status ocx__check_alias(const ocx_buffer *out, size_t out_inc, const ocx_buffer *in, size_t in_inc, size_t n,
+                            const char *out_name, const char *in_name)
+{
+    if (!out || !in || n == 0 || out->mem != in->mem) return OCX_OK;
+    /* The very same elements (same start, stride and element size): allowed, element i only reads
+     * and writes element i. */
+    if (out->offset * ocx_dtype_size(out->dtype) == in->offset * ocx_dtype_size(in->dtype) &&
+        out_inc == in_inc && out->dtype == in->dtype)
+        return OCX_OK;
+    size_t out_span = (n - 1) * out_inc + 1, in_span = (n - 1) * in_inc + 1;
+    OCX__FAIL_IF(ocx__overlap(out, 0, out_span, in, 0, in_span), OCX_ERR_INVALID_ARGUMENT,
+                 "%s overlaps %s without being the very same elements", out_name, in_name);
+    return OCX_OK;
+}
+
+ocx_status ocx__check_float(const ocx_context *ctx, const ocx_buffer *buf, const char *name)
+{
+    OCX__FAIL_IF(!buf, OCX_ERR_INVALID_ARGUMENT, "%s: buffer is NULL", name);
+    OCX__FAIL_IF(buf->dtype != OCX_F32 && buf->dtype != OCX_F16 && buf->dtype != OCX_F64, OCX_ERR_DTYPE,
+                 "%s: buffer is %s; this operation takes f32, f16 or f64", name, ocx_dtype_name(buf->dtype));
+    return ocx__check_dtype_supported(ctx, buf->dtype, name);
+}

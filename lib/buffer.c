@@ -1,0 +1,307 @@
+/* buffer.c — typed device buffers, views, transfers (with pinned staging), fill and copy. */
+#include "config.h"
+#include "ocx_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Pinned staging: two halves, so that copying one chunk on the host overlaps the DMA of the other. */
+#define STAGING_HALF ((size_t)4 << 20)
+#define STAGING_MIN_BYTES ((size_t)1 << 20)
+
+static ocx_status buffer_new(ocx_context *ctx, cl_mem mem, ocx_dtype dtype, size_t offset, size_t length,
+                             ocx_buffer **out)
+{
+    ocx_buffer *b = calloc(1, sizeof *b);
+    OCX__FAIL_IF(!b, OCX_ERR_OUT_OF_MEMORY, "buffer: out of host memory");
+    b->context = ctx ? ctx->context : NULL;
+    b->mem = mem;
+    b->dtype = dtype;
+    b->offset = offset;
+    b->length = length;
+    *out = b;
+    return OCX_OK;
+}
+
+ocx_status ocx_buffer_create(ocx_context *ctx, ocx_dtype dtype, size_t length, ocx_buffer **out)
+{
+    OCX__FAIL_IF(!out, OCX_ERR_INVALID_ARGUMENT, "ocx_buffer_create: buf is NULL");
+    *out = NULL;
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FORWARD(ocx__check_dtype_supported(ctx, dtype, "ocx_buffer_create"));
+    size_t esize = ocx_dtype_size(dtype);
+    OCX__FAIL_IF(length > SIZE_MAX / esize, OCX_ERR_OUT_OF_RANGE, "ocx_buffer_create: %zu elements overflow size_t",
+                 length);
+    size_t bytes = length * esize;
+    OCX__FAIL_IF(bytes > ctx->info.max_alloc_bytes, OCX_ERR_OUT_OF_MEMORY,
+                 "ocx_buffer_create: %zu bytes exceed the device's largest allocation (%llu bytes)", bytes,
+                 (unsigned long long)ctx->info.max_alloc_bytes);
+    cl_int err;
+    /* OpenCL forbids empty buffers: an empty ocx buffer still owns a minimal allocation. */
+    cl_mem mem = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : esize, NULL, &err);
+    if (err != CL_SUCCESS) return ocx__cl_error(err, "clCreateBuffer");
+    ocx_status st = buffer_new(ctx, mem, dtype, 0, length, out);
+    if (st != OCX_OK) clReleaseMemObject(mem);
+    return st;
+}
+
+ocx_status ocx_buffer_wrap(ocx_context *ctx, cl_mem mem, ocx_dtype dtype, size_t length, ocx_buffer **out)
+{
+    OCX__FAIL_IF(!out, OCX_ERR_INVALID_ARGUMENT, "ocx_buffer_wrap: buf is NULL");
+    *out = NULL;
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FAIL_IF(!mem, OCX_ERR_INVALID_ARGUMENT, "ocx_buffer_wrap: mem is NULL");
+    OCX__FORWARD(ocx__check_dtype_supported(ctx, dtype, "ocx_buffer_wrap"));
+    size_t size = 0;
+    cl_context mctx = NULL;
+    OCX__CL_FORWARD(clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL), "clGetMemObjectInfo(mem)");
+    OCX__CL_FORWARD(clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof mctx, &mctx, NULL), "clGetMemObjectInfo(mem)");
+    OCX__FAIL_IF(mctx != ctx->context, OCX_ERR_CONTEXT_MISMATCH, "ocx_buffer_wrap: mem belongs to another cl_context");
+    size_t esize = ocx_dtype_size(dtype);
+    OCX__FAIL_IF(length > size / esize, OCX_ERR_OUT_OF_RANGE,
+                 "ocx_buffer_wrap: %zu %s elements need %zu bytes, the cl_mem has %zu", length,
+                 ocx_dtype_name(dtype), length * esize, size);
+    OCX__CL_FORWARD(clRetainMemObject(mem), "clRetainMemObject");
+    ocx_status st = buffer_new(ctx, mem, dtype, 0, length, out);
+    if (st != OCX_OK) clReleaseMemObject(mem);
+    return st;
+}
+
+ocx_status ocx_buffer_view(const ocx_buffer *parent, size_t offset, size_t length, ocx_buffer **out)
+{
+    OCX__FAIL_IF(!out, OCX_ERR_INVALID_ARGUMENT, "ocx_buffer_view: view is NULL");
+    *out = NULL;
+    OCX__FAIL_IF(!parent, OCX_ERR_INVALID_ARGUMENT, "ocx_buffer_view: parent is NULL");
+    OCX__FAIL_IF(offset > parent->length || length > parent->length - offset, OCX_ERR_OUT_OF_RANGE,
+                 "ocx_buffer_view: [%zu, %zu+%zu) is outside the parent's %zu elements", offset, offset, length,
+                 parent->length);
+    OCX__CL_FORWARD(clRetainMemObject(parent->mem), "clRetainMemObject");
+    ocx_status st = buffer_new(NULL, parent->mem, parent->dtype, parent->offset + offset, length, out);
+    if (st != OCX_OK) {
+        clReleaseMemObject(parent->mem);
+        return st;
+    }
+    (*out)->context = parent->context;
+    return OCX_OK;
+}
+
+void ocx_buffer_destroy(ocx_buffer *buf)
+{
+    if (!buf) return;
+    clReleaseMemObject(buf->mem);
+    free(buf);
+}
+
+size_t ocx_buffer_length(const ocx_buffer *buf) { return buf ? buf->length : 0; }
+ocx_dtype ocx_buffer_dtype(const ocx_buffer *buf) { return buf ? buf->dtype : OCX_F32; }
+size_t ocx_buffer_offset(const ocx_buffer *buf) { return buf ? buf->offset : 0; }
+cl_mem ocx_buffer_cl_mem(const ocx_buffer *buf) { return buf ? buf->mem : NULL; }
+
+/* Common checks of a transfer; on success *q is the queue, *byte_off and *bytes the device range. */
+static ocx_status transfer_check(ocx_context *ctx, ocx_stream *stream, const ocx_buffer *buf, size_t offset,
+                                 size_t count, const void *host, const char *what, size_t num_wait,
+                                 const ocx_event *wait, cl_command_queue *q, size_t *byte_off, size_t *bytes)
+{
+    OCX__FORWARD(ocx__stream_resolve(ctx, stream, q));
+    OCX__FORWARD(ocx__check_wait(num_wait, wait));
+    OCX__FORWARD(ocx__check_range(ctx, buf, what, offset, count, 1));
+    OCX__FAIL_IF(count > 0 && !host, OCX_ERR_INVALID_ARGUMENT, "%s: host pointer is NULL", what);
+    size_t es = ocx_dtype_size(buf->dtype);
+    *byte_off = (buf->offset + offset) * es;
+    *bytes = count * es;
+    return OCX_OK;
+}
+
+/* A marker event for zero-sized transfers, so that a caller's event is always a real event. */
+static ocx_status empty_transfer(cl_command_queue q, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    if (!event && num_wait == 0) return OCX_OK;
+    cl_event ev = NULL;
+    OCX__CL_FORWARD(clEnqueueMarkerWithWaitList(q, (cl_uint)num_wait, num_wait ? wait : NULL, &ev),
+                    "clEnqueueMarkerWithWaitList");
+    if (event)
+        *event = ev;
+    else
+        clReleaseEvent(ev);
+    return OCX_OK;
+}
+
+static int use_staging(const ocx_context *ctx, size_t bytes)
+{
+    return !ctx->info.host_unified_memory && bytes >= STAGING_MIN_BYTES &&
+           ocx__env_ulong("OCX_STAGING", 1) != 0;
+}
+
+/* Makes the pinned staging buffer (held by ctx->lock). Failure just means transferring directly. */
+static int staging_ready(ocx_context *ctx)
+{
+    if (ctx->staging_ptr) return 1;
+    cl_int err;
+    size_t bytes = 2 * STAGING_HALF;
+    ctx->staging = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+        ctx->staging = NULL;
+        return 0;
+    }
+    ctx->staging_ptr = clEnqueueMapBuffer(ctx->stream.queue, ctx->staging, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+                                          0, bytes, 0, NULL, NULL, &err);
+    if (err != CL_SUCCESS) {
+        clReleaseMemObject(ctx->staging);
+        ctx->staging = NULL;
+        ctx->staging_ptr = NULL;
+        return 0;
+    }
+    ctx->staging_bytes = bytes;
+    return 1;
+}
+
+/* Blocking transfer through the two pinned halves: while the device moves one half, the host fills
+ * (or drains) the other. */
+static ocx_status staged_transfer(ocx_context *ctx, cl_command_queue q, cl_mem mem, size_t byte_off, size_t bytes,
+                                  const void *src, void *dst, size_t num_wait, const ocx_event *wait,
+                                  ocx_event *event)
+{
+    unsigned char *half[2] = {ctx->staging_ptr, (unsigned char *)ctx->staging_ptr + STAGING_HALF};
+    cl_event ev[2] = {NULL, NULL};
+    size_t len[2] = {0, 0}, pos[2] = {0, 0};
+    ocx_status st = OCX_OK;
+    cl_int err = CL_SUCCESS;
+    size_t nchunks = ocx__div_up(bytes, STAGING_HALF);
+    for (size_t i = 0; i <= nchunks && err == CL_SUCCESS; i++) {
+        int h = (int)(i & 1);
+        if (i < nchunks) {
+            if (ev[h]) { /* the half is free once its previous transfer is done */
+                err = clWaitForEvents(1, &ev[h]);
+                if (err == CL_SUCCESS && dst) memcpy((unsigned char *)dst + pos[h], half[h], len[h]);
+                clReleaseEvent(ev[h]);
+                ev[h] = NULL;
+                if (err != CL_SUCCESS) break;
+            }
+            pos[h] = i * STAGING_HALF;
+            len[h] = bytes - pos[h] < STAGING_HALF ? bytes - pos[h] : STAGING_HALF;
+            cl_uint nw = i == 0 ? (cl_uint)num_wait : 0;
+            const cl_event *w = (i == 0 && num_wait) ? wait : NULL;
+            if (src) {
+                memcpy(half[h], (const unsigned char *)src + pos[h], len[h]);
+                err = clEnqueueWriteBuffer(q, mem, CL_FALSE, byte_off + pos[h], len[h], half[h], nw, w, &ev[h]);
+            } else {
+                err = clEnqueueReadBuffer(q, mem, CL_FALSE, byte_off + pos[h], len[h], half[h], nw, w, &ev[h]);
+            }
+            if (err == CL_SUCCESS) clFlush(q);
+        } else { /* drain: half h holds the older chunk, the other half the last one */
+            for (int k = 0; k < 2 && err == CL_SUCCESS; k++) {
+                int o = k == 0 ? h : !h;
+                if (!ev[o]) continue;
+                err = clWaitForEvents(1, &ev[o]);
+                if (err == CL_SUCCESS && dst) memcpy((unsigned char *)dst + pos[o], half[o], len[o]);
+                clReleaseEvent(ev[o]);
+                ev[o] = NULL;
+            }
+        }
+    }
+    /* Whichever half's event is still held finished before we return (in-order queue). */
+    if (err == CL_SUCCESS) err = clFinish(q);
+    if (err != CL_SUCCESS) st = ocx__cl_error(err, src ? "staged write" : "staged read");
+    for (int h = 0; h < 2; h++)
+        if (ev[h]) clReleaseEvent(ev[h]);
+    if (st == OCX_OK && event) st = empty_transfer(q, 0, NULL, event);
+    return st;
+}
+
+static ocx_status transfer(ocx_context *ctx, ocx_stream *stream, const ocx_buffer *buf, size_t offset,
+                           size_t count, int write, const void *src, void *dst, int blocking, size_t num_wait,
+                           const ocx_event *wait, ocx_event *event)
+{
+    const char *what = write ? (blocking ? "ocx_buffer_write" : "ocx_buffer_write_async")
+                             : (blocking ? "ocx_buffer_read" : "ocx_buffer_read_async");
+    if (event) *event = NULL;
+    cl_command_queue q = NULL;
+    size_t off, bytes;
+    OCX__FORWARD(transfer_check(ctx, stream, buf, offset, count, write ? src : dst, what, num_wait, wait, &q, &off,
+                                &bytes));
+    if (bytes == 0) {
+        OCX__FORWARD(empty_transfer(q, num_wait, wait, event));
+        if (blocking && event && *event) OCX__CL_FORWARD(clWaitForEvents(1, event), what);
+        return OCX_OK;
+    }
+    if (blocking && use_staging(ctx, bytes)) {
+        pthread_mutex_lock(&ctx->lock);
+        ocx_status st = OCX_ERR_INTERNAL;
+        int staged = staging_ready(ctx);
+        if (staged) st = staged_transfer(ctx, q, buf->mem, off, bytes, write ? src : NULL, write ? NULL : dst,
+                                         num_wait, wait, event);
+        pthread_mutex_unlock(&ctx->lock);
+        if (staged) return st;
+    }
+    cl_bool b = blocking ? CL_TRUE : CL_FALSE;
+    cl_uint nw = (cl_uint)num_wait;
+    const cl_event *w = num_wait ? wait : NULL;
+    cl_int err = write ? clEnqueueWriteBuffer(q, buf->mem, b, off, bytes, src, nw, w, event)
+                       : clEnqueueReadBuffer(q, buf->mem, b, off, bytes, dst, nw, w, event);
+    if (err != CL_SUCCESS) return ocx__cl_error(err, what);
+    return OCX_OK;
+}
+
+ocx_status ocx_buffer_write(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf, size_t offset, size_t count,
+                            const void *src, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return transfer(ctx, stream, buf, offset, count, 1, src, NULL, 1, num_wait, wait, event);
+}
+
+ocx_status ocx_buffer_write_async(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf, size_t offset,
+                                  size_t count, const void *src, size_t num_wait, const ocx_event *wait,
+                                  ocx_event *event)
+{
+    return transfer(ctx, stream, buf, offset, count, 1, src, NULL, 0, num_wait, wait, event);
+}
+
+ocx_status ocx_buffer_read(ocx_context *ctx, ocx_stream *stream, const ocx_buffer *buf, size_t offset, size_t count,
+                           void *dst, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return transfer(ctx, stream, buf, offset, count, 0, NULL, dst, 1, num_wait, wait, event);
+}
+
+ocx_status ocx_buffer_read_async(ocx_context *ctx, ocx_stream *stream, const ocx_buffer *buf, size_t offset,
+                                 size_t count, void *dst, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return transfer(ctx, stream, buf, offset, count, 0, NULL, dst, 0, num_wait, wait, event);
+}
+
+ocx_status ocx_buffer_fill(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf, size_t offset, size_t count,
+                           const void *value, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    if (event) *event = NULL;
+    cl_command_queue q = NULL;
+    size_t off, bytes;
+    OCX__FAIL_IF(!value, OCX_ERR_INVALID_ARGUMENT, "ocx_buffer_fill: value is NULL");
+    OCX__FORWARD(transfer_check(ctx, stream, buf, offset, count, value, "ocx_buffer_fill", num_wait, wait, &q, &off,
+                                &bytes));
+    if (bytes == 0) return empty_transfer(q, num_wait, wait, event);
+    size_t es = ocx_dtype_size(buf->dtype);
+    OCX__CL_FORWARD(clEnqueueFillBuffer(q, buf->mem, value, es, off, bytes, (cl_uint)num_wait,
+                                        num_wait ? wait : NULL, event),
+                    "clEnqueueFillBuffer");
+    return OCX_OK;
+}
+
+ocx_status ocx_buffer_copy(ocx_context *ctx, ocx_stream *stream, const ocx_buffer *src, size_t src_offset,
+                           ocx_buffer *dst, size_t dst_offset, size_t count, size_t num_wait, const ocx_event *wait,
+                           ocx_event *event)
+{
+    if (event) *event = NULL;
+    cl_command_queue q = NULL;
+    size_t soff, doff, bytes;
+    OCX__FORWARD(transfer_check(ctx, stream, src, src_offset, count, "", "ocx_buffer_copy: src", num_wait, wait, &q,
+                                &soff, &bytes));
+    OCX__FORWARD(transfer_check(ctx, stream, dst, dst_offset, count, "", "ocx_buffer_copy: dst", 0, NULL, &q, &doff,
+                                &bytes));
+    OCX__FAIL_IF(src->dtype != dst->dtype, OCX_ERR_DTYPE, "ocx_buffer_copy: src is %s but dst is %s",
+                 ocx_dtype_name(src->dtype), ocx_dtype_name(dst->dtype));
+    OCX__FAIL_IF(ocx__overlap(src, src_offset, count, dst, dst_offset, count), OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_buffer_copy: source and destination ranges overlap");
+    if (bytes == 0) return empty_transfer(q, num_wait, wait, event);
+    OCX__CL_FORWARD(clEnqueueCopyBuffer(q, src->mem, dst->mem, soff, doff, bytes, (cl_uint)num_wait,
+                                        num_wait ? wait : NULL, event),
+                    "clEnqueueCopyBuffer");
+    return OCX_OK;
+}

@@ -1,0 +1,208 @@
+/* cache.c — the on-disk cache of compiled program binaries.
+ *
+ * File layout (little-endian host order; a file from another machine simply fails the checks):
+ *   "OCXBIN\r\n"  u32 format version  u32 key length  u64 payload length  key text  payload
+ *   u64 XXH64 of everything before it.
+ * The file name is the XXH64 of the key text; the full key inside the file guards against collisions.
+ * Files are written to a temporary file in the same directory and renamed into place, so a reader
+ * sees either no file or a whole one, and two writers of one key both succeed.
+ */
+#include "config.h"
+#include "ocx_internal.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define CACHE_MAGIC "OCXBIN\r\n"
+#define CACHE_FORMAT 1u
+#define CACHE_HEADER (8 + 4 + 4 + 8)
+#define CACHE_MAX_FILE ((size_t)1 << 30)
+
+static atomic_int warned_unwritable;
+
+static int cache_enabled(void)
+{
+    const char *s = getenv("OCX_CACHE");
+    return !(s && *s && !ocx__env_flag("OCX_CACHE"));
+}
+
+void ocx__cache_dir(char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!cache_enabled()) return;
+    const char *dir = getenv("OCX_CACHE_DIR");
+    if (dir && *dir) {
+        snprintf(out, cap, "%s", dir);
+        return;
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    if (xdg && *xdg) {
+        snprintf(out, cap, "%s/ocx", xdg);
+        return;
+    }
+    const char *home = getenv("HOME");
+    if (home && *home) snprintf(out, cap, "%s/.cache/ocx", home);
+}
+
+void ocx__cache_path(const char *key_text, char *out, size_t cap)
+{
+    char dir[4096];
+    ocx__cache_dir(dir, sizeof dir);
+    if (!dir[0]) {
+        out[0] = '\0';
+        return;
+    }
+    snprintf(out, cap, "%s/%016llx.ocxbin", dir, (unsigned long long)XXH64(key_text, strlen(key_text), 0));
+}
+
+static ocx_status reject(const char *path, const char *why, int *rejected)
+{
+    ocx__warn("binary cache: %s: %s; deleted, rebuilding from source", path, why);
+    unlink(path);
+    if (rejected) *rejected = 1;
+    return ocx__error(OCX_ERR_IO, "binary cache: %s: %s", path, why);
+}
+
+ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rejected)
+{
+    blob->data = NULL;
+    blob->size = 0;
+    if (rejected) *rejected = 0;
+    char path[4200];
+    ocx__cache_path(key_text, path, sizeof path);
+    if (!path[0]) return ocx__error(OCX_ERR_IO, "binary cache disabled");
+    FILE *f = fopen(path, "rb");
+    if (!f) return ocx__error(OCX_ERR_IO, "binary cache: no entry %s", path);
+    unsigned char *buf = NULL;
+    const char *why = NULL;
+    long fsize = -1;
+    if (fseek(f, 0, SEEK_END) == 0) fsize = ftell(f);
+    if (fsize < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        why = "cannot be read";
+    } else if ((size_t)fsize < CACHE_HEADER + 8) {
+        why = fsize == 0 ? "empty file" : "truncated header";
+    } else if ((size_t)fsize > CACHE_MAX_FILE) {
+        why = "implausibly large";
+    } else if (!(buf = malloc((size_t)fsize))) {
+        fclose(f);
+        return ocx__error(OCX_ERR_OUT_OF_MEMORY, "binary cache: out of host memory");
+    } else if (fread(buf, 1, (size_t)fsize, f) != (size_t)fsize) {
+        why = "short read";
+    }
+    fclose(f);
+    size_t size = (size_t)fsize;
+    uint32_t format = 0, klen = 0;
+    uint64_t plen = 0, sum = 0;
+    if (!why) {
+        memcpy(&format, buf + 8, 4);
+        memcpy(&klen, buf + 12, 4);
+        memcpy(&plen, buf + 16, 8);
+        memcpy(&sum, buf + size - 8, 8);
+        if (memcmp(buf, CACHE_MAGIC, 8) != 0)
+            why = "bad magic";
+        else if (format != CACHE_FORMAT)
+            why = "another format version";
+        else if ((uint64_t)CACHE_HEADER + klen + plen + 8 != (uint64_t)size)
+            why = "truncated or padded (lengths disagree with the file size)";
+        else if (XXH64(buf, size - 8, 0) != sum)
+            why = "checksum mismatch";
+        else if (klen != strlen(key_text) || memcmp(buf + CACHE_HEADER, key_text, klen) != 0)
+            why = "key differs (hash collision or foreign file)";
+        else if (plen == 0)
+            why = "empty payload";
+    }
+    if (why) {
+        free(buf);
+        return reject(path, why, rejected);
+    }
+    /* Hand the payload back in place. */
+    memmove(buf, buf + CACHE_HEADER + klen, (size_t)plen);
+    blob->data = buf;
+    blob->size = (size_t)plen;
+    return OCX_OK;
+}
+
+/* mkdir for the cache directory: the default location gets its parents created; an explicit
+ * OCX_CACHE_DIR only its last component (a missing parent there is the user's typo, not ours). */
+static int ensure_dir(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode) ? 0 : -1;
+    const char *explicit_dir = getenv("OCX_CACHE_DIR");
+    if (!(explicit_dir && *explicit_dir)) {
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s", dir);
+        for (char *p = tmp + 1; *p; p++) {
+            if (*p != '/') continue;
+            *p = '\0';
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+            *p = '/';
+        }
+    }
+    return (mkdir(dir, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+}
+
+static ocx_status unwritable(const char *dir, const char *what)
+{
+    if (atomic_exchange(&warned_unwritable, 1) == 0)
+        ocx__warn("binary cache: cannot write to %s (%s: %s); running uncached", dir, what, strerror(errno));
+    return ocx__error(OCX_ERR_IO, "binary cache: cannot write to %s (%s)", dir, what);
+}
+
+ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, size_t size)
+{
+    char dir[4096], path[4200], tmp[4200];
+    ocx__cache_dir(dir, sizeof dir);
+    if (!dir[0]) return ocx__error(OCX_ERR_IO, "binary cache disabled");
+    if (ensure_dir(dir) != 0) return unwritable(dir, "mkdir");
+    ocx__cache_path(key_text, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s/.tmp-XXXXXX", dir);
+    int fd = mkstemp(tmp);
+    if (fd < 0) return unwritable(dir, "mkstemp");
+
+    uint32_t format = CACHE_FORMAT, klen = (uint32_t)strlen(key_text);
+    uint64_t plen = size;
+    size_t total = CACHE_HEADER + klen + size + 8;
+    unsigned char *buf = malloc(total);
+    if (!buf) {
+        close(fd);
+        unlink(tmp);
+        return ocx__error(OCX_ERR_OUT_OF_MEMORY, "binary cache: out of host memory");
+    }
+    memcpy(buf, CACHE_MAGIC, 8);
+    memcpy(buf + 8, &format, 4);
+    memcpy(buf + 12, &klen, 4);
+    memcpy(buf + 16, &plen, 8);
+    memcpy(buf + CACHE_HEADER, key_text, klen);
+    memcpy(buf + CACHE_HEADER + klen, data, size);
+    uint64_t sum = XXH64(buf, total - 8, 0);
+    memcpy(buf + total - 8, &sum, 8);
+
+    size_t done = 0;
+    while (done < total) {
+        ssize_t w = write(fd, buf + done, total - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        done += (size_t)w;
+    }
+    free(buf);
+    int ok = done == total;
+    if (close(fd) != 0) ok = 0;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return unwritable(dir, "write");
+    }
+    return OCX_OK;
+}
+
+void ocx__cache_remove(const char *key_text)
+{
+    char path[4200];
+    ocx__cache_path(key_text, path, sizeof path);
+    if (path[0]) unlink(path);
+}

@@ -1,0 +1,323 @@
+/* device.c — platform/device discovery, selection (OCX_DEVICE), capabilities, fingerprint. */
+#include "config.h"
+#include "ocx_internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <xxhash.h>
+
+#define OCX__MAX_PLATFORMS 32
+#define OCX__MAX_DEVICES 64
+
+/* The flat device list: platforms in driver order, each platform's devices in its order. */
+typedef struct device_list {
+    size_t count;
+    ocx__device_ref ref[OCX__MAX_DEVICES];
+    unsigned platform_index[OCX__MAX_DEVICES], device_index[OCX__MAX_DEVICES];
+} device_list;
+
+static void list_devices(device_list *list)
+{
+    cl_platform_id platforms[OCX__MAX_PLATFORMS];
+    cl_uint np = 0;
+    list->count = 0;
+    if (clGetPlatformIDs(OCX__MAX_PLATFORMS, platforms, &np) != CL_SUCCESS) return;
+    if (np > OCX__MAX_PLATFORMS) np = OCX__MAX_PLATFORMS;
+    for (cl_uint p = 0; p < np; p++) {
+        cl_device_id devs[OCX__MAX_DEVICES];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, OCX__MAX_DEVICES, devs, &nd) != CL_SUCCESS) continue;
+        if (nd > OCX__MAX_DEVICES) nd = OCX__MAX_DEVICES;
+        for (cl_uint d = 0; d < nd && list->count < OCX__MAX_DEVICES; d++) {
+            list->ref[list->count] = (ocx__device_ref){platforms[p], devs[d]};
+            list->platform_index[list->count] = p;
+            list->device_index[list->count] = d;
+            list->count++;
+        }
+    }
+}
+
+ocx_status ocx_device_count(size_t *count)
+{
+    OCX__FAIL_IF(!count, OCX_ERR_INVALID_ARGUMENT, "ocx_device_count: count is NULL");
+    device_list list;
+    list_devices(&list);
+    *count = list.count;
+    return OCX_OK;
+}
+
+ocx_status ocx__device_ref_get(size_t index, ocx__device_ref *ref)
+{
+    device_list list;
+    list_devices(&list);
+    OCX__FAIL_IF(index >= list.count, OCX_ERR_NO_DEVICE, "device index %zu out of range: %zu device(s) present",
+                 index, list.count);
+    *ref = list.ref[index];
+    return OCX_OK;
+}
+
+void ocx__device_string(cl_device_id dev, cl_device_info what, char *out, size_t cap)
+{
+    size_t size = 0;
+    out[0] = '\0';
+    if (clGetDeviceInfo(dev, what, 0, NULL, &size) != CL_SUCCESS || size == 0) return;
+    char *tmp = malloc(size + 1);
+    if (!tmp) return;
+    if (clGetDeviceInfo(dev, what, size, tmp, NULL) == CL_SUCCESS) {
+        tmp[size] = '\0';
+        snprintf(out, cap, "%s", tmp);
+    }
+    free(tmp);
+}
+
+static void platform_string(cl_platform_id p, cl_platform_info what, char *out, size_t cap)
+{
+    size_t size = 0;
+    out[0] = '\0';
+    if (clGetPlatformInfo(p, what, 0, NULL, &size) != CL_SUCCESS || size == 0) return;
+    char *tmp = malloc(size + 1);
+    if (!tmp) return;
+    if (clGetPlatformInfo(p, what, size, tmp, NULL) == CL_SUCCESS) {
+        tmp[size] = '\0';
+        snprintf(out, cap, "%s", tmp);
+    }
+    free(tmp);
+}
+
+void ocx__normalize_name(const char *name, char *out, size_t cap)
+{
+    /* PoCL prefixes CPU names with its driver ("pthread-", "cpu-"): drop it so that a key stays
+     * the same across PoCL drivers and versions. */
+    static const char *prefixes[] = {"pthread-", "cpu-", "basic-"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (strncasecmp(name, prefixes[i], n) == 0) {
+            name += n;
+            break;
+        }
+    }
+    size_t o = 0;
+    int dash = 1; /* suppress leading dashes */
+    for (const char *s = name; *s && o + 1 < cap; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (isalnum(c)) {
+            out[o++] = (char)tolower(c);
+            dash = 0;
+        } else if (!dash) {
+            out[o++] = '-';
+            dash = 1;
+        }
+    }
+    while (o > 0 && out[o - 1] == '-') o--;
+    out[o] = '\0';
+}
+
+static int has_extension(cl_device_id dev, const char *ext)
+{
+    char exts[8192];
+    ocx__device_string(dev, CL_DEVICE_EXTENSIONS, exts, sizeof exts);
+    size_t n = strlen(ext);
+    for (const char *p = exts; (p = strstr(p, ext)) != NULL; p += n)
+        if ((p == exts || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
+    return 0;
+}
+
+ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    cl_device_type type = 0;
+    cl_uint units = 0, clock = 0, vecf = 0;
+    cl_ulong gmem = 0, lmem = 0, maxalloc = 0;
+    size_t wg = 0, items[3] = {0, 0, 0};
+    cl_bool unified = CL_FALSE;
+    cl_int err = clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    if (err != CL_SUCCESS) return ocx__cl_error(err, "clGetDeviceInfo(CL_DEVICE_TYPE)");
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof clock, &clock, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lmem, &lmem, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxalloc, &maxalloc, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof vecf, &vecf, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+
+    info->type = (type & CL_DEVICE_TYPE_GPU)           ? OCX_DEVICE_GPU
+                 : (type & CL_DEVICE_TYPE_CPU)         ? OCX_DEVICE_CPU
+                 : (type & CL_DEVICE_TYPE_ACCELERATOR) ? OCX_DEVICE_ACCELERATOR
+                                                       : OCX_DEVICE_OTHER;
+    ocx__device_string(dev, CL_DEVICE_NAME, info->name, sizeof info->name);
+    ocx__device_string(dev, CL_DEVICE_VENDOR, info->vendor, sizeof info->vendor);
+    ocx__device_string(dev, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
+    ocx__device_string(dev, CL_DEVICE_VERSION, info->device_version, sizeof info->device_version);
+    platform_string(platform, CL_PLATFORM_NAME, info->platform_name, sizeof info->platform_name);
+    platform_string(platform, CL_PLATFORM_VERSION, info->platform_version, sizeof info->platform_version);
+    ocx__normalize_name(info->name, info->normalized_name, sizeof info->normalized_name);
+    info->compute_units = units;
+    info->clock_mhz = clock;
+    info->global_mem_bytes = gmem;
+    info->local_mem_bytes = lmem;
+    info->max_alloc_bytes = maxalloc;
+    info->max_work_group_size = wg;
+    memcpy(info->max_work_item_sizes, items, sizeof items);
+    info->preferred_vector_width_float = vecf;
+    info->has_fp16 = has_extension(dev, "cl_khr_fp16");
+    info->has_fp64 = has_extension(dev, "cl_khr_fp64");
+    info->host_unified_memory = unified == CL_TRUE;
+
+    /* The fingerprint names the device and driver, not the simulated limits. */
+    char fp[1024];
+    int n = snprintf(fp, sizeof fp, "%s|%s|%s|%s|%s|%u", info->vendor, info->normalized_name,
+                     info->driver_version, info->platform_name, info->platform_version, units);
+    snprintf(info->fingerprint, sizeof info->fingerprint, "%016llx",
+             (unsigned long long)XXH64(fp, (size_t)n, 0));
+
+    /* Simulated limits: treat the device as smaller than it is. */
+    unsigned long lim_wg = ocx__env_ulong("OCX_LIMIT_WG", 0);
+    if (lim_wg > 0 && lim_wg < info->max_work_group_size) {
+        info->max_work_group_size = lim_wg;
+        info->limited = 1;
+    }
+    for (int i = 0; i < 3; i++)
+        if (info->max_work_item_sizes[i] > info->max_work_group_size) {
+            info->max_work_item_sizes[i] = info->max_work_group_size;
+        }
+    unsigned long lim_lm = ocx__env_ulong("OCX_LIMIT_LOCAL_MEM", 0);
+    if (lim_lm > 0 && lim_lm < info->local_mem_bytes) {
+        info->local_mem_bytes = lim_lm;
+        info->limited = 1;
+    }
+    if (ocx__env_flag("OCX_DISABLE_FP16") && info->has_fp16) {
+        info->has_fp16 = 0;
+        info->limited = 1;
+    }
+    if (ocx__env_flag("OCX_DISABLE_FP64") && info->has_fp64) {
+        info->has_fp64 = 0;
+        info->limited = 1;
+    }
+    return OCX_OK;
+}
+
+ocx_status ocx_device_get_info(size_t index, ocx_device_info *info)
+{
+    OCX__FAIL_IF(!info, OCX_ERR_INVALID_ARGUMENT, "ocx_device_get_info: info is NULL");
+    device_list list;
+    list_devices(&list);
+    OCX__FAIL_IF(index >= list.count, OCX_ERR_NO_DEVICE, "device index %zu out of range: %zu device(s) present",
+                 index, list.count);
+    OCX__FORWARD(ocx__device_query(list.ref[index].platform, list.ref[index].device, info));
+    info->index = index;
+    info->platform_index = list.platform_index[index];
+    info->device_index = list.device_index[index];
+    return OCX_OK;
+}
+
+static int parse_index(const char *s, size_t *out)
+{
+    if (!*s) return 0;
+    for (const char *p = s; *p; p++)
+        if (!isdigit((unsigned char)*p)) return 0;
+    *out = strtoul(s, NULL, 10);
+    return 1;
+}
+
+static int contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0) return 1;
+    return 0;
+}
+
+ocx_status ocx_device_select(const char *spec, size_t *index)
+{
+    OCX__FAIL_IF(!index, OCX_ERR_INVALID_ARGUMENT, "ocx_device_select: index is NULL");
+    const char *origin = "argument";
+    if (!spec || !*spec) {
+        spec = getenv("OCX_DEVICE");
+        origin = "OCX_DEVICE";
+    }
+    device_list list;
+    list_devices(&list);
+    OCX__FAIL_IF(list.count == 0, OCX_ERR_NO_DEVICE,
+                 "no OpenCL device found: is an ICD installed (e.g. pocl-opencl-icd) and registered in "
+                 "/etc/OpenCL/vendors or $OCL_ICD_VENDORS?");
+
+    ocx_device_info info;
+    if (!spec || !*spec) { /* default: the first GPU, else the first device */
+        for (size_t i = 0; i < list.count; i++) {
+            cl_device_type t = 0;
+            clGetDeviceInfo(list.ref[i].device, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+            if (t & CL_DEVICE_TYPE_GPU) {
+                *index = i;
+                return OCX_OK;
+            }
+        }
+        *index = 0;
+        return OCX_OK;
+    }
+
+    size_t idx;
+    const char *colon = strchr(spec, ':');
+    if (parse_index(spec, &idx)) {
+        if (idx < list.count) {
+            *index = idx;
+            return OCX_OK;
+        }
+    } else if (colon) {
+        char plat[32];
+        size_t pidx, didx;
+        size_t plen = (size_t)(colon - spec);
+        if (plen < sizeof plat) {
+            memcpy(plat, spec, plen);
+            plat[plen] = '\0';
+            if (parse_index(plat, &pidx) && parse_index(colon + 1, &didx)) {
+                for (size_t i = 0; i < list.count; i++)
+                    if (list.platform_index[i] == pidx && list.device_index[i] == didx) {
+                        *index = i;
+                        return OCX_OK;
+                    }
+            }
+        }
+    } else {
+        static const struct { const char *word; cl_device_type type; } types[] = {
+            {"gpu", CL_DEVICE_TYPE_GPU}, {"cpu", CL_DEVICE_TYPE_CPU},
+            {"accelerator", CL_DEVICE_TYPE_ACCELERATOR}};
+        for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
+            if (strcasecmp(spec, types[t].word) != 0) continue;
+            for (size_t i = 0; i < list.count; i++) {
+                cl_device_type dt = 0;
+                clGetDeviceInfo(list.ref[i].device, CL_DEVICE_TYPE, sizeof dt, &dt, NULL);
+                if (dt & types[t].type) {
+                    *index = i;
+                    return OCX_OK;
+                }
+            }
+            goto none;
+        }
+        for (size_t i = 0; i < list.count; i++) {
+            if (ocx__device_query(list.ref[i].platform, list.ref[i].device, &info) != OCX_OK) continue;
+            if (contains_nocase(info.name, spec) || contains_nocase(info.vendor, spec) ||
+                contains_nocase(info.platform_name, spec)) {
+                *index = i;
+                return OCX_OK;
+            }
+        }
+    }
+none:;
+    /* No match: name the spec and list what there is. */
+    char avail[4096];
+    size_t o = 0;
+    avail[0] = '\0';
+    for (size_t i = 0; i < list.count && o < sizeof avail; i++) {
+        if (ocx__device_query(list.ref[i].platform, list.ref[i].device, &info) != OCX_OK) continue;
+        o += (size_t)snprintf(avail + o, sizeof avail - o, "%s[%zu] %u:%u %s (%s)", i ? "; " : "", i,
+                              list.platform_index[i], list.device_index[i], info.name, info.platform_name);
+    }
+    return ocx__error(OCX_ERR_NO_DEVICE,
+                      "%s '%s' matches no device (forms: N, P:D, gpu, cpu, accelerator, or part of a "
+                      "name/vendor); devices: %s",
+                      origin, spec, avail);
+}

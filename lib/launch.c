@@ -1,0 +1,65 @@
+/* launch.c — the one path every operation takes: program → kernel → arguments → enqueue → status. */
+#include "config.h"
+#include "ocx_internal.h"
+
+ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_desc *d, size_t num_wait,
+                       const ocx_event *wait, ocx_event *event)
+{
+    if (event) *event = NULL;
+    cl_command_queue q = NULL;
+    OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
+    OCX__FORWARD(ocx__check_wait(num_wait, wait));
+    OCX__FAIL_IF(d->dims < 1 || d->dims > 3, OCX_ERR_INTERNAL, "launch %s: %u dimensions", d->kernel, d->dims);
+    int empty = 0, have_local = d->local[0] != 0;
+    for (unsigned i = 0; i < d->dims; i++) {
+        empty |= d->global[i] == 0;
+        OCX__FAIL_IF(have_local && (d->local[i] == 0 || d->global[i] % d->local[i] != 0), OCX_ERR_INTERNAL,
+                     "launch %s: global size %zu is not a multiple of local size %zu in dimension %u", d->kernel,
+                     d->global[i], d->local[i], i);
+    }
+    if (empty) { /* nothing to run: the event still orders after the wait list */
+        if (!event && num_wait == 0) return OCX_OK;
+        cl_event ev;
+        OCX__CL_FORWARD(clEnqueueMarkerWithWaitList(q, (cl_uint)num_wait, num_wait ? wait : NULL, &ev),
+                        "clEnqueueMarkerWithWaitList");
+        if (event)
+            *event = ev;
+        else
+            clReleaseEvent(ev);
+        return OCX_OK;
+    }
+
+    /* Kernels are shared per context: argument setting and enqueue happen under its lock. */
+    pthread_mutex_lock(&ctx->lock);
+    cl_kernel k;
+    ocx_status st = ocx__kernel_get(ctx, d->source, d->options, d->kernel, &k);
+    for (unsigned i = 0; st == OCX_OK && i < d->nargs; i++) {
+        const ocx__arg *a = &d->args[i];
+        cl_int err = clSetKernelArg(k, i, a->size, a->kind == OCX__ARG_LOCAL ? NULL : a->value);
+        if (err != CL_SUCCESS) {
+            char what[160];
+            snprintf(what, sizeof what, "%s: argument %u", d->kernel, i);
+            st = ocx__cl_error(err, what);
+        }
+    }
+    if (st == OCX_OK) {
+        cl_int err = clEnqueueNDRangeKernel(q, k, d->dims, NULL, d->global, have_local ? d->local : NULL,
+                                            (cl_uint)num_wait, num_wait ? wait : NULL, event);
+        if (err != CL_SUCCESS) st = ocx__cl_error(err, d->kernel);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+void ocx__dtype_defines(const ocx_context *ctx, ocx_dtype dtype, char *buf, size_t cap)
+{
+    int code = dtype == OCX_F16 ? 1 : dtype == OCX_F64 ? 2 : 0;
+    snprintf(buf, cap, "-DDTYPE=%d%s", code, ctx->info.has_fp64 ? " -DHAS_FP64=1" : "");
+}
+
+size_t ocx__grid_groups(const ocx_context *ctx, size_t items, size_t wg, size_t per_cu)
+{
+    size_t groups = ocx__div_up(items ? items : 1, wg);
+    size_t cap = (size_t)(ctx->info.compute_units ? ctx->info.compute_units : 1) * per_cu;
+    return groups < cap ? groups : cap;
+}

@@ -1,0 +1,226 @@
+/*
+ * ocx_internal.h — what the files of lib/ share. Internal non-static names are ocx__*.
+ * Layers, bottom up: status → device, stream, cache → context, profile → buffer, program → launch →
+ * vector, reduce, gemm. A lower layer never calls a higher one.
+ */
+#ifndef OCX_INTERNAL_H
+#define OCX_INTERNAL_H
+
+#include "ocx.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#if defined(__GNUC__)
+#define OCX__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define OCX__PRINTF(f, a)
+#endif
+
+/* ---- status.c: errors and warnings -------------------------------------------------------------- */
+/* Records a detailed message for the calling thread and returns `status`. */
+ocx_status ocx__error(ocx_status status, const char *fmt, ...) OCX__PRINTF(2, 3);
+/* Maps an OpenCL error code to a status (CL_OUT_OF_RESOURCES, CL_MEM_OBJECT_ALLOCATION_FAILURE → OCX_ERR_OUT_OF_MEMORY,
+ * else OCX_ERR_OPENCL) and records "`what`: CL_NAME (code)". */
+ocx_status ocx__cl_error(cl_int err, const char *what);
+const char *ocx__cl_error_name(cl_int err);
+/* A warning on stderr ("ocx: warning: …") unless OCX_QUIET is set. */
+void ocx__warn(const char *fmt, ...) OCX__PRINTF(1, 2);
+/* Reads an environment variable as an unsigned number; `def` when unset or unparsable. */
+unsigned long ocx__env_ulong(const char *name, unsigned long def);
+/* 1 when the environment variable is set to something other than "", "0", "no", "off", "false". */
+int ocx__env_flag(const char *name);
+
+#define OCX__FAIL_IF(cond, status, ...)                                                            \
+    do {                                                                                           \
+        if (cond) return ocx__error((status), __VA_ARGS__);                                        \
+    } while (0)
+#define OCX__FORWARD(expr)                                                                         \
+    do {                                                                                           \
+        ocx_status ocx__st_ = (expr);                                                              \
+        if (ocx__st_ != OCX_OK) return ocx__st_;                                                   \
+    } while (0)
+#define OCX__CL_FORWARD(expr, what)                                                                \
+    do {                                                                                           \
+        cl_int ocx__err_ = (expr);                                                                 \
+        if (ocx__err_ != CL_SUCCESS) return ocx__cl_error(ocx__err_, (what));                      \
+    } while (0)
+
+/* ---- device.c ----------------------------------------------------------------------------------- */
+typedef struct ocx__device_ref {
+    cl_platform_id platform;
+    cl_device_id device;
+} ocx__device_ref;
+ocx_status ocx__device_ref_get(size_t index, ocx__device_ref *ref);
+/* Fills *info for an arbitrary device (interop), applying simulated limits. */
+ocx_status ocx__device_query(cl_platform_id platform, cl_device_id device, ocx_device_info *info);
+/* Variable-length OpenCL info queries (size, then fill), NUL-terminated, truncated to cap. */
+void ocx__device_string(cl_device_id dev, cl_device_info what, char *out, size_t cap);
+void ocx__normalize_name(const char *name, char *out, size_t cap);
+
+/* ---- cache.c: the on-disk binary cache ---------------------------------------------------------- */
+typedef struct ocx__cache_blob {
+    unsigned char *data;
+    size_t size;
+} ocx__cache_blob;
+/* The cache directory ("" when disabled by OCX_CACHE=0). */
+void ocx__cache_dir(char *out, size_t cap);
+/* Looks `key_text` up. OCX_OK with blob filled (caller frees data), or OCX_ERR_IO when absent; a bad
+ * file is deleted (returns OCX_ERR_IO and sets *rejected). */
+ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rejected);
+/* Stores atomically (temporary file + rename). Failure means running uncached (one warning). */
+ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, size_t size);
+/* Deletes the entry for key_text (a binary the driver rejected). */
+void ocx__cache_remove(const char *key_text);
+/* The file name an entry has (tests corrupt it on purpose). */
+void ocx__cache_path(const char *key_text, char *out, size_t cap);
+
+/* ---- kernels.c (generated from the files in cl/) --------------------------------------------------------- */
+typedef struct ocx__source {
+    const char *name; /* file name without .cl: "vector" */
+    const char *text; /* the OpenCL C source */
+    const char *hash; /* 16 hex digits of XXH64 over text */
+} ocx__source;
+extern const ocx__source ocx__sources[];
+extern const size_t ocx__source_count;
+const ocx__source *ocx__source_find(const char *name);
+
+/* ---- context.c / stream.c ----------------------------------------------------------------------- */
+typedef struct ocx__program ocx__program; /* in-memory program cache entry (program.c) */
+
+struct ocx_stream_s {
+    ocx_context *ctx;
+    cl_command_queue queue;
+    int is_default;
+};
+
+struct ocx_context_s {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    ocx_device_info info;
+    ocx_stream stream;          /* the default stream */
+    pthread_mutex_t lock;       /* guards programs, stats, staging */
+    ocx__program *programs;     /* in-memory program cache (list) */
+    ocx_context_stats stats;
+    char *device_key;           /* platform, device, vendor, driver, ocx version: for cache keys */
+    cl_mem staging;             /* pinned host staging (CL_MEM_ALLOC_HOST_PTR), lazily made */
+    void *staging_ptr;
+    size_t staging_bytes;
+};
+
+/* Resolves NULL to the default stream and checks that the stream belongs to ctx. */
+ocx_status ocx__stream_resolve(ocx_context *ctx, ocx_stream *stream, cl_command_queue *queue);
+
+/* ---- buffer.c ----------------------------------------------------------------------------------- */
+struct ocx_buffer_s {
+    cl_context context; /* for mismatch checks only (not retained: mem keeps it alive) */
+    cl_mem mem;         /* retained */
+    ocx_dtype dtype;
+    size_t offset;      /* element offset inside mem */
+    size_t length;      /* elements */
+};
+
+/* ---- args.c: the one argument checker ---------------------------------------------------------- */
+ocx_status ocx__check_context(const ocx_context *ctx);
+/* Checks wait list shape: num_wait > 0 needs a non-NULL array without NULL events. */
+ocx_status ocx__check_wait(size_t num_wait, const ocx_event *wait);
+/* Checks that `buf` (named `name` in messages) is non-NULL, belongs to ctx, and holds the elements
+ * offset, offset+inc, …, offset+(n-1)*inc (nothing when n = 0). inc ≥ 1. */
+ocx_status ocx__check_range(const ocx_context *ctx, const ocx_buffer *buf, const char *name, size_t offset,
+                            size_t n, size_t inc);
+/* Checks that the dtype is usable on ctx's device (f64 → fp64, etc.). */
+ocx_status ocx__check_dtype_supported(const ocx_context *ctx, ocx_dtype dtype, const char *name);
+/* Checks buf's dtype against the expected one. */
+ocx_status ocx__check_dtype(const ocx_buffer *buf, const char *name, ocx_dtype expected);
+/* 1 when the element ranges [a_off, a_off+a_len) of a and [b_off, …) of b share memory. */
+int ocx__overlap(const ocx_buffer *a, size_t a_off, size_t a_len, const ocx_buffer *b, size_t b_off,
+                 size_t b_len);
+
+/* Outputs may be exactly their input (same elements, same stride) but must not partly overlap it. */
+ocx_status ocx__check_alias(const ocx_buffer *out, size_t out_inc, const ocx_buffer *in, size_t in_inc, size_t n,
+                            const char *out_name, const char *in_name);
+/* Checks that the dtype is f32, f16 or f64 and usable on the device. */
+ocx_status ocx__check_float(const ocx_context *ctx, const ocx_buffer *buf, const char *name);
+
+/* ---- program.c ---------------------------------------------------------------------------------- */
+/* Returns a kernel of the program built from `source` with `options` (-D defines); programs are
+ * cached in memory per context and on disk. The kernel is owned by the cache: hold ctx->lock while
+ * setting its arguments and enqueueing (ocx__launch does). */
+ocx_status ocx__kernel_get(ocx_context *ctx, const char *source, const char *options, const char *kernel,
+                           cl_kernel *out);
+/* Builds a program from source text directly (probes; uncached). */
+ocx_status ocx__program_build_text(ocx_context *ctx, const char *text, const char *options, cl_program *out);
+void ocx__programs_release(ocx_context *ctx);
+
+/* ---- profile.c: kernel parameters --------------------------------------------------------------- */
+/* Each kernel family declares its parameters, their ranges and its constraints once; the operations,
+ * and later the tuner, go through this table. */
+#define OCX__MAX_PARAMS 16
+typedef struct ocx__param_def {
+    const char *name;    /* the -D define */
+    int def_gpu, def_cpu;/* built-in defaults per device type */
+    int min, max;        /* range (inclusive) */
+    int pow2;            /* 1: only powers of two */
+} ocx__param_def;
+typedef struct ocx__family {
+    const char *name;   /* "vector", "reduce", "gemm" */
+    const char *source; /* cl/ file it builds */
+    unsigned nparams;
+    const ocx__param_def *params;
+    /* NULL when the values are legal on this device for this dtype, else why not. */
+    const char *(*invalid)(const int *values, const ocx_device_info *dev, ocx_dtype dtype);
+} ocx__family;
+typedef struct ocx__params {
+    const ocx__family *family;
+    int v[OCX__MAX_PARAMS];
+    const char *origin; /* "built-in" (profiles: a later source) */
+} ocx__params;
+ocx_status ocx__params_get(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *out);
+int ocx__param(const ocx__params *p, const char *name);
+/* Appends "-DNAME=value" for every parameter to buf (cap bytes, NUL-terminated). */
+void ocx__params_defines(const ocx__params *p, char *buf, size_t cap);
+
+/* ---- launch.c: the one path every operation takes ----------------------------------------------- */
+typedef enum { OCX__ARG_VALUE = 0, OCX__ARG_LOCAL = 1 } ocx__arg_kind;
+typedef struct ocx__arg {
+    ocx__arg_kind kind;
+    size_t size;
+    const void *value;
+} ocx__arg;
+#define OCX__ARG_MEM(buf) ((ocx__arg){OCX__ARG_VALUE, sizeof(cl_mem), &(buf)->mem})
+#define OCX__ARG_U64(v) ((ocx__arg){OCX__ARG_VALUE, sizeof(cl_ulong), &(cl_ulong){(cl_ulong)(v)}})
+#define OCX__ARG_I32(v) ((ocx__arg){OCX__ARG_VALUE, sizeof(cl_int), &(cl_int){(cl_int)(v)}})
+#define OCX__ARG_F32(v) ((ocx__arg){OCX__ARG_VALUE, sizeof(cl_float), &(cl_float){(cl_float)(v)}})
+#define OCX__ARG_F64(v) ((ocx__arg){OCX__ARG_VALUE, sizeof(cl_double), &(cl_double){(cl_double)(v)}})
+#define OCX__ARG_LOCAL_BYTES(n) ((ocx__arg){OCX__ARG_LOCAL, (n), NULL})
+
+typedef struct ocx__launch_desc {
+    const char *source;  /* cl/ file name without .cl */
+    const char *options; /* -D defines */
+    const char *kernel;  /* kernel function name */
+    unsigned dims;
+    size_t global[3];
+    size_t local[3];     /* all 0: let the driver choose */
+    unsigned nargs;
+    const ocx__arg *args;
+} ocx__launch_desc;
+/* program → kernel → arguments → enqueue after the wait list → event. Empty global range: a marker
+ * only (the event still completes after the wait list). */
+ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_desc *d, size_t num_wait,
+                       const ocx_event *wait, ocx_event *event);
+
+/* Build options naming the dtype for the kernels (-DDTYPE=0/1/2, -DHAS_FP64=1 where usable). */
+void ocx__dtype_defines(const ocx_context *ctx, ocx_dtype dtype, char *buf, size_t cap);
+/* Work-group count for a grid-stride kernel: enough groups for `items`, at most `per_cu` per
+ * compute unit, at least one. */
+size_t ocx__grid_groups(const ocx_context *ctx, size_t items, size_t wg, size_t per_cu);
+
+/* ---- the kernel families (vector.c, reduce.c, gemm.c): what the tuner searches ------------------ */
+extern const ocx__family ocx__family_vector;
+
+size_t ocx__round_up(size_t x, size_t m);
+size_t ocx__div_up(size_t x, size_t m);
+
+#endif

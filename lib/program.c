@@ -1,0 +1,224 @@
+/* program.c — program assembly and build, build logs, the in-memory program cache per context, and
+ * the use of the on-disk binary cache (cache.c). */
+#include "config.h"
+#include "ocx_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Options every ocx program is built with, before the operation's own -D defines. */
+#define OCX__BASE_OPTIONS "-cl-std=CL1.2"
+
+typedef struct kernel_entry {
+    char *name;
+    cl_kernel kernel;
+} kernel_entry;
+
+struct ocx__program {
+    ocx__program *next;
+    const ocx__source *source;
+    char *options;
+    cl_program program;
+    kernel_entry *kernels;
+    size_t nkernels;
+};
+
+const ocx__source *ocx__source_find(const char *name)
+{
+    for (size_t i = 0; i < ocx__source_count; i++)
+        if (strcmp(ocx__sources[i].name, name) == 0) return &ocx__sources[i];
+    return NULL;
+}
+
+static char *build_log(cl_program prog, cl_device_id dev)
+{
+    size_t size = 0;
+    if (clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS) return NULL;
+    char *log = malloc(size + 1);
+    if (!log) return NULL;
+    if (clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, log, NULL) != CL_SUCCESS) size = 0;
+    log[size] = '\0';
+    return log;
+}
+
+/* Builds `prog`; on failure releases it and records the build log in the error message. */
+static ocx_status build(ocx_context *ctx, cl_program prog, const char *options, const char *what)
+{
+    cl_int err = clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL);
+    if (err == CL_SUCCESS) return OCX_OK;
+    char *log = build_log(prog, ctx->device);
+    clReleaseProgram(prog);
+    ocx_status st = ocx__error(err == CL_BUILD_PROGRAM_FAILURE ? OCX_ERR_BUILD : OCX_ERR_OPENCL,
+                               "building %s with options '%s' failed: %s (%d); build log:\n%s", what, options,
+                               ocx__cl_error_name(err), (int)err, log ? log : "(none)");
+    free(log);
+    return st;
+}
+
+ocx_status ocx__program_build_text(ocx_context *ctx, const char *text, const char *options, cl_program *out)
+{
+    cl_int err;
+    *out = NULL;
+    cl_program prog = clCreateProgramWithSource(ctx->context, 1, &text, NULL, &err);
+    if (err != CL_SUCCESS) return ocx__cl_error(err, "clCreateProgramWithSource");
+    char opts[4096];
+    snprintf(opts, sizeof opts, "%s %s", OCX__BASE_OPTIONS, options ? options : "");
+    OCX__FORWARD(build(ctx, prog, opts, "a probe program"));
+    *out = prog;
+    return OCX_OK;
+}
+
+static void store_binary(ocx_context *ctx, cl_program prog, const char *key)
+{
+    size_t size = 0;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS || size == 0)
+        return;
+    unsigned char *bin = malloc(size);
+    if (!bin) return;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS &&
+        ocx__cache_store(key, bin, size) == OCX_OK)
+        ctx->stats.disk_cache_writes++;
+    free(bin);
+}
+
+/* Tries the disk cache; NULL when there is no usable entry (a bad one is deleted and counted). */
+static cl_program load_binary(ocx_context *ctx, const char *key, const char *options)
+{
+    ocx__cache_blob blob;
+    int rejected = 0;
+    if (ocx__cache_load(key, &blob, &rejected) != OCX_OK) {
+        if (rejected) ctx->stats.disk_cache_rejected++;
+        return NULL;
+    }
+    cl_int err, status = CL_SUCCESS;
+    const unsigned char *bin = blob.data;
+    cl_program prog = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &blob.size, &bin, &status, &err);
+    free(blob.data);
+    if (err == CL_SUCCESS && status == CL_SUCCESS)
+        err = clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL);
+    else if (err == CL_SUCCESS)
+        err = status;
+    if (err != CL_SUCCESS) {
+        if (prog) clReleaseProgram(prog);
+        char path[4200];
+        ocx__cache_path(key, path, sizeof path);
+        ocx__warn("binary cache: %s: the driver rejected the binary (%s); deleted, rebuilding from source", path,
+                  ocx__cl_error_name(err));
+        ocx__cache_remove(key);
+        ctx->stats.disk_cache_rejected++;
+        return NULL;
+    }
+    return prog;
+}
+
+/* Finds or builds the program (ctx->lock held). */
+static ocx_status program_get(ocx_context *ctx, const char *source_name, const char *options, ocx__program **out)
+{
+    for (ocx__program *p = ctx->programs; p; p = p->next)
+        if (strcmp(p->source->name, source_name) == 0 && strcmp(p->options, options) == 0) {
+            ctx->stats.programs_from_memory++;
+            *out = p;
+            return OCX_OK;
+        }
+    const ocx__source *src = ocx__source_find(source_name);
+    OCX__FAIL_IF(!src, OCX_ERR_INTERNAL, "no kernel source named '%s'", source_name);
+
+    char *opts = malloc(strlen(OCX__BASE_OPTIONS) + strlen(options) + 2);
+    OCX__FAIL_IF(!opts, OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
+    sprintf(opts, "%s %s", OCX__BASE_OPTIONS, options);
+    size_t klen = strlen(ctx->device_key) + strlen(src->name) + strlen(src->hash) + strlen(opts) + 64;
+    char *key = malloc(klen);
+    if (!key) {
+        free(opts);
+        return ocx__error(OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
+    }
+    snprintf(key, klen, "%ssource=%s %s\noptions=%s\n", ctx->device_key, src->name, src->hash, opts);
+
+    ocx_status st = OCX_OK;
+    cl_program prog = load_binary(ctx, key, opts);
+    if (prog) {
+        ctx->stats.programs_from_disk++;
+    } else {
+        cl_int err;
+        prog = clCreateProgramWithSource(ctx->context, 1, (const char **)&src->text, NULL, &err);
+        if (err != CL_SUCCESS) {
+            st = ocx__cl_error(err, "clCreateProgramWithSource");
+        } else {
+            char what[128];
+            snprintf(what, sizeof what, "cl/%s.cl", src->name);
+            st = build(ctx, prog, opts, what);
+            if (st == OCX_OK) {
+                ctx->stats.programs_compiled++;
+                store_binary(ctx, prog, key);
+            } else {
+                prog = NULL;
+            }
+        }
+    }
+    free(key);
+    if (st != OCX_OK) {
+        free(opts);
+        return st;
+    }
+    ocx__program *p = calloc(1, sizeof *p);
+    if (!p) {
+        clReleaseProgram(prog);
+        free(opts);
+        return ocx__error(OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
+    }
+    /* Keep only the caller's part of the options as the lookup key. */
+    free(opts);
+    p->options = strdup(options);
+    p->source = src;
+    p->program = prog;
+    p->next = ctx->programs;
+    ctx->programs = p;
+    *out = p;
+    return OCX_OK;
+}
+
+ocx_status ocx__kernel_get(ocx_context *ctx, const char *source, const char *options, const char *kernel,
+                           cl_kernel *out)
+{
+    ocx__program *p = NULL;
+    OCX__FORWARD(program_get(ctx, source, options ? options : "", &p));
+    OCX__FAIL_IF(!p->options, OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
+    for (size_t i = 0; i < p->nkernels; i++)
+        if (strcmp(p->kernels[i].name, kernel) == 0) {
+            *out = p->kernels[i].kernel;
+            return OCX_OK;
+        }
+    cl_int err;
+    cl_kernel k = clCreateKernel(p->program, kernel, &err);
+    if (err != CL_SUCCESS) return ocx__cl_error(err, kernel);
+    kernel_entry *grown = realloc(p->kernels, (p->nkernels + 1) * sizeof *grown);
+    char *name = strdup(kernel);
+    if (!grown || !name) {
+        free(name);
+        if (grown) p->kernels = grown;
+        clReleaseKernel(k);
+        return ocx__error(OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
+    }
+    p->kernels = grown;
+    p->kernels[p->nkernels++] = (kernel_entry){name, k};
+    *out = k;
+    return OCX_OK;
+}
+
+void ocx__programs_release(ocx_context *ctx)
+{
+    ocx__program *p = ctx->programs;
+    while (p) {
+        ocx__program *next = p->next;
+        for (size_t i = 0; i < p->nkernels; i++) {
+            clReleaseKernel(p->kernels[i].kernel);
+            free(p->kernels[i].name);
+        }
+        free(p->kernels);
+        clReleaseProgram(p->program);
+        free(p->options);
+        free(p);
+        p = next;
+    }
+    ctx->programs = NULL;
+}

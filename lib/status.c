@@ -1,0 +1,126 @@
+/* status.c — status names and messages, the per-thread detailed error, warnings. */
+#include "config.h"
+#include "ocx_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define OCX__LAST_ERROR_CAP 16384
+static _Thread_local char last_error[OCX__LAST_ERROR_CAP];
+
+unsigned ocx_version_number(void) { return OCX_VERSION_NUMBER; }
+const char *ocx_version_string(void) { return OCX_VERSION_STRING; }
+
+const char *ocx_status_name(ocx_status status)
+{
+    switch (status) {
+#define OCX_X_NAME(sym, val, name, msg)                                                            \
+    case sym:                                                                                      \
+        return name;
+        OCX_STATUS_LIST(OCX_X_NAME)
+#undef OCX_X_NAME
+    }
+    return "unknown-status";
+}
+
+const char *ocx_status_message(ocx_status status)
+{
+    switch (status) {
+#define OCX_X_MSG(sym, val, name, msg)                                                             \
+    case sym:                                                                                      \
+        return msg;
+        OCX_STATUS_LIST(OCX_X_MSG)
+#undef OCX_X_MSG
+    }
+    return "unknown status code";
+}
+
+const char *ocx_last_error(void) { return last_error; }
+
+ocx_status ocx__error(ocx_status status, const char *fmt, ...)
+{
+    int n = snprintf(last_error, sizeof last_error, "%s: ", ocx_status_name(status));
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error + n, sizeof last_error - (size_t)n, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+const char *ocx__cl_error_name(cl_int err)
+{
+    switch (err) {
+#define E(x) case x: return #x;
+        E(CL_SUCCESS) E(CL_DEVICE_NOT_FOUND) E(CL_DEVICE_NOT_AVAILABLE) E(CL_COMPILER_NOT_AVAILABLE)
+        E(CL_MEM_OBJECT_ALLOCATION_FAILURE) E(CL_OUT_OF_RESOURCES) E(CL_OUT_OF_HOST_MEMORY)
+        E(CL_PROFILING_INFO_NOT_AVAILABLE) E(CL_MEM_COPY_OVERLAP) E(CL_BUILD_PROGRAM_FAILURE)
+        E(CL_MAP_FAILURE) E(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) E(CL_COMPILE_PROGRAM_FAILURE)
+        E(CL_LINKER_NOT_AVAILABLE) E(CL_LINK_PROGRAM_FAILURE) E(CL_INVALID_VALUE)
+        E(CL_INVALID_DEVICE_TYPE) E(CL_INVALID_PLATFORM) E(CL_INVALID_DEVICE) E(CL_INVALID_CONTEXT)
+        E(CL_INVALID_QUEUE_PROPERTIES) E(CL_INVALID_COMMAND_QUEUE) E(CL_INVALID_HOST_PTR)
+        E(CL_INVALID_MEM_OBJECT) E(CL_INVALID_BINARY) E(CL_INVALID_BUILD_OPTIONS)
+        E(CL_INVALID_PROGRAM) E(CL_INVALID_PROGRAM_EXECUTABLE) E(CL_INVALID_KERNEL_NAME)
+        E(CL_INVALID_KERNEL_DEFINITION) E(CL_INVALID_KERNEL) E(CL_INVALID_ARG_INDEX)
+        E(CL_INVALID_ARG_VALUE) E(CL_INVALID_ARG_SIZE) E(CL_INVALID_KERNEL_ARGS)
+        E(CL_INVALID_WORK_DIMENSION) E(CL_INVALID_WORK_GROUP_SIZE) E(CL_INVALID_WORK_ITEM_SIZE)
+        E(CL_INVALID_GLOBAL_OFFSET) E(CL_INVALID_EVENT_WAIT_LIST) E(CL_INVALID_EVENT)
+        E(CL_INVALID_OPERATION) E(CL_INVALID_BUFFER_SIZE) E(CL_INVALID_GLOBAL_WORK_SIZE)
+        E(CL_INVALID_PROPERTY)
+#undef E
+    }
+    return "CL_UNKNOWN_ERROR";
+}
+
+ocx_status ocx__cl_error(cl_int err, const char *what)
+{
+    ocx_status st = (err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES ||
+                     err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_INVALID_BUFFER_SIZE)
+                        ? OCX_ERR_OUT_OF_MEMORY
+                        : OCX_ERR_OPENCL;
+    return ocx__error(st, "%s: %s (%d)", what, ocx__cl_error_name(err), (int)err);
+}
+
+void ocx__warn(const char *fmt, ...)
+{
+    if (ocx__env_flag("OCX_QUIET")) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ocx: warning: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+unsigned long ocx__env_ulong(const char *name, unsigned long def)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) return def;
+    char *end = NULL;
+    unsigned long v = strtoul(s, &end, 0);
+    return (end && *end == '\0') ? v : def;
+}
+
+int ocx__env_flag(const char *name)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) return 0;
+    return !(strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0 || strcasecmp(s, "off") == 0 ||
+             strcasecmp(s, "false") == 0);
+}
+
+size_t ocx__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+size_t ocx__div_up(size_t x, size_t m) { return (x + m - 1) / m; }
+
+size_t ocx_dtype_size(ocx_dtype dtype)
+{
+    static const size_t sizes[OCX_DTYPE_COUNT] = {4, 2, 8, 4, 4};
+    return ((unsigned)dtype < OCX_DTYPE_COUNT) ? sizes[dtype] : 0;
+}
+
+const char *ocx_dtype_name(ocx_dtype dtype)
+{
+    static const char *names[OCX_DTYPE_COUNT] = {"f32", "f16", "f64", "i32", "u32"};
+    return ((unsigned)dtype < OCX_DTYPE_COUNT) ? names[dtype] : "unknown";
+}

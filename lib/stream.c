@@ -1,0 +1,96 @@
+/* stream.c — streams (in-order queues with profiling) and events. */
+#include "config.h"
+#include "ocx_internal.h"
+
+#include <stdlib.h>
+
+ocx_status ocx__stream_resolve(ocx_context *ctx, ocx_stream *stream, cl_command_queue *queue)
+{
+    OCX__FORWARD(ocx__check_context(ctx));
+    if (!stream) stream = &ctx->stream;
+    OCX__FAIL_IF(stream->ctx != ctx, OCX_ERR_CONTEXT_MISMATCH, "stream belongs to another context");
+    *queue = stream->queue;
+    return OCX_OK;
+}
+
+ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **out)
+{
+    OCX__FAIL_IF(!out, OCX_ERR_INVALID_ARGUMENT, "ocx_stream_create: stream is NULL");
+    *out = NULL;
+    OCX__FORWARD(ocx__check_context(ctx));
+    ocx_stream *s = calloc(1, sizeof *s);
+    OCX__FAIL_IF(!s, OCX_ERR_OUT_OF_MEMORY, "ocx_stream_create: out of host memory");
+    cl_int err;
+    s->queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (err != CL_SUCCESS) {
+        free(s);
+        return ocx__cl_error(err, "clCreateCommandQueue");
+    }
+    s->ctx = ctx;
+    *out = s;
+    return OCX_OK;
+}
+
+void ocx_stream_destroy(ocx_stream *s)
+{
+    if (!s || s->is_default) return;
+    clFinish(s->queue);
+    clReleaseCommandQueue(s->queue);
+    free(s);
+}
+
+ocx_status ocx_stream_flush(ocx_context *ctx, ocx_stream *stream)
+{
+    cl_command_queue q = NULL;
+    OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
+    OCX__CL_FORWARD(clFlush(q), "clFlush");
+    return OCX_OK;
+}
+
+ocx_status ocx_stream_finish(ocx_context *ctx, ocx_stream *stream)
+{
+    cl_command_queue q = NULL;
+    OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
+    OCX__CL_FORWARD(clFinish(q), "clFinish");
+    return OCX_OK;
+}
+
+ocx_status ocx_stream_marker(ocx_context *ctx, ocx_stream *stream, size_t num_wait, const ocx_event *wait,
+                             ocx_event *event)
+{
+    cl_command_queue q = NULL;
+    OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
+    OCX__FORWARD(ocx__check_wait(num_wait, wait));
+    OCX__FAIL_IF(!event, OCX_ERR_INVALID_ARGUMENT, "ocx_stream_marker: event is NULL");
+    OCX__CL_FORWARD(clEnqueueMarkerWithWaitList(q, (cl_uint)num_wait, num_wait ? wait : NULL, event),
+                    "clEnqueueMarkerWithWaitList");
+    return OCX_OK;
+}
+
+cl_command_queue ocx_stream_cl_queue(const ocx_stream *stream) { return stream ? stream->queue : NULL; }
+
+ocx_status ocx_event_wait(size_t num, const ocx_event *events)
+{
+    if (num == 0) return OCX_OK;
+    OCX__FORWARD(ocx__check_wait(num, events));
+    OCX__CL_FORWARD(clWaitForEvents((cl_uint)num, events), "clWaitForEvents");
+    return OCX_OK;
+}
+
+void ocx_event_release(ocx_event event)
+{
+    if (event) clReleaseEvent(event);
+}
+
+ocx_status ocx_event_elapsed_ns(ocx_event event, uint64_t *ns)
+{
+    OCX__FAIL_IF(!event || !ns, OCX_ERR_INVALID_ARGUMENT, "ocx_event_elapsed_ns: event and ns must not be NULL");
+    OCX__CL_FORWARD(clWaitForEvents(1, &event), "clWaitForEvents");
+    cl_ulong start = 0, end = 0;
+    OCX__CL_FORWARD(clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL),
+                    "clGetEventProfilingInfo(START)");
+    OCX__CL_FORWARD(clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL),
+                    "clGetEventProfilingInfo(END)");
+    *ns = end > start ? (uint64_t)(end - start) : 0;
+    return OCX_OK;
+}

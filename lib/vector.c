@@ -1,0 +1,164 @@
+/* vector.c — element-wise operations (host side) and the "vector" kernel family (cl/vector.cl). */
+#include "config.h"
+#include "ocx_internal.h"
+
+#include <string.h>
+
+/* Parameters of cl/vector.cl. Defaults: GPUs want many work-groups of 256 items with 16-byte
+ * accesses; PoCL runs a work-group per thread and vectorises across work-items itself. */
+static const ocx__param_def vector_params[] = {
+    /* name    gpu   cpu   min  max  pow2 */
+    {"WG", 256, 256, 1, 1024, 1},
+    {"VW", 4, 4, 1, 16, 1},
+    {"GROUPS_PER_CU", 64, 8, 1, 4096, 1},
+};
+
+static const char *vector_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
+{
+    if ((size_t)v[0] > dev->max_work_group_size || (size_t)v[0] > dev->max_work_item_sizes[0])
+        return "WG exceeds the device's work-group size";
+    if (v[1] == 16 && dtype == OCX_F64) return "VW=16 f64 vectors are too wide";
+    return NULL;
+}
+
+const ocx__family ocx__family_vector = {"vector", "vector", 3, vector_params, vector_invalid};
+
+/* The one launch path of this file: parameters → defines → geometry → ocx__launch. `items` is the
+ * number of work-items that would cover the whole range (per element, or per vector when the kernel
+ * takes its vectorised path). */
+static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, const char *kernel, size_t n,
+                      int vectorised, unsigned nargs, const ocx__arg *args, size_t num_wait, const ocx_event *wait,
+                      ocx_event *event)
+{
+    ocx__params p;
+    OCX__FORWARD(ocx__params_get(ctx, &ocx__family_vector, dtype, &p));
+    char options[512];
+    ocx__dtype_defines(ctx, dtype, options, sizeof options);
+    ocx__params_defines(&p, options, sizeof options);
+    size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
+    size_t items = vectorised ? n / vw + n % vw : n;
+    size_t groups = n ? ocx__grid_groups(ctx, items, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU")) : 0;
+    ocx__launch_desc d = {"vector", options, kernel, 1, {groups * wg}, {wg}, nargs, args};
+    return ocx__launch(ctx, stream, &d, num_wait, wait, event);
+}
+
+static ocx_status binary(ocx_context *ctx, ocx_stream *stream, const char *kernel, size_t n, const ocx_buffer *x,
+                         const ocx_buffer *y, ocx_buffer *z, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    if (event) *event = NULL;
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FORWARD(ocx__check_float(ctx, x, "x"));
+    OCX__FORWARD(ocx__check_dtype(y, "y", x->dtype));
+    OCX__FORWARD(ocx__check_dtype(z, "z", x->dtype));
+    OCX__FORWARD(ocx__check_range(ctx, x, "x", 0, n, 1));
+    OCX__FORWARD(ocx__check_range(ctx, y, "y", 0, n, 1));
+    OCX__FORWARD(ocx__check_range(ctx, z, "z", 0, n, 1));
+    OCX__FORWARD(ocx__check_alias(z, 1, x, 1, n, "z", "x"));
+    OCX__FORWARD(ocx__check_alias(z, 1, y, 1, n, "z", "y"));
+    ocx__arg args[] = {OCX__ARG_U64(n), OCX__ARG_MEM(x), OCX__ARG_U64(x->offset), OCX__ARG_MEM(y),
+                       OCX__ARG_U64(y->offset), OCX__ARG_MEM(z), OCX__ARG_U64(z->offset)};
+    return run(ctx, stream, x->dtype, kernel, n, 1, 7, args, num_wait, wait, event);
+}
+
+ocx_status ocx_add(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, const ocx_buffer *y,
+                   ocx_buffer *z, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return binary(ctx, stream, "vadd", n, x, y, z, num_wait, wait, event);
+}
+ocx_status ocx_sub(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, const ocx_buffer *y,
+                   ocx_buffer *z, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return binary(ctx, stream, "vsub", n, x, y, z, num_wait, wait, event);
+}
+ocx_status ocx_mul(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, const ocx_buffer *y,
+                   ocx_buffer *z, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return binary(ctx, stream, "vmul", n, x, y, z, num_wait, wait, event);
+}
+ocx_status ocx_div(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, const ocx_buffer *y,
+                   ocx_buffer *z, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return binary(ctx, stream, "vdiv", n, x, y, z, num_wait, wait, event);
+}
+
+/* A scalar argument in the arithmetic type of dtype (double for f64, float otherwise). */
+static ocx__arg scalar_arg(ocx_dtype dtype, const double *value, float *f32)
+{
+    *f32 = (float)*value;
+    if (dtype == OCX_F64) return (ocx__arg){OCX__ARG_VALUE, sizeof(cl_double), value};
+    return (ocx__arg){OCX__ARG_VALUE, sizeof(cl_float), f32};
+}
+
+ocx_status ocx_axpby(ocx_context *ctx, ocx_stream *stream, size_t n, double alpha, const ocx_buffer *x, size_t incx,
+                     double beta, ocx_buffer *y, size_t incy, size_t num_wait, const ocx_event *wait,
+                     ocx_event *event)
+{
+    if (event) *event = NULL;
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FORWARD(ocx__check_float(ctx, x, "x"));
+    OCX__FORWARD(ocx__check_dtype(y, "y", x->dtype));
+    OCX__FORWARD(ocx__check_range(ctx, x, "x", 0, n, incx));
+    OCX__FORWARD(ocx__check_range(ctx, y, "y", 0, n, incy));
+    OCX__FORWARD(ocx__check_alias(y, incy, x, incx, n, "y", "x"));
+    float a32, b32;
+    ocx__arg args[] = {OCX__ARG_U64(n),        scalar_arg(x->dtype, &alpha, &a32),
+                       OCX__ARG_MEM(x),        OCX__ARG_U64(x->offset),
+                       OCX__ARG_U64(incx),     scalar_arg(x->dtype, &beta, &b32),
+                       OCX__ARG_MEM(y),        OCX__ARG_U64(y->offset),
+                       OCX__ARG_U64(incy)};
+    return run(ctx, stream, x->dtype, "axpby", n, incx == 1 && incy == 1, 9, args, num_wait, wait, event);
+}
+
+ocx_status ocx_axpy(ocx_context *ctx, ocx_stream *stream, size_t n, double alpha, const ocx_buffer *x, size_t incx,
+                    ocx_buffer *y, size_t incy, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return ocx_axpby(ctx, stream, n, alpha, x, incx, 1.0, y, incy, num_wait, wait, event);
+}
+
+/* scal and fill share a signature: (n, scalar, x, xo, incx). */
+static ocx_status unary(ocx_context *ctx, ocx_stream *stream, const char *kernel, size_t n, double scalar,
+                        ocx_buffer *x, size_t incx, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    if (event) *event = NULL;
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FORWARD(ocx__check_float(ctx, x, "x"));
+    OCX__FORWARD(ocx__check_range(ctx, x, "x", 0, n, incx));
+    float s32;
+    ocx__arg args[] = {OCX__ARG_U64(n), scalar_arg(x->dtype, &scalar, &s32), OCX__ARG_MEM(x),
+                       OCX__ARG_U64(x->offset), OCX__ARG_U64(incx)};
+    return run(ctx, stream, x->dtype, kernel, n, incx == 1, 5, args, num_wait, wait, event);
+}
+
+ocx_status ocx_scale(ocx_context *ctx, ocx_stream *stream, size_t n, double alpha, ocx_buffer *x, size_t incx,
+                     size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return unary(ctx, stream, "scal", n, alpha, x, incx, num_wait, wait, event);
+}
+
+ocx_status ocx_fill(ocx_context *ctx, ocx_stream *stream, size_t n, double value, ocx_buffer *x, size_t incx,
+                    size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return unary(ctx, stream, "fill", n, value, x, incx, num_wait, wait, event);
+}
+
+ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, size_t incx, ocx_buffer *y,
+                    size_t incy, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    if (event) *event = NULL;
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FORWARD(ocx__check_float(ctx, x, "x"));
+    OCX__FORWARD(ocx__check_float(ctx, y, "y"));
+    OCX__FORWARD(ocx__check_range(ctx, x, "x", 0, n, incx));
+    OCX__FORWARD(ocx__check_range(ctx, y, "y", 0, n, incy));
+    OCX__FAIL_IF(ocx__overlap(x, 0, n ? (n - 1) * incx + 1 : 0, y, 0, n ? (n - 1) * incy + 1 : 0),
+                 OCX_ERR_INVALID_ARGUMENT, "ocx_copy: x and y overlap");
+    if (x->dtype == y->dtype && incx == 1 && incy == 1) {
+        ocx__arg args[] = {OCX__ARG_U64(n), OCX__ARG_MEM(x), OCX__ARG_U64(x->offset), OCX__ARG_MEM(y),
+                           OCX__ARG_U64(y->offset)};
+        return run(ctx, stream, y->dtype, "copy_same", n, 1, 5, args, num_wait, wait, event);
+    }
+    static const char *from[OCX_DTYPE_COUNT] = {"copy_from_f32", "copy_from_f16", "copy_from_f64"};
+    ocx__arg args[] = {OCX__ARG_U64(n),        OCX__ARG_MEM(x), OCX__ARG_U64(x->offset), OCX__ARG_U64(incx),
+                       OCX__ARG_MEM(y),        OCX__ARG_U64(y->offset), OCX__ARG_U64(incy)};
+    return run(ctx, stream, y->dtype, from[x->dtype], n, 0, 7, args, num_wait, wait, event);
+}

@@ -1,0 +1,121 @@
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ocx_context *tctx;
+ocx_device_info tinfo;
+
+void tctx_setup(void)
+{
+    ocx_status st = ocx_context_create(NULL, &tctx);
+    ck_assert_msg(st == OCX_OK, "no usable OpenCL device (a failure, not a skip): %s", ocx_last_error());
+    ck_ok(ocx_context_device_info(tctx, &tinfo));
+}
+
+void tctx_teardown(void)
+{
+    ocx_context_destroy(tctx);
+    tctx = NULL;
+}
+
+uint64_t trand_next(uint64_t *s)
+{
+    uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+double trand_uniform(uint64_t *s, double lo, double hi)
+{
+    for (;;) {
+        double u = (double)(trand_next(s) >> 11) * (1.0 / 9007199254740992.0);
+        double v = lo + (hi - lo) * u;
+        if (v != 0.0) return v;
+    }
+}
+
+double tvalue(ocx_dtype dtype, const void *host, size_t i)
+{
+    switch (dtype) {
+    case OCX_F32: return ((const float *)host)[i];
+    case OCX_F16: return ocx_half_to_float(((const uint16_t *)host)[i]);
+    case OCX_F64: return ((const double *)host)[i];
+    case OCX_I32: return ((const int32_t *)host)[i];
+    case OCX_U32: return ((const uint32_t *)host)[i];
+    }
+    return NAN;
+}
+
+void tset(ocx_dtype dtype, void *host, size_t i, double v)
+{
+    switch (dtype) {
+    case OCX_F32: ((float *)host)[i] = (float)v; break;
+    case OCX_F16: ((uint16_t *)host)[i] = ocx_half_from_float((float)v); break;
+    case OCX_F64: ((double *)host)[i] = v; break;
+    case OCX_I32: ((int32_t *)host)[i] = (int32_t)v; break;
+    case OCX_U32: ((uint32_t *)host)[i] = (uint32_t)v; break;
+    }
+}
+
+void trand_fill(uint64_t *s, ocx_dtype dtype, void *host, double *ref, size_t n, double lo, double hi)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v = trand_uniform(s, lo, hi);
+        if (dtype == OCX_I32 || dtype == OCX_U32) v = floor(v);
+        tset(dtype, host, i, v);
+        if (tvalue(dtype, host, i) == 0.0) tset(dtype, host, i, hi > 1 ? 1.0 : 0.5 * hi);
+        if (ref) ref[i] = tvalue(dtype, host, i);
+    }
+}
+
+double tulp(ocx_dtype dtype)
+{
+    return dtype == OCX_F16 ? ldexp(1, -11) : dtype == OCX_F64 ? ldexp(1, -53) : ldexp(1, -24);
+}
+
+ocx_buffer *tbuffer(ocx_dtype dtype, size_t n, const void *host)
+{
+    ocx_buffer *b = NULL;
+    ck_ok(ocx_buffer_create(tctx, dtype, n, &b));
+    if (host && n) ck_ok(ocx_buffer_write(tctx, NULL, b, 0, n, host, 0, NULL, NULL));
+    return b;
+}
+
+ocx_buffer *tpoisoned(ocx_dtype dtype, size_t n)
+{
+    ocx_buffer *b = tbuffer(dtype, n, NULL);
+    unsigned char v[8];
+    switch (dtype) {
+    case OCX_F32: { float f = NAN; memcpy(v, &f, 4); break; }
+    case OCX_F16: { uint16_t h = 0x7e00; memcpy(v, &h, 2); break; }
+    case OCX_F64: { double d = NAN; memcpy(v, &d, 8); break; }
+    default: { uint32_t u = 0xdeadbeefu; memcpy(v, &u, 4); break; }
+    }
+    if (n) ck_ok(ocx_buffer_fill(tctx, NULL, b, 0, n, v, 0, NULL, NULL));
+    ck_ok(ocx_stream_finish(tctx, NULL));
+    return b;
+}
+
+void *tread(const ocx_buffer *buf)
+{
+    size_t n = ocx_buffer_length(buf);
+    void *host = malloc(n * ocx_dtype_size(ocx_buffer_dtype(buf)) + 1);
+    ck_assert_ptr_nonnull(host);
+    if (n) ck_ok(ocx_buffer_read(tctx, NULL, buf, 0, n, host, 0, NULL, NULL));
+    return host;
+}
+
+int tdtype_ok(ocx_dtype dtype) { return dtype != OCX_F64 || tinfo.has_fp64; }
+
+int trun(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,57 @@
+/* testutil.h — what the Check suites share: a context fixture, random data, host references. */
+#ifndef OCX_TESTUTIL_H
+#define OCX_TESTUTIL_H
+
+#include <check.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ocx.h"
+
+/* The context every suite's core fixture creates (on $OCX_DEVICE or the default device). A missing
+ * device is a failure, never a skip: CI must prove the kernels run. */
+extern ocx_context *tctx;
+extern ocx_device_info tinfo;
+void tctx_setup(void);
+void tctx_teardown(void);
+
+/* ck_assert with ocx's last error in the message. */
+#define ck_ok(expr)                                                                                \
+    do {                                                                                           \
+        ocx_status st_ = (expr);                                                                   \
+        ck_assert_msg(st_ == OCX_OK, "%s -> %s: %s", #expr, ocx_status_name(st_), ocx_last_error()); \
+    } while (0)
+#define ck_status(expr, want)                                                                      \
+    do {                                                                                           \
+        ocx_status st_ = (expr);                                                                   \
+        ck_assert_msg(st_ == (want), "%s -> %s (wanted %s): %s", #expr, ocx_status_name(st_),        \
+                      ocx_status_name(want), ocx_last_error());                                    \
+    } while (0)
+
+/* Deterministic xorshift random numbers; the seed is printed by failing tests. */
+uint64_t trand_next(uint64_t *state);
+/* Uniform in [lo, hi), never exactly 0. */
+double trand_uniform(uint64_t *state, double lo, double hi);
+/* Fills host data of `dtype` (f32, f16 bits, f64) with random non-zero values; also returns the
+ * exact values as doubles in `ref` (may be NULL). */
+void trand_fill(uint64_t *state, ocx_dtype dtype, void *host, double *ref, size_t n, double lo, double hi);
+/* The value of element i of host data of dtype, as double. */
+double tvalue(ocx_dtype dtype, const void *host, size_t i);
+/* Sets element i of host data to v (rounded to the dtype). */
+void tset(ocx_dtype dtype, void *host, size_t i, double v);
+/* Unit roundoff of a dtype (2^-24 for f32, 2^-11 for f16, 2^-53 for f64). */
+double tulp(ocx_dtype dtype);
+/* A buffer of dtype filled from host data; fails the test on error. */
+ocx_buffer *tbuffer(ocx_dtype dtype, size_t n, const void *host);
+/* A buffer whose every element holds the poison value (NaN for floats, 0xdeadbeef for ints). */
+ocx_buffer *tpoisoned(ocx_dtype dtype, size_t n);
+/* Reads a whole buffer to newly allocated host memory. */
+void *tread(const ocx_buffer *buf);
+/* 1 when the device can run this dtype (f64 needs fp64). */
+int tdtype_ok(ocx_dtype dtype);
+
+/* Runs the suite with CK_NORMAL output; returns the process exit status. */
+int trun(Suite *s);
+
+#endif

@@ -1,0 +1,100 @@
+/* ocx-info — the OpenCL platforms and devices ocx sees, and their capabilities.
+ *   ocx-info [--json] [--device SPEC] */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ocx.h"
+
+static const char *type_name(ocx_device_type t)
+{
+    static const char *names[] = {"other", "gpu", "cpu", "accelerator"};
+    return (unsigned)t < 4 ? names[t] : "other";
+}
+
+static json_t *device_json(const ocx_device_info *d, int is_default)
+{
+    char pd[32];
+    snprintf(pd, sizeof pd, "%u:%u", d->platform_index, d->device_index);
+    return json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, "
+                     "s:[I,I,I], s:I, s:b, s:b, s:b, s:b, s:b}",
+                     "index", (json_int_t)d->index, "platform_device",
+                     pd, "type", type_name(d->type), "name", d->name,
+                     "normalized_name", d->normalized_name, "vendor", d->vendor, "driver_version",
+                     d->driver_version, "device_version", d->device_version, "platform", d->platform_name,
+                     "fingerprint", d->fingerprint, "compute_units", (json_int_t)d->compute_units, "clock_mhz",
+                     (json_int_t)d->clock_mhz, "global_mem_bytes", (json_int_t)d->global_mem_bytes,
+                     "max_alloc_bytes", (json_int_t)d->max_alloc_bytes, "local_mem_bytes",
+                     (json_int_t)d->local_mem_bytes, "max_work_group_size", (json_int_t)d->max_work_group_size,
+                     "max_work_item_sizes", (json_int_t)d->max_work_item_sizes[0],
+                     (json_int_t)d->max_work_item_sizes[1], (json_int_t)d->max_work_item_sizes[2],
+                     "preferred_vector_width_float", (json_int_t)d->preferred_vector_width_float, "fp16",
+                     d->has_fp16, "fp64", d->has_fp64, "host_unified_memory", d->host_unified_memory, "limited",
+                     d->limited, "default", is_default);
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0;
+    const char *spec = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
+            spec = argv[++i];
+        else {
+            fprintf(stderr, "usage: ocx-info [--json] [--device SPEC]\n"
+                            "  SPEC: index, platform:device, gpu, cpu, or part of a device/vendor name\n");
+            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+        }
+    }
+    size_t count = 0, chosen = 0;
+    ocx_device_count(&count);
+    if (count == 0) {
+        fprintf(stderr, "ocx-info: no OpenCL device found (is an ICD such as pocl-opencl-icd installed?)\n");
+        return 1;
+    }
+    ocx_status st = ocx_device_select(spec, &chosen);
+    if (st != OCX_OK) {
+        fprintf(stderr, "ocx-info: %s\n", ocx_last_error());
+        return 1;
+    }
+    json_t *arr = json ? json_array() : NULL;
+    if (!json) printf("ocx %s: %zu OpenCL device(s); * marks the one ocx uses by default (OCX_DEVICE, --device)\n\n",
+                      ocx_version_string(), count);
+    for (size_t i = 0; i < count; i++) {
+        ocx_device_info d;
+        if (ocx_device_get_info(i, &d) != OCX_OK) {
+            fprintf(stderr, "ocx-info: device %zu: %s\n", i, ocx_last_error());
+            continue;
+        }
+        if (json) {
+            json_array_append_new(arr, device_json(&d, i == chosen));
+            continue;
+        }
+        printf("%c [%zu] %u:%u  %s  (%s)\n", i == chosen ? '*' : ' ', i, d.platform_index, d.device_index, d.name,
+               type_name(d.type));
+        printf("      vendor        %s\n", d.vendor);
+        printf("      platform      %s — %s\n", d.platform_name, d.platform_version);
+        printf("      driver        %s (%s)\n", d.driver_version, d.device_version);
+        printf("      key           %s  fingerprint %s\n", d.normalized_name, d.fingerprint);
+        printf("      compute       %u units @ %u MHz, float vector width %u\n", d.compute_units, d.clock_mhz,
+               d.preferred_vector_width_float);
+        printf("      memory        global %.2f GiB (largest allocation %.2f GiB), local %llu KiB%s\n",
+               d.global_mem_bytes / 1073741824.0, d.max_alloc_bytes / 1073741824.0,
+               (unsigned long long)(d.local_mem_bytes / 1024), d.host_unified_memory ? ", shared with host" : "");
+        printf("      work-groups   up to %zu items (%zu x %zu x %zu)\n", d.max_work_group_size,
+               d.max_work_item_sizes[0], d.max_work_item_sizes[1], d.max_work_item_sizes[2]);
+        printf("      precisions    f32, f16 storage%s%s\n", d.has_fp16 ? ", f16 arithmetic" : "",
+               d.has_fp64 ? ", f64" : "");
+        if (d.limited) printf("      (simulated limits in effect: OCX_LIMIT_* / OCX_DISABLE_*)\n");
+        printf("\n");
+    }
+    if (json) {
+        json_t *root = json_pack("{s:s, s:o}", "ocx_version", ocx_version_string(), "devices", arr);
+        json_dumpf(root, stdout, JSON_INDENT(2));
+        putchar('\n');
+        json_decref(root);
+    }
+    return 0;
+}
