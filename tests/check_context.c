@@ -1,2 +1,198 @@
+/* check_context — create/destroy, interop with the caller's OpenCL objects (retained, released once),
+ * wrapped cl_mem, bad arguments. */
 #include "testutil.h"
-int main(void){return 0;}
+
+static cl_uint refcount_context(cl_context c)
+{
+    cl_uint n = 0;
+    ck_assert_int_eq(clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, NULL), CL_SUCCESS);
+    return n;
+}
+static cl_uint refcount_queue(cl_command_queue q)
+{
+    cl_uint n = 0;
+    ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof n, &n, NULL), CL_SUCCESS);
+    return n;
+}
+static cl_uint refcount_mem(cl_mem m)
+{
+    cl_uint n = 0;
+    ck_assert_int_eq(clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof n, &n, NULL), CL_SUCCESS);
+    return n;
+}
+
+/* The caller's own OpenCL objects, made with plain OpenCL calls. */
+static cl_context own_ctx;
+static cl_device_id own_dev;
+static cl_command_queue own_queue;
+
+static void own_setup(void)
+{
+    ocx_context *probe = NULL;
+    ck_ok(ocx_context_create(NULL, &probe));
+    cl_context c;
+    ck_ok(ocx_context_cl(probe, &c, &own_dev));
+    ocx_context_destroy(probe);
+    cl_int err;
+    own_ctx = clCreateContext(NULL, 1, &own_dev, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    own_queue = clCreateCommandQueue(own_ctx, own_dev, 0, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+}
+
+static void own_teardown(void)
+{
+    clReleaseCommandQueue(own_queue);
+    clReleaseContext(own_ctx);
+}
+
+START_TEST(test_create_destroy)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ck_assert_ptr_nonnull(ctx);
+    ck_assert_ptr_nonnull(ocx_context_stream(ctx));
+    ocx_device_info info;
+    ck_ok(ocx_context_device_info(ctx, &info));
+    ck_assert_uint_gt(strlen(info.name), 0);
+    ocx_context_stats stats;
+    ck_ok(ocx_context_get_stats(ctx, &stats));
+    ck_assert_uint_eq(stats.programs_compiled + stats.programs_from_disk + stats.programs_from_memory, 0);
+    ocx_context_destroy(ctx);
+    ocx_context_destroy(NULL);
+    ck_status(ocx_context_create(NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_context_device_info(NULL, &info), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_context_get_stats(NULL, &stats), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ocx_context_stream(NULL));
+}
+END_TEST
+
+START_TEST(test_interop_retains_and_releases_once)
+{
+    cl_uint rc_ctx = refcount_context(own_ctx), rc_q = refcount_queue(own_queue);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create_from_cl(own_ctx, own_dev, own_queue, &ctx));
+    ck_assert_uint_gt(refcount_context(own_ctx), rc_ctx);
+    ck_assert_uint_gt(refcount_queue(own_queue), rc_q);
+    cl_context c;
+    cl_device_id d;
+    ck_ok(ocx_context_cl(ctx, &c, &d));
+    ck_assert_ptr_eq(c, own_ctx);
+    ck_assert_ptr_eq(d, own_dev);
+    ck_assert_ptr_eq(ocx_stream_cl_queue(ocx_context_stream(ctx)), own_queue);
+
+    /* Work through the wrapped objects, on the caller's queue, and on the caller's own buffer. */
+    enum { N = 1000 };
+    float x[N], y[N], z[N];
+    uint64_t seed = 11;
+    trand_fill(&seed, OCX_F32, x, NULL, N, -1, 1);
+    trand_fill(&seed, OCX_F32, y, NULL, N, -1, 1);
+    cl_int err;
+    cl_mem mem = clCreateBuffer(own_ctx, CL_MEM_READ_WRITE, N * sizeof(float), NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    cl_uint rc_mem = refcount_mem(mem);
+    ocx_buffer *bx = NULL, *by = NULL, *bz = NULL;
+    ck_ok(ocx_buffer_wrap(ctx, mem, OCX_F32, N, &bx));
+    ck_assert_uint_eq(refcount_mem(mem), rc_mem + 1);
+    ck_assert_ptr_eq(ocx_buffer_cl_mem(bx), mem);
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &by));
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &bz));
+    ck_assert_int_eq(clEnqueueWriteBuffer(own_queue, mem, CL_TRUE, 0, sizeof x, x, 0, NULL, NULL), CL_SUCCESS);
+    ck_ok(ocx_buffer_write(ctx, NULL, by, 0, N, y, 0, NULL, NULL));
+    ocx_event ev = NULL;
+    ck_ok(ocx_add(ctx, NULL, N, bx, by, bz, 0, NULL, &ev));
+    ck_assert_ptr_nonnull(ev);
+    ck_ok(ocx_buffer_read(ctx, NULL, bz, 0, N, z, 1, &ev, NULL));
+    ocx_event_release(ev);
+    for (int i = 0; i < N; i++) ck_assert_float_eq(z[i], x[i] + y[i]);
+    ocx_buffer_destroy(bx);
+    ck_assert_uint_eq(refcount_mem(mem), rc_mem);
+    ocx_buffer_destroy(by);
+    ocx_buffer_destroy(bz);
+    clReleaseMemObject(mem);
+
+    ocx_context_destroy(ctx);
+    /* Released exactly once: the caller's references are intact. */
+    ck_assert_uint_eq(refcount_context(own_ctx), rc_ctx);
+    ck_assert_uint_eq(refcount_queue(own_queue), rc_q);
+}
+END_TEST
+
+START_TEST(test_interop_own_queue_and_bad_arguments)
+{
+    ocx_context *ctx = (ocx_context *)1;
+    ck_ok(ocx_context_create_from_cl(own_ctx, own_dev, NULL, &ctx)); /* ocx makes its own queue */
+    ck_assert_ptr_nonnull(ocx_stream_cl_queue(ocx_context_stream(ctx)));
+    ck_assert_ptr_ne(ocx_stream_cl_queue(ocx_context_stream(ctx)), own_queue);
+    ocx_context_destroy(ctx);
+
+    ck_status(ocx_context_create_from_cl(NULL, own_dev, NULL, &ctx), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ctx);
+    ck_status(ocx_context_create_from_cl(own_ctx, NULL, NULL, &ctx), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_context_create_from_cl(own_ctx, own_dev, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+
+    /* A queue of another context is refused. */
+    cl_int err;
+    cl_context other = clCreateContext(NULL, 1, &own_dev, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    cl_command_queue other_q = clCreateCommandQueue(other, own_dev, 0, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    cl_uint rc = refcount_context(own_ctx);
+    ck_status(ocx_context_create_from_cl(own_ctx, own_dev, other_q, &ctx), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_uint_eq(refcount_context(own_ctx), rc); /* nothing leaked on the error path */
+
+    /* An out-of-order queue is refused (where the driver can make one). */
+    cl_command_queue ooo = clCreateCommandQueue(own_ctx, own_dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    if (err == CL_SUCCESS) {
+        ck_status(ocx_context_create_from_cl(own_ctx, own_dev, ooo, &ctx), OCX_ERR_INVALID_ARGUMENT);
+        clReleaseCommandQueue(ooo);
+    }
+
+    /* Buffers and streams of one context are refused by another. */
+    ocx_context *a = NULL, *b = NULL;
+    ck_ok(ocx_context_create_from_cl(own_ctx, own_dev, NULL, &a));
+    ck_ok(ocx_context_create_from_cl(other, own_dev, other_q, &b));
+    ocx_buffer *ba = NULL;
+    ck_ok(ocx_buffer_create(a, OCX_F32, 4, &ba));
+    float v[4] = {1, 2, 3, 4};
+    ck_status(ocx_buffer_write(b, NULL, ba, 0, 4, v, 0, NULL, NULL), OCX_ERR_CONTEXT_MISMATCH);
+    ck_status(ocx_stream_finish(b, ocx_context_stream(a)), OCX_ERR_CONTEXT_MISMATCH);
+    cl_mem m = clCreateBuffer(own_ctx, CL_MEM_READ_WRITE, 16, NULL, &err);
+    ocx_buffer *w = NULL;
+    ck_status(ocx_buffer_wrap(b, m, OCX_F32, 4, &w), OCX_ERR_CONTEXT_MISMATCH);
+    ck_status(ocx_buffer_wrap(a, m, OCX_F32, 5, &w), OCX_ERR_OUT_OF_RANGE); /* 20 bytes > 16 */
+    ck_status(ocx_buffer_wrap(a, NULL, OCX_F32, 1, &w), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(w);
+    clReleaseMemObject(m);
+    ocx_buffer_destroy(ba);
+    ocx_context_destroy(a);
+    ocx_context_destroy(b);
+    clReleaseCommandQueue(other_q);
+    clReleaseContext(other);
+}
+END_TEST
+
+START_TEST(test_buffer_outlives_context)
+{
+    /* Destroying a buffer after its context only releases its memory: no crash. */
+    ocx_context *ctx = NULL;
+    ocx_buffer *b = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, 64, &b));
+    ocx_context_destroy(ctx);
+    ocx_buffer_destroy(b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("context");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, own_setup, own_teardown);
+    tcase_add_test(core, test_create_destroy);
+    tcase_add_test(core, test_interop_retains_and_releases_once);
+    tcase_add_test(core, test_interop_own_queue_and_bad_arguments);
+    tcase_add_test(core, test_buffer_outlives_context);
+    suite_add_tcase(s, core);
+    return trun(s);
+}

@@ -1,2 +1,176 @@
+/* check_device — enumeration, every OCX_DEVICE form, bad specs, simulated limits, fingerprints. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "testutil.h"
-int main(void){return 0;}
+
+static size_t count;
+static ocx_device_info first;
+
+static void setup(void)
+{
+    unsetenv("OCX_DEVICE");
+    ck_ok(ocx_device_count(&count));
+    ck_assert_msg(count > 0, "no OpenCL device: CI must have one (PoCL)");
+    ck_ok(ocx_device_get_info(0, &first));
+}
+
+START_TEST(test_enumerate)
+{
+    for (size_t i = 0; i < count; i++) {
+        ocx_device_info d;
+        ck_ok(ocx_device_get_info(i, &d));
+        ck_assert_uint_eq(d.index, i);
+        ck_assert_uint_gt(strlen(d.name), 0);
+        ck_assert_uint_gt(d.compute_units, 0);
+        ck_assert_uint_gt(d.max_work_group_size, 0);
+        ck_assert_uint_gt(d.global_mem_bytes, 0);
+        ck_assert_uint_gt(d.local_mem_bytes, 0);
+        ck_assert_uint_eq(strlen(d.fingerprint), 16);
+        for (const char *p = d.normalized_name; *p; p++)
+            ck_assert_msg(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-',
+                          "normalized name '%s' has '%c'", d.normalized_name, *p);
+        ck_assert_msg(strncmp(d.normalized_name, "pthread-", 8) != 0, "PoCL prefix kept: %s", d.normalized_name);
+    }
+    ocx_device_info d;
+    ck_status(ocx_device_get_info(count, &d), OCX_ERR_NO_DEVICE);
+    ck_status(ocx_device_get_info(0, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_device_count(NULL), OCX_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
+START_TEST(test_fingerprint_stable)
+{
+    ocx_device_info again;
+    ck_ok(ocx_device_get_info(0, &again));
+    ck_assert_str_eq(first.fingerprint, again.fingerprint);
+    setenv("OCX_LIMIT_WG", "64", 1); /* limits change capabilities, not the device's identity */
+    ck_ok(ocx_device_get_info(0, &again));
+    unsetenv("OCX_LIMIT_WG");
+    ck_assert_str_eq(first.fingerprint, again.fingerprint);
+}
+END_TEST
+
+START_TEST(test_select_forms)
+{
+    size_t idx = 99;
+    ck_ok(ocx_device_select("0", &idx));
+    ck_assert_uint_eq(idx, 0);
+    char pd[32];
+    snprintf(pd, sizeof pd, "%u:%u", first.platform_index, first.device_index);
+    ck_ok(ocx_device_select(pd, &idx));
+    ck_assert_uint_eq(idx, 0);
+    const char *type = first.type == OCX_DEVICE_GPU ? "gpu" : first.type == OCX_DEVICE_CPU ? "CPU" : NULL;
+    if (type) {
+        ck_ok(ocx_device_select(type, &idx));
+        ocx_device_info d;
+        ck_ok(ocx_device_get_info(idx, &d));
+        ck_assert_int_eq(d.type, first.type);
+    }
+    /* Case-insensitive substrings of the name, the vendor and the platform name. */
+    char part[8];
+    snprintf(part, sizeof part, "%.5s", first.platform_name);
+    for (char *p = part; *p; p++) *p = (char)toupper((unsigned char)*p);
+    ck_ok(ocx_device_select(part, &idx));
+    ocx_device_info d;
+    ck_ok(ocx_device_get_info(idx, &d));
+    ck_assert_msg(strncasecmp(d.platform_name, part, strlen(part)) == 0, "'%s' chose %s", part, d.platform_name);
+    ck_ok(ocx_device_select(first.vendor, &idx));
+    /* The default is the first GPU, else the first device. */
+    ck_ok(ocx_device_select(NULL, &idx));
+    ck_ok(ocx_device_get_info(idx, &d));
+    if (d.type != OCX_DEVICE_GPU)
+        for (size_t i = 0; i < count; i++) {
+            ocx_device_info e;
+            ck_ok(ocx_device_get_info(i, &e));
+            ck_assert_int_ne(e.type, OCX_DEVICE_GPU);
+        }
+}
+END_TEST
+
+START_TEST(test_select_env_and_bad_specs)
+{
+    size_t idx = 0;
+    char num[16];
+    snprintf(num, sizeof num, "%zu", count - 1);
+    setenv("OCX_DEVICE", num, 1);
+    ck_ok(ocx_device_select(NULL, &idx));
+    ck_assert_uint_eq(idx, count - 1);
+    ck_ok(ocx_device_select("", &idx)); /* "" means: the environment */
+    ck_assert_uint_eq(idx, count - 1);
+
+    const char *bad[] = {"no-such-device-xyz", "999", "7:7", "1x:2", "accelerator-not"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_status(ocx_device_select(bad[i], &idx), OCX_ERR_NO_DEVICE);
+        ck_assert_msg(strstr(ocx_last_error(), bad[i]) != NULL, "message does not name '%s': %s", bad[i],
+                      ocx_last_error());
+        ck_assert_msg(strstr(ocx_last_error(), first.name) != NULL, "message does not list devices: %s",
+                      ocx_last_error());
+    }
+    setenv("OCX_DEVICE", "no-such-device-xyz", 1);
+    ocx_context *ctx = (ocx_context *)1;
+    ck_status(ocx_context_create(NULL, &ctx), OCX_ERR_NO_DEVICE);
+    ck_assert_ptr_null(ctx);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "OCX_DEVICE"));
+    /* An explicit spec wins over the environment. */
+    ck_ok(ocx_context_create("0", &ctx));
+    ocx_context_destroy(ctx);
+    unsetenv("OCX_DEVICE");
+    ck_status(ocx_device_select("x", NULL), OCX_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
+START_TEST(test_simulated_limits)
+{
+    setenv("OCX_LIMIT_WG", "64", 1);
+    setenv("OCX_LIMIT_LOCAL_MEM", "16384", 1);
+    setenv("OCX_DISABLE_FP16", "1", 1);
+    setenv("OCX_DISABLE_FP64", "1", 1);
+    ocx_device_info d;
+    ck_ok(ocx_device_get_info(0, &d));
+    ck_assert_uint_le(d.max_work_group_size, 64);
+    for (int i = 0; i < 3; i++) ck_assert_uint_le(d.max_work_item_sizes[i], 64);
+    ck_assert_uint_le(d.local_mem_bytes, 16384);
+    ck_assert_int_eq(d.has_fp16, 0);
+    ck_assert_int_eq(d.has_fp64, 0);
+    if (first.max_work_group_size > 64 || first.has_fp64 || first.local_mem_bytes > 16384) ck_assert_int_eq(d.limited, 1);
+
+    /* The context sees the same limits, and f64 becomes a clear "unsupported". */
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_device_info c;
+    ck_ok(ocx_context_device_info(ctx, &c));
+    ck_assert_uint_le(c.max_work_group_size, 64);
+    ocx_buffer *b = NULL;
+    ck_status(ocx_buffer_create(ctx, OCX_F64, 16, &b), OCX_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "f64"));
+    ck_ok(ocx_buffer_create(ctx, OCX_F16, 16, &b)); /* f16 storage stays available */
+    ocx_buffer_destroy(b);
+    ocx_context_destroy(ctx);
+    unsetenv("OCX_LIMIT_WG");
+    unsetenv("OCX_LIMIT_LOCAL_MEM");
+    unsetenv("OCX_DISABLE_FP16");
+    unsetenv("OCX_DISABLE_FP64");
+    ck_ok(ocx_device_get_info(0, &d));
+    ck_assert_uint_eq(d.max_work_group_size, first.max_work_group_size);
+    ck_assert_int_eq(d.limited, 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("device");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup, NULL);
+    tcase_add_test(core, test_enumerate);
+    tcase_add_test(core, test_fingerprint_stable);
+    tcase_add_test(core, test_select_forms);
+    tcase_add_test(core, test_select_env_and_bad_specs);
+    suite_add_tcase(s, core);
+    TCase *limits = tcase_create("limits");
+    tcase_add_checked_fixture(limits, setup, NULL);
+    tcase_add_test(limits, test_simulated_limits);
+    suite_add_tcase(s, limits);
+    return trun(s);
+}

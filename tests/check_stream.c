@@ -1,2 +1,112 @@
+/* check_stream — several in-order streams, wait lists ordering work across them, markers, events
+ * with profiling, bad arguments. */
 #include "testutil.h"
-int main(void){return 0;}
+
+START_TEST(test_wait_lists_order_two_streams)
+{
+    /* Stream A: write x, then a chain of element-wise ops (x = ((x+x)*x)-x …); stream B: z = x + y
+     * waiting only on A's last event. A correct z proves the order. */
+    const size_t n = 1 << 20;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
+    uint64_t seed = 17;
+    trand_fill(&seed, OCX_F32, x, NULL, n, 0.5, 1.5);
+    trand_fill(&seed, OCX_F32, y, NULL, n, -1, 1);
+    ocx_stream *a = NULL, *b = NULL;
+    ck_ok(ocx_stream_create(tctx, &a));
+    ck_ok(ocx_stream_create(tctx, &b));
+    ocx_buffer *bx = tpoisoned(OCX_F32, n), *by = tbuffer(OCX_F32, n, y), *bz = tpoisoned(OCX_F32, n);
+    ocx_buffer *tmp = tpoisoned(OCX_F32, n);
+    ocx_event e1 = NULL, e2 = NULL, e3 = NULL, e4 = NULL;
+    ck_ok(ocx_buffer_write_async(tctx, a, bx, 0, n, x, 0, NULL, &e1));
+    ck_ok(ocx_add(tctx, a, n, bx, bx, tmp, 0, NULL, NULL));   /* tmp = 2x */
+    ck_ok(ocx_mul(tctx, a, n, tmp, bx, tmp, 0, NULL, NULL));  /* tmp = 2x² */
+    ck_ok(ocx_sub(tctx, a, n, tmp, bx, bx, 0, NULL, &e2));    /* x = 2x² - x */
+    ck_ok(ocx_add(tctx, b, n, bx, by, bz, 1, &e2, &e3));      /* z = x + y, after e2 */
+    ck_ok(ocx_stream_marker(tctx, b, 1, &e3, &e4));
+    ck_ok(ocx_buffer_read(tctx, b, bz, 0, n, z, 1, &e4, NULL));
+    for (size_t i = 0; i < n; i++) {
+        float t = 2 * x[i];
+        t = t * x[i];
+        float want = (t - x[i]) + y[i];
+        ck_assert_msg(z[i] == want, "z[%zu] = %g, want %g", i, z[i], want);
+    }
+    uint64_t ns = 0;
+    ck_ok(ocx_event_elapsed_ns(e3, &ns));
+    ck_assert_uint_gt(ns, 0);
+    ocx_event_release(e1);
+    ocx_event_release(e2);
+    ocx_event_release(e3);
+    ocx_event_release(e4);
+    ck_ok(ocx_stream_finish(tctx, a));
+    ck_ok(ocx_stream_flush(tctx, b));
+    ck_ok(ocx_stream_finish(tctx, NULL));
+    ocx_stream_destroy(a);
+    ocx_stream_destroy(b);
+    ocx_buffer_destroy(bx);
+    ocx_buffer_destroy(by);
+    ocx_buffer_destroy(bz);
+    ocx_buffer_destroy(tmp);
+    free(x);
+    free(y);
+    free(z);
+}
+END_TEST
+
+START_TEST(test_nothing_blocks_until_asked)
+{
+    /* An operation waiting on a user event that has not fired stays queued: the call returns. */
+    cl_context c;
+    ck_ok(ocx_context_cl(tctx, &c, NULL));
+    cl_int err;
+    cl_event gate = clCreateUserEvent(c, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    float v[4] = {1, 2, 3, 4}, back[4] = {0};
+    ocx_buffer *b = tbuffer(OCX_F32, 4, v), *out = tpoisoned(OCX_F32, 4);
+    ocx_event done = NULL;
+    ck_ok(ocx_add(tctx, NULL, 4, b, b, out, 1, &gate, &done));
+    cl_int state = 0;
+    clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
+    ck_assert_int_gt(state, CL_COMPLETE); /* queued or submitted, not run */
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    ck_ok(ocx_buffer_read(tctx, NULL, out, 0, 4, back, 1, &done, NULL));
+    for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], 2 * v[i]);
+    ocx_event_release(done);
+    clReleaseEvent(gate);
+    ocx_buffer_destroy(b);
+    ocx_buffer_destroy(out);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+    ocx_stream *s = (ocx_stream *)1;
+    ck_status(ocx_stream_create(NULL, &s), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(s);
+    ck_status(ocx_stream_create(tctx, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_stream_finish(NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ocx_event ev = NULL;
+    ck_status(ocx_stream_marker(tctx, NULL, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_stream_marker(tctx, NULL, 2, NULL, &ev), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_event_wait(1, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_ok(ocx_event_wait(0, NULL));
+    uint64_t ns;
+    ck_status(ocx_event_elapsed_ns(NULL, &ns), OCX_ERR_INVALID_ARGUMENT);
+    ocx_event_release(NULL);
+    ocx_stream_destroy(NULL);
+    ocx_stream_destroy(ocx_context_stream(tctx)); /* ignored: the context owns it */
+    ck_ok(ocx_stream_finish(tctx, ocx_context_stream(tctx)));
+    ck_assert_ptr_null(ocx_stream_cl_queue(NULL));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("stream");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, tctx_setup, tctx_teardown);
+    tcase_add_test(core, test_wait_lists_order_two_streams);
+    tcase_add_test(core, test_nothing_blocks_until_asked);
+    tcase_add_test(core, test_bad_arguments);
+    suite_add_tcase(s, core);
+    return trun(s);
+}
