@@ -8,8 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -115,6 +123,7 @@ int bench_demo(bench *b)
     bench_random(x, n, -1, 1, 1);
     bench_random(y, n, -1, 1, 2);
     ocx_event ev = NULL;
+    double t0 = now_s();
     if (ocx_buffer_create(b->ctx, OCX_F32, n, &bx) || ocx_buffer_create(b->ctx, OCX_F32, n, &by) ||
         ocx_buffer_create(b->ctx, OCX_F32, n, &bz) || ocx_buffer_write(b->ctx, NULL, bx, 0, n, x, 0, NULL, NULL) ||
         ocx_buffer_write(b->ctx, NULL, by, 0, n, y, 0, NULL, NULL) ||
@@ -124,15 +133,20 @@ int bench_demo(bench *b)
         ocx_event_release(ev);
         goto out;
     }
+    double first = now_s() - t0;
     uint64_t ns = 0;
     ocx_event_elapsed_ns(ev, &ns);
     ocx_event_release(ev);
+    ocx_context_stats st;
+    ocx_context_get_stats(b->ctx, &st);
     size_t wrong = 0;
     for (size_t i = 0; i < n; i++)
         if (z[i] != x[i] + y[i]) wrong++;
     bad = wrong != 0;
     bench_note(b, "demo: ocx_add of %zu f32 elements on '%s': %zu wrong, kernel %.1f us (%.1f GB/s) — %s", n,
                b->info.name, wrong, ns / 1e3, ns ? 12.0 * n / ns : 0.0, bad ? "FAILED" : "OK");
+    bench_note(b, "demo: first result after %.1f ms (uploads, program %s, kernel, read back)", first * 1e3,
+               st.programs_from_disk ? "loaded from the binary cache" : st.programs_compiled ? "compiled" : "reused");
 out:
     ocx_buffer_destroy(bx);
     ocx_buffer_destroy(by);
