@@ -41,5 +41,6 @@ void bench_random(float *x, size_t n, float lo, float hi, unsigned seed);
 int bench_demo(bench *b);
 int bench_vector(bench *b);
 int bench_gemm(bench *b);
+int bench_transfer(bench *b);
 
 #endif

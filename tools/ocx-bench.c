@@ -1,5 +1,5 @@
 /* ocx-bench — measures ocx's operations on a device, beside a peer library where one is present.
- *   ocx-bench [demo|vector|gemm|all] [--quick] [--json] [--reps N] [--device SPEC]
+ *   ocx-bench [demo|vector|transfer|gemm|all] [--quick] [--json] [--reps N] [--device SPEC]
  * "demo" (the default with --quick from quickstart.sh) runs one kernel through the library and checks
  * its result against the host. Times come from OpenCL profiling events: the median of the repetitions
  * after one warm-up run. */
@@ -160,7 +160,7 @@ out:
 static int usage(int rc)
 {
     fprintf(rc ? stderr : stdout,
-            "usage: ocx-bench [demo|vector|gemm|all] [--quick] [--json] [--reps N] [--device SPEC]\n");
+            "usage: ocx-bench [demo|vector|transfer|gemm|all] [--quick] [--json] [--reps N] [--device SPEC]\n");
     return rc;
 }
 
@@ -200,8 +200,10 @@ int main(int argc, char **argv)
     int rc = 0, all = strcmp(what, "all") == 0;
     if (all || strcmp(what, "demo") == 0) rc |= bench_demo(&b);
     if (all || strcmp(what, "vector") == 0) rc |= bench_vector(&b);
+    if (all || strcmp(what, "transfer") == 0) rc |= bench_transfer(&b);
     if (all || strcmp(what, "gemm") == 0) rc |= bench_gemm(&b);
-    if (!all && strcmp(what, "demo") != 0 && strcmp(what, "vector") != 0 && strcmp(what, "gemm") != 0) {
+    if (!all && strcmp(what, "demo") != 0 && strcmp(what, "vector") != 0 && strcmp(what, "gemm") != 0 &&
+        strcmp(what, "transfer") != 0) {
         fprintf(stderr, "ocx-bench: unknown part '%s'\n", what);
         rc = 2;
     }

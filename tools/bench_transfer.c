@@ -1,0 +1,80 @@
+/* bench_transfer.c — host↔device transfers through ocx_buffer_write/read: direct from pageable
+ * memory (OCX_STAGING=0) against ocx's pinned staging path (OCX_STAGING=2), wall time of the
+ * blocking call. This is the measurement behind the library's default (OCX_STAGING=1: staged for
+ * large transfers to devices with their own memory). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+
+static double wall(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median wall time in ns of one blocking transfer of n floats; < 0 on failure. */
+static double time_transfer(bench *b, ocx_buffer *buf, float *host, size_t n, int write)
+{
+    double t[64];
+    int reps = b->reps < 64 ? b->reps : 64;
+    for (int r = -1; r < reps; r++) {
+        double t0 = wall();
+        ocx_status st = write ? ocx_buffer_write(b->ctx, NULL, buf, 0, n, host, 0, NULL, NULL)
+                              : ocx_buffer_read(b->ctx, NULL, buf, 0, n, host, 0, NULL, NULL);
+        if (st != OCX_OK) {
+            fprintf(stderr, "ocx-bench transfer: %s\n", ocx_last_error());
+            return -1;
+        }
+        if (r >= 0) t[r] = (wall() - t0) * 1e9;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp);
+    return t[reps / 2];
+}
+
+int bench_transfer(bench *b)
+{
+    size_t sizes[] = {(size_t)1 << 20, (size_t)1 << 24, (size_t)1 << 26};
+    size_t nsizes = b->quick ? 1 : 3;
+    int rc = 0;
+    bench_header(b, "host<->device transfers (blocking calls, wall time; GB/s of bytes moved)");
+    for (size_t si = 0; si < nsizes; si++) {
+        size_t n = sizes[si];
+        float *host = malloc(n * sizeof *host);
+        ocx_buffer *buf = NULL;
+        if (!host || ocx_buffer_create(b->ctx, OCX_F32, n, &buf) != OCX_OK) {
+            bench_note(b, "transfer: %zu floats do not fit", n);
+            free(host);
+            continue;
+        }
+        bench_random(host, n, -1, 1, 5);
+        char size[32];
+        snprintf(size, sizeof size, "%zuMiB", n * sizeof(float) >> 20);
+        for (int write = 1; write >= 0; write--) {
+            setenv("OCX_STAGING", "0", 1);
+            double direct = time_transfer(b, buf, host, n, write);
+            setenv("OCX_STAGING", "2", 1);
+            double staged = time_transfer(b, buf, host, n, write);
+            unsetenv("OCX_STAGING");
+            if (direct < 0 || staged < 0) {
+                rc = 1;
+                continue;
+            }
+            /* The "peer" column holds the direct (pageable) transfer: ours/x > 1 means staging wins. */
+            bench_row(b, "transfer", write ? "h2d-staged" : "d2h-staged", "f32", size, staged,
+                      (double)n * sizeof(float), 0, "pageable", direct);
+        }
+        ocx_buffer_destroy(buf);
+        free(host);
+    }
+    return rc;
+}

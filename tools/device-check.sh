@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# device-check.sh BUILD_DIR [OUT_DIR] — on a machine with a real GPU: run the Check suites on it,
+# time the first result of a fresh process with a cold and a warm binary cache, and run ocx-bench.
+# OCX_DEVICE chooses the device (default: the first GPU). Logs go to OUT_DIR (default: .).
+set -u
+build=$(cd "${1:?usage: device-check.sh BUILD_DIR [OUT_DIR]}" && pwd)
+out=${2:-.}
+mkdir -p "$out"
+export OCX_DEVICE=${OCX_DEVICE:-gpu}
+export OCX_TEST_TOOLS="$build/tools" CK_DEFAULT_TIMEOUT=600
+"$build/tools/ocx-info" | tee "$out/info.txt"
+
+echo "== Check suites on $OCX_DEVICE"
+fails=0
+for t in "$build"/tests/check_*; do
+  case $(basename "$t") in *.*) continue ;; esac; [ -x "$t" ] || continue
+  name=$(basename "$t")
+  export OCX_CACHE_DIR=$(mktemp -d)
+  if timeout 900 "$t" > "$out/$name.log" 2>&1; then r=PASS; else r=FAIL; fails=$((fails + 1)); fi
+  echo "$r: $name $(grep -o '[0-9]*%: Checks.*' "$out/$name.log")"
+  [ $r = FAIL ] && grep -E ':[EF]:' "$out/$name.log" | head -5
+  rm -rf "$OCX_CACHE_DIR"
+done
+
+echo "== first result of a fresh process: cold vs warm binary cache"
+export OCX_CACHE_DIR=$(mktemp -d)
+for run in cold warm warm; do
+  echo -n "$run: "; "$build/tools/ocx-bench" demo | grep "first result"
+done
+rm -rf "$OCX_CACHE_DIR"
+unset OCX_CACHE_DIR
+echo "== ocx-bench ${BENCH_PARTS:-all}"
+"$build/tools/ocx-bench" ${BENCH_PARTS:-all} | tee "$out/bench.txt"
+echo "== $fails suite(s) failed"
+exit $((fails > 0))
