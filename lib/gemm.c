@@ -1,3 +1,412 @@
-/* gemm.c — GEMM (work in progress, issue #4). */
+/* gemm.c — matrix multiply (host side) and the "gemm" kernel family (cl/gemm.cl, cl/gemm_direct.cl).
+ *
+ * Every call goes: check the arguments → map the layout and transposes onto element strides (a
+ * column-major product is computed as its row-major transpose, so C's rows are always contiguous
+ * for the kernel) → pick the direct or the tiled kernel by size → parameters → one launch with the
+ * batch in the third dimension of the NDRange. */
 #include "config.h"
 #include "ocx_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Parameters of both GEMM kernels; see the headers of cl/gemm.cl and cl/gemm_direct.cl.
+ * GPU defaults: 128x128 work-group tiles, 256 work-items with 8x8 register tiles (the shape that
+ * wins on large NVIDIA and AMD parts). CPU (PoCL): a work-group runs on one thread, so small
+ * work-groups with wide vectors along N; the tile of one work-group stays inside L1/L2. */
+enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_DWGN, P_DWGM, P_DIRECT, P_COUNT };
+static const ocx__param_def gemm_params[P_COUNT] = {
+    /* name      gpu   cpu   min  max   pow2 */
+    {"MWG", 128, 64, 1, 256, 1},
+    {"NWG", 128, 64, 1, 256, 1},
+    {"KWG", 16, 32, 1, 64, 1},
+    {"MDIMC", 16, 8, 1, 64, 1},
+    {"NDIMC", 16, 8, 1, 64, 1},
+    {"VWM", 4, 1, 1, 8, 1},
+    {"VWN", 4, 8, 1, 8, 1},
+    {"STAGE", 2, 2, 1, 2, 0},   /* 2: local memory, double-buffered; 1: no local memory */
+    {"DWGN", 16, 16, 1, 256, 1},
+    {"DWGM", 8, 4, 1, 256, 1},
+    {"DIRECT", 256, 96, 1, 4096, 0}, /* direct kernel when M*N*K <= DIRECT^3 */
+};
+
+/* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
+ * the family is checked with the larger f32 size so one parameter set serves both. */
+static size_t arith_bytes(ocx_dtype dtype) { return dtype == OCX_F64 ? 8 : 4; }
+
+static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
+{
+    size_t wg = (size_t)v[P_MDIMC] * (size_t)v[P_NDIMC];
+    if (v[P_MWG] % (v[P_MDIMC] * v[P_VWM])) return "MWG must be a multiple of MDIMC*VWM";
+    if (v[P_NWG] % (v[P_NDIMC] * v[P_VWN])) return "NWG must be a multiple of NDIMC*VWN";
+    if (wg > dev->max_work_group_size || wg > dev->max_work_item_sizes[0])
+        return "MDIMC*NDIMC exceeds the device's work-group size";
+    if ((v[P_MWG] / v[P_MDIMC]) * (v[P_NWG] / v[P_NDIMC]) > 256) return "register tile above 256 elements";
+    if (v[P_STAGE] == 2) {
+        if ((size_t)(v[P_MWG] * v[P_KWG]) % wg || (size_t)(v[P_KWG] * v[P_NWG]) % wg)
+            return "the A and B slices (MWG*KWG, KWG*NWG) must divide among MDIMC*NDIMC work-items";
+        size_t bytes = 2 * (size_t)v[P_KWG] * (size_t)(v[P_MWG] + v[P_VWM] + v[P_NWG] + v[P_VWN]) * arith_bytes(dtype);
+        if (bytes > dev->local_mem_bytes) return "the double-buffered slices exceed the device's local memory";
+    }
+    size_t dwg = (size_t)v[P_DWGN] * (size_t)v[P_DWGM];
+    if (dwg > dev->max_work_group_size || (size_t)v[P_DWGN] > dev->max_work_item_sizes[0] ||
+        (size_t)v[P_DWGM] > dev->max_work_item_sizes[1])
+        return "DWGN*DWGM exceeds the device's work-group size";
+    return NULL;
+}
+
+const ocx__family ocx__family_gemm = {"gemm", "gemm", P_COUNT, gemm_params, gemm_invalid};
+
+/* Developer knob for tuning by hand and for ocx-bench: OCX_GEMM_PARAMS="MWG=64,KWG=32,…" overrides
+ * parameters after the defaults; a set the family rejects is an error, never a failed build. */
+static ocx_status params_override(const ocx_context *ctx, ocx_dtype dtype, ocx__params *p)
+{
+    const char *env = getenv("OCX_GEMM_PARAMS");
+    if (!env || !*env) return OCX_OK;
+    const char *s = env;
+    while (*s) {
+        char name[32];
+        size_t len = 0;
+        while (*s && *s != '=' && *s != ',' && len + 1 < sizeof name) name[len++] = *s++;
+        name[len] = 0;
+        OCX__FAIL_IF(*s != '=', OCX_ERR_INVALID_ARGUMENT, "OCX_GEMM_PARAMS: expected NAME=VALUE near '%s'", name);
+        char *end;
+        long value = strtol(s + 1, &end, 10);
+        unsigned i = 0;
+        while (i < P_COUNT && strcmp(gemm_params[i].name, name) != 0) i++;
+        OCX__FAIL_IF(i == P_COUNT || end == s + 1, OCX_ERR_INVALID_ARGUMENT, "OCX_GEMM_PARAMS: bad entry '%s'", name);
+        OCX__FAIL_IF(value < gemm_params[i].min || value > gemm_params[i].max, OCX_ERR_INVALID_ARGUMENT,
+                     "OCX_GEMM_PARAMS: %s=%ld outside [%d, %d]", name, value, gemm_params[i].min,
+                     gemm_params[i].max);
+        p->v[i] = (int)value;
+        s = end;
+        if (*s == ',') s++;
+    }
+    const char *why = gemm_invalid(p->v, &ctx->info, dtype);
+    OCX__FAIL_IF(why, OCX_ERR_INVALID_ARGUMENT, "OCX_GEMM_PARAMS=%s: %s", env, why);
+    p->origin = "OCX_GEMM_PARAMS";
+    return OCX_OK;
+}
+
+/* One stored matrix: rows x cols in `layout` with leading dimension ld. Its span (elements from the
+ * first to one past the last touched, relative to the offset) and its strides. */
+typedef struct mat {
+    const char *name;
+    const ocx_buffer *buf;
+    size_t rows, cols, ld;
+    size_t span;
+} mat;
+
+static ocx_status mat_check_shape(mat *x, ocx_layout layout)
+{
+    size_t need = layout == OCX_ROW_MAJOR ? x->cols : x->rows;
+    if (need < 1) need = 1;
+    OCX__FAIL_IF(x->ld < need, OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: ld%s = %zu is below the minimum %zu (%s, %zu x %zu)",
+                 x->name, x->ld, need, layout == OCX_ROW_MAJOR ? "row-major" : "column-major", x->rows, x->cols);
+    size_t outer = layout == OCX_ROW_MAJOR ? x->rows : x->cols, inner = layout == OCX_ROW_MAJOR ? x->cols : x->rows;
+    x->span = 0;
+    if (outer && inner) {
+        OCX__FAIL_IF(outer - 1 > (SIZE_MAX - inner) / x->ld, OCX_ERR_OUT_OF_RANGE, "ocx_gemm: %s overflows size_t",
+                     x->name);
+        x->span = (outer - 1) * x->ld + inner;
+    }
+    return OCX_OK;
+}
+
+/* Checks that the matrix at element offset `off` lies inside its buffer. */
+static ocx_status mat_check_at(const ocx_context *ctx, const mat *x, size_t off, size_t entry)
+{
+    if (x->span == 0) return ocx__check_range(ctx, x->buf, x->name, off, 0, 1);
+    OCX__FAIL_IF(off > SIZE_MAX - x->span || off + x->span > x->buf->length, OCX_ERR_OUT_OF_RANGE,
+                 "ocx_gemm: %s (batch entry %zu) needs elements [%zu, %zu) but the buffer has %zu", x->name, entry,
+                 off, off + x->span, x->buf->length);
+    return OCX_OK;
+}
+
+/* The batch: either arrays of offsets or base + i*stride. */
+typedef struct batch_offs {
+    const size_t *arr;
+    size_t base, stride;
+} batch_offs;
+static size_t entry_off(const batch_offs *o, size_t i) { return o->arr ? o->arr[i] : o->base + i * o->stride; }
+
+/* Element range [lo, hi) covered by all batch entries of a matrix. */
+static void batch_range(const batch_offs *o, const mat *x, size_t batch, size_t *lo, size_t *hi)
+{
+    *lo = SIZE_MAX;
+    *hi = 0;
+    for (size_t i = 0; i < batch; i++) {
+        size_t off = entry_off(o, i);
+        if (off < *lo) *lo = off;
+        if (off + x->span > *hi) *hi = off + x->span;
+        if (!o->arr && batch > 1) { /* linear: the first and the last entries bound the rest */
+            size_t last = entry_off(o, batch - 1);
+            if (last < *lo) *lo = last;
+            if (last + x->span > *hi) *hi = last + x->span;
+            break;
+        }
+    }
+}
+
+/* C must not share memory with A or B, nor one C entry with another. The whole ranges are compared
+ * first; only when they meet are the entries compared pair by pair (up to a bound). */
+static ocx_status check_aliasing(const mat *c, const batch_offs *oc, const mat *x, const batch_offs *ox, size_t batch,
+                                 int same)
+{
+    if (c->span == 0 || x->span == 0 || c->buf->mem != x->buf->mem) return OCX_OK;
+    if (!same) {
+        size_t clo, chi, xlo, xhi;
+        batch_range(oc, c, batch, &clo, &chi);
+        batch_range(ox, x, batch, &xlo, &xhi);
+        if (!ocx__overlap(c->buf, clo, chi - clo, x->buf, xlo, xhi - xlo)) return OCX_OK;
+    }
+    OCX__FAIL_IF(batch > 2048, OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_gemm: c and %s share memory (batches above 2048 entries must keep them apart)", x->name);
+    for (size_t i = 0; i < batch; i++)
+        for (size_t j = same ? i + 1 : 0; j < batch; j++)
+            OCX__FAIL_IF(ocx__overlap(c->buf, entry_off(oc, i), c->span, x->buf, entry_off(ox, j), x->span),
+                         OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: c (batch entry %zu) overlaps %s (batch entry %zu)", i,
+                         same ? "c" : x->name, j);
+    return OCX_OK;
+}
+
+/* Strides of op(X)(r, c) for a matrix stored in `layout` with leading dimension ld. */
+static void op_strides(ocx_layout layout, ocx_op op, size_t ld, size_t *sr, size_t *sc)
+{
+    int rowwise = (layout == OCX_ROW_MAJOR) == (op == OCX_OP_N);
+    *sr = rowwise ? ld : 1;
+    *sc = rowwise ? 1 : ld;
+}
+
+static int dtype_code(ocx_dtype d) { return d == OCX_F16 ? 1 : d == OCX_F64 ? 2 : 0; }
+
+/* The scalar as the kernels take it: double for f64, float otherwise. */
+static ocx__arg scalar_arg(ocx_dtype dtype, const double *value, float *f32)
+{
+    *f32 = (float)*value;
+    if (dtype == OCX_F64) return (ocx__arg){OCX__ARG_VALUE, sizeof(cl_double), value};
+    return (ocx__arg){OCX__ARG_VALUE, sizeof(cl_float), f32};
+}
+
+static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb, size_t m,
+                            size_t n, size_t k, double alpha, const ocx_buffer *a, batch_offs oa, size_t lda,
+                            const ocx_buffer *b, batch_offs ob, size_t ldb, double beta, ocx_buffer *c,
+                            batch_offs oc, size_t ldc, size_t batch, ocx_gemm_compute compute, size_t num_wait,
+                            const ocx_event *wait, ocx_event *event)
+{
+    if (event) *event = NULL;
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FORWARD(ocx__check_wait(num_wait, wait));
+    OCX__FAIL_IF(layout != OCX_ROW_MAJOR && layout != OCX_COL_MAJOR, OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_gemm: layout %d is neither OCX_ROW_MAJOR nor OCX_COL_MAJOR", (int)layout);
+    OCX__FAIL_IF(opa != OCX_OP_N && opa != OCX_OP_T, OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: opa %d is not N or T", (int)opa);
+    OCX__FAIL_IF(opb != OCX_OP_N && opb != OCX_OP_T, OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: opb %d is not N or T", (int)opb);
+    OCX__FAIL_IF(compute != OCX_COMPUTE_DEFAULT && compute != OCX_COMPUTE_F16, OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_gemm: unknown compute mode %d", (int)compute);
+    OCX__FORWARD(ocx__check_float(ctx, a, "a"));
+    OCX__FORWARD(ocx__check_dtype(b, "b", a->dtype));
+    OCX__FAIL_IF(!c, OCX_ERR_INVALID_ARGUMENT, "c: buffer is NULL");
+    if (a->dtype == OCX_F16) {
+        OCX__FAIL_IF(c->dtype != OCX_F16 && c->dtype != OCX_F32, OCX_ERR_DTYPE,
+                     "c: buffer is %s; f16 inputs give an f16 or f32 result", ocx_dtype_name(c->dtype));
+    } else {
+        OCX__FORWARD(ocx__check_dtype(c, "c", a->dtype));
+    }
+    if (compute == OCX_COMPUTE_F16) {
+        OCX__FAIL_IF(a->dtype != OCX_F16 || c->dtype != OCX_F16, OCX_ERR_DTYPE,
+                     "ocx_gemm: OCX_COMPUTE_F16 takes f16 A, B and C (got %s and %s)", ocx_dtype_name(a->dtype),
+                     ocx_dtype_name(c->dtype));
+        OCX__FAIL_IF(!ctx->info.has_fp16, OCX_ERR_UNSUPPORTED,
+                     "ocx_gemm: native f16 arithmetic needs cl_khr_fp16, which device '%s' does not have%s",
+                     ctx->info.name, ctx->info.limited ? " (or OCX_DISABLE_FP16 is set)" : "");
+    }
+
+    mat ma = {"a", a, opa == OCX_OP_N ? m : k, opa == OCX_OP_N ? k : m, lda, 0};
+    mat mb = {"b", b, opb == OCX_OP_N ? k : n, opb == OCX_OP_N ? n : k, ldb, 0};
+    mat mc = {"c", c, m, n, ldc, 0};
+    OCX__FORWARD(mat_check_shape(&ma, layout));
+    OCX__FORWARD(mat_check_shape(&mb, layout));
+    OCX__FORWARD(mat_check_shape(&mc, layout));
+    if (batch > 0 && !oa.arr) {
+        /* Strided: the first and the last entries bound the others. */
+        size_t last = batch - 1;
+        const batch_offs *os[3] = {&oa, &ob, &oc};
+        const mat *ms[3] = {&ma, &mb, &mc};
+        for (int i = 0; i < 3; i++) {
+            OCX__FAIL_IF(last && os[i]->stride > (SIZE_MAX - os[i]->base) / last, OCX_ERR_OUT_OF_RANGE,
+                         "ocx_gemm: %s: %zu entries of stride %zu overflow size_t", ms[i]->name, batch, os[i]->stride);
+            OCX__FORWARD(mat_check_at(ctx, ms[i], os[i]->base, 0));
+            OCX__FORWARD(mat_check_at(ctx, ms[i], os[i]->base + last * os[i]->stride, last));
+        }
+        OCX__FAIL_IF(batch > 1 && mc.span > 0 && oc.stride < mc.span, OCX_ERR_INVALID_ARGUMENT,
+                     "ocx_gemm: stridec = %zu is below the %zu elements one C spans: the C matrices would overlap",
+                     oc.stride, mc.span);
+    } else if (batch > 0) {
+        OCX__FAIL_IF(!oa.arr || !ob.arr || !oc.arr, OCX_ERR_INVALID_ARGUMENT, "ocx_gemm_batched: an offset array is NULL");
+        for (size_t i = 0; i < batch; i++) {
+            OCX__FORWARD(mat_check_at(ctx, &ma, oa.arr[i], i));
+            OCX__FORWARD(mat_check_at(ctx, &mb, ob.arr[i], i));
+            OCX__FORWARD(mat_check_at(ctx, &mc, oc.arr[i], i));
+        }
+    } else {
+        OCX__FORWARD(ocx__check_range(ctx, a, "a", 0, 0, 1));
+        OCX__FORWARD(ocx__check_range(ctx, b, "b", 0, 0, 1));
+        OCX__FORWARD(ocx__check_range(ctx, c, "c", 0, 0, 1));
+    }
+    if (batch > 0) {
+        OCX__FORWARD(check_aliasing(&mc, &oc, &ma, &oa, batch, 0));
+        OCX__FORWARD(check_aliasing(&mc, &oc, &mb, &ob, batch, 0));
+        if (oc.arr) OCX__FORWARD(check_aliasing(&mc, &oc, &mc, &oc, batch, 1));
+    }
+
+    /* Nothing to compute: an empty launch is a marker after the wait list. */
+    int no_product = k == 0 || alpha == 0.0;
+    ocx__launch_desc empty = {"gemm_direct", "", "gemm_direct", 1, {0}, {0}, 0, NULL};
+    if (m == 0 || n == 0 || batch == 0 || (no_product && beta == 1.0))
+        return ocx__launch(ctx, stream, &empty, num_wait, wait, event);
+    if (no_product) k = 0; /* C = beta*C: A and B are not read */
+
+    /* Row-major view of the problem: op(A)(i, l) at sam*i + sak*l, op(B)(l, j) at sbk*l + sbn*j. A
+     * column-major C is the row-major C^T = op(B)^T op(A)^T: swap the operands and M with N. */
+    size_t sam, sak, sbk, sbn;
+    op_strides(layout, opa, lda, &sam, &sak);
+    op_strides(layout, opb, ldb, &sbk, &sbn);
+    const ocx_buffer *ka = a, *kb = b;
+    batch_offs koa = oa, kob = ob;
+    size_t km = m, kn = n;
+    if (layout == OCX_COL_MAJOR) {
+        size_t t0 = sam, t1 = sak;
+        sam = sbn;
+        sak = sbk;
+        sbk = t1;
+        sbn = t0;
+        ka = b;
+        kb = a;
+        koa = ob;
+        kob = oa;
+        km = n;
+        kn = m;
+    }
+
+    ocx__params p;
+    OCX__FORWARD(ocx__params_get(ctx, &ocx__family_gemm, a->dtype, &p));
+    OCX__FORWARD(params_override(ctx, a->dtype, &p));
+    char options[512];
+    ocx__dtype_defines(ctx, a->dtype, options, sizeof options);
+    size_t ol = strlen(options);
+    snprintf(options + ol, sizeof options - ol, " -DCTYPE=%d -DNATIVE_F16=%d", dtype_code(c->dtype),
+             compute == OCX_COMPUTE_F16);
+    /* Every parameter but DIRECT (host-only: it must not force a rebuild) becomes a -D define. */
+    for (unsigned i = 0; i < P_COUNT; i++) {
+        if (i == P_DIRECT) continue;
+        ol = strlen(options);
+        snprintf(options + ol, sizeof options - ol, " -D%s=%d", gemm_params[i].name, p.v[i]);
+    }
+
+    double direct = (double)p.v[P_DIRECT];
+    int use_direct = k == 0 || (double)km * (double)kn * (double)k <= direct * direct * direct;
+
+    /* Offsets per batch entry, when given as arrays, go to the device in a small read-only buffer
+     * (copied at creation; OpenCL keeps it alive until the kernel is done with it). */
+    cl_mem offs = NULL;
+    if (koa.arr) {
+        cl_ulong *host = malloc(3 * batch * sizeof *host);
+        OCX__FAIL_IF(!host, OCX_ERR_OUT_OF_MEMORY, "ocx_gemm_batched: %zu offsets", 3 * batch);
+        for (size_t i = 0; i < batch; i++) {
+            host[3 * i] = ka->offset + koa.arr[i];
+            host[3 * i + 1] = kb->offset + kob.arr[i];
+            host[3 * i + 2] = c->offset + oc.arr[i];
+        }
+        cl_int err;
+        offs = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 3 * batch * sizeof *host, host, &err);
+        free(host);
+        if (err != CL_SUCCESS) return ocx__cl_error(err, "ocx_gemm_batched: offset buffer");
+    }
+
+    float a32, b32;
+    ocx__arg args[] = {OCX__ARG_U64(km),
+                       OCX__ARG_U64(kn),
+                       OCX__ARG_U64(k),
+                       scalar_arg(a->dtype, &alpha, &a32),
+                       scalar_arg(a->dtype, &beta, &b32),
+                       OCX__ARG_MEM(ka),
+                       OCX__ARG_U64(ka->offset + (koa.arr ? 0 : koa.base)),
+                       OCX__ARG_U64(sam),
+                       OCX__ARG_U64(sak),
+                       OCX__ARG_U64(koa.arr ? 0 : koa.stride),
+                       OCX__ARG_MEM(kb),
+                       OCX__ARG_U64(kb->offset + (kob.arr ? 0 : kob.base)),
+                       OCX__ARG_U64(sbk),
+                       OCX__ARG_U64(sbn),
+                       OCX__ARG_U64(kob.arr ? 0 : kob.stride),
+                       OCX__ARG_MEM(c),
+                       OCX__ARG_U64(c->offset + (oc.arr ? 0 : oc.base)),
+                       OCX__ARG_U64(ldc),
+                       OCX__ARG_U64(oc.arr ? 0 : oc.stride),
+                       {OCX__ARG_VALUE, sizeof(cl_mem), &offs},
+                       OCX__ARG_I32(offs != NULL)};
+    ocx__launch_desc d;
+    if (use_direct) {
+        size_t gn = (size_t)p.v[P_DWGN], gm = (size_t)p.v[P_DWGM];
+        d = (ocx__launch_desc){"gemm_direct", options, "gemm_direct", 3,
+                               {ocx__round_up(kn, gn), ocx__round_up(km, gm), batch}, {gn, gm, 1},
+                               sizeof args / sizeof *args, args};
+    } else {
+        size_t wg = (size_t)p.v[P_MDIMC] * (size_t)p.v[P_NDIMC];
+        d = (ocx__launch_desc){"gemm", options, "gemm_tiled", 3,
+                               {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), batch},
+                               {wg, 1, 1}, sizeof args / sizeof *args, args};
+    }
+    ocx_status st = ocx__launch(ctx, stream, &d, num_wait, wait, event);
+    if (offs) clReleaseMemObject(offs);
+    return st;
+}
+
+ocx_status ocx_gemm_ex(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb, size_t m,
+                       size_t n, size_t k, double alpha, const ocx_buffer *a, size_t offa, size_t lda, size_t stridea,
+                       const ocx_buffer *b, size_t offb, size_t ldb, size_t strideb, double beta, ocx_buffer *c,
+                       size_t offc, size_t ldc, size_t stridec, size_t batch, ocx_gemm_compute compute,
+                       size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return gemm_core(ctx, stream, layout, opa, opb, m, n, k, alpha, a, (batch_offs){NULL, offa, stridea}, lda, b,
+                     (batch_offs){NULL, offb, strideb}, ldb, beta, c, (batch_offs){NULL, offc, stridec}, ldc, batch,
+                     compute, num_wait, wait, event);
+}
+
+ocx_status ocx_gemm_strided_batched(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb,
+                                    size_t m, size_t n, size_t k, double alpha, const ocx_buffer *a, size_t offa,
+                                    size_t lda, size_t stridea, const ocx_buffer *b, size_t offb, size_t ldb,
+                                    size_t strideb, double beta, ocx_buffer *c, size_t offc, size_t ldc,
+                                    size_t stridec, size_t batch, size_t num_wait, const ocx_event *wait,
+                                    ocx_event *event)
+{
+    return ocx_gemm_ex(ctx, stream, layout, opa, opb, m, n, k, alpha, a, offa, lda, stridea, b, offb, ldb, strideb,
+                       beta, c, offc, ldc, stridec, batch, OCX_COMPUTE_DEFAULT, num_wait, wait, event);
+}
+
+ocx_status ocx_gemm(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb, size_t m,
+                    size_t n, size_t k, double alpha, const ocx_buffer *a, size_t offa, size_t lda,
+                    const ocx_buffer *b, size_t offb, size_t ldb, double beta, ocx_buffer *c, size_t offc,
+                    size_t ldc, size_t num_wait, const ocx_event *wait, ocx_event *event)
+{
+    return ocx_gemm_ex(ctx, stream, layout, opa, opb, m, n, k, alpha, a, offa, lda, 0, b, offb, ldb, 0, beta, c,
+                       offc, ldc, 0, 1, OCX_COMPUTE_DEFAULT, num_wait, wait, event);
+}
+
+ocx_status ocx_gemm_batched(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb,
+                            size_t m, size_t n, size_t k, double alpha, const ocx_buffer *a, const size_t *offa,
+                            size_t lda, const ocx_buffer *b, const size_t *offb, size_t ldb, double beta,
+                            ocx_buffer *c, const size_t *offc, size_t ldc, size_t batch, size_t num_wait,
+                            const ocx_event *wait, ocx_event *event)
+{
+    if (event) *event = NULL;
+    OCX__FAIL_IF(batch > 0 && (!offa || !offb || !offc), OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_gemm_batched: an offset array is NULL");
+    /* batch = 0: the arrays are not read; the strided path handles the rest. */
+    if (batch == 0)
+        return ocx_gemm_ex(ctx, stream, layout, opa, opb, m, n, k, alpha, a, 0, lda, 0, b, 0, ldb, 0, beta, c, 0,
+                           ldc, 0, 0, OCX_COMPUTE_DEFAULT, num_wait, wait, event);
+    return gemm_core(ctx, stream, layout, opa, opb, m, n, k, alpha, a, (batch_offs){offa, 0, 0}, lda, b,
+                     (batch_offs){offb, 0, 0}, ldb, beta, c, (batch_offs){offc, 0, 0}, ldc, batch,
+                     OCX_COMPUTE_DEFAULT, num_wait, wait, event);
+}

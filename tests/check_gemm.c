@@ -1,2 +1,473 @@
+/* check_gemm.c — GEMM against a double-precision host reference.
+ *
+ * Every case fills A, B and C (including the gaps that leading dimensions and offsets leave) with
+ * random non-zero values, runs the product, then checks every element of the C buffer: inside a C
+ * matrix against the reference within a bound derived from K and the dtypes, outside untouched. */
 #include "testutil.h"
-int main(void){return 0;}
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const size_t sizes[] = {1, 2, 3, 7, 17, 31, 33, 64, 65, 127, 129, 257};
+#define NSIZES (sizeof sizes / sizeof *sizes)
+static const double scalars[] = {0, 1, -1, 0.5};
+
+typedef enum { MODE_SINGLE, MODE_STRIDED, MODE_ARRAYS } gemm_mode;
+
+typedef struct gcase {
+    ocx_dtype in, out;
+    ocx_layout layout;
+    ocx_op opa, opb;
+    size_t m, n, k;
+    size_t lda_extra, ldb_extra, ldc_extra;
+    size_t offa, offb, offc;
+    double alpha, beta;
+    gemm_mode mode;
+    size_t batch;
+    int stride0_a; /* strided mode: all entries share one A */
+    int nan_c;     /* C starts as NaN (only meaningful with beta = 0) */
+    const char *kernel_env; /* OCX_GEMM_PARAMS for this case (NULL: defaults) */
+} gcase;
+
+static void describe(const gcase *g, char *buf, size_t cap)
+{
+    snprintf(buf, cap,
+             "%s->%s %s op%c%c m=%zu n=%zu k=%zu ld+(%zu,%zu,%zu) off(%zu,%zu,%zu) alpha=%g beta=%g mode=%d batch=%zu "
+             "nan_c=%d params=%s",
+             ocx_dtype_name(g->in), ocx_dtype_name(g->out), g->layout == OCX_ROW_MAJOR ? "row" : "col",
+             g->opa == OCX_OP_N ? 'N' : 'T', g->opb == OCX_OP_N ? 'N' : 'T', g->m, g->n, g->k, g->lda_extra,
+             g->ldb_extra, g->ldc_extra, g->offa, g->offb, g->offc, g->alpha, g->beta, (int)g->mode, g->batch, g->nan_c,
+             g->kernel_env ? g->kernel_env : "default");
+}
+
+/* Index of element (i, j) of a stored matrix. */
+static size_t at(ocx_layout layout, size_t ld, size_t i, size_t j)
+{
+    return layout == OCX_ROW_MAJOR ? i * ld + j : i + j * ld;
+}
+
+static size_t span(ocx_layout layout, size_t rows, size_t cols, size_t ld)
+{
+    if (!rows || !cols) return 0;
+    return layout == OCX_ROW_MAJOR ? (rows - 1) * ld + cols : (cols - 1) * ld + rows;
+}
+
+/* Runs one case; returns 0 when it passed, else fills why. */
+static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
+{
+    size_t ar = g->opa == OCX_OP_N ? g->m : g->k, ac = g->opa == OCX_OP_N ? g->k : g->m;
+    size_t br = g->opb == OCX_OP_N ? g->k : g->n, bc = g->opb == OCX_OP_N ? g->n : g->k;
+    size_t lda = (g->layout == OCX_ROW_MAJOR ? ac : ar) + g->lda_extra;
+    size_t ldb = (g->layout == OCX_ROW_MAJOR ? bc : br) + g->ldb_extra;
+    size_t ldc = (g->layout == OCX_ROW_MAJOR ? g->n : g->m) + g->ldc_extra;
+    if (lda < 1) lda = 1;
+    if (ldb < 1) ldb = 1;
+    if (ldc < 1) ldc = 1;
+    size_t sa = span(g->layout, ar, ac, lda), sb = span(g->layout, br, bc, ldb), sc = span(g->layout, g->m, g->n, ldc);
+    size_t batch = g->mode == MODE_SINGLE ? 1 : g->batch;
+    /* Entry i: strided entries are spaced by span + 3 (a gap the kernel must not touch); array
+     * entries go in reverse order to show the offsets are really taken from the array. */
+    size_t stra = g->stride0_a ? 0 : sa + 3, strb = sb + 3, strc = sc + 3;
+    size_t offa[8], offb[8], offc[8];
+    for (size_t i = 0; i < batch; i++) {
+        size_t slot = g->mode == MODE_ARRAYS ? batch - 1 - i : i;
+        offa[i] = g->offa + slot * stra;
+        offb[i] = g->offb + slot * strb;
+        offc[i] = g->offc + slot * strc;
+    }
+    size_t na = g->offa + (batch - 1) * stra + sa + 2, nb = g->offb + (batch - 1) * strb + sb + 2,
+           nc = g->offc + (batch - 1) * strc + sc + 2;
+    size_t ein = ocx_dtype_size(g->in), eout = ocx_dtype_size(g->out);
+    void *ha = malloc(na * ein), *hb = malloc(nb * ein), *hc = malloc(nc * eout);
+    double *ra = malloc(na * sizeof *ra), *rb = malloc(nb * sizeof *rb), *rc = malloc(nc * sizeof *rc);
+    trand_fill(rng, g->in, ha, ra, na, -1, 1);
+    trand_fill(rng, g->in, hb, rb, nb, -1, 1);
+    trand_fill(rng, g->out, hc, rc, nc, -1, 1);
+    if (g->nan_c)
+        for (size_t i = 0; i < nc; i++) {
+            tset(g->out, hc, i, NAN);
+            rc[i] = NAN;
+        }
+    ocx_buffer *A = tbuffer(g->in, na, ha), *B = tbuffer(g->in, nb, hb), *C = tbuffer(g->out, nc, hc);
+    if (g->kernel_env)
+        setenv("OCX_GEMM_PARAMS", g->kernel_env, 1);
+    else
+        unsetenv("OCX_GEMM_PARAMS");
+    ocx_event ev = NULL;
+    ocx_status st;
+    if (g->mode == MODE_SINGLE)
+        st = ocx_gemm(tctx, NULL, g->layout, g->opa, g->opb, g->m, g->n, g->k, g->alpha, A, g->offa, lda, B, g->offb,
+                      ldb, g->beta, C, g->offc, ldc, 0, NULL, &ev);
+    else if (g->mode == MODE_STRIDED)
+        st = ocx_gemm_strided_batched(tctx, NULL, g->layout, g->opa, g->opb, g->m, g->n, g->k, g->alpha, A, g->offa,
+                                      lda, stra, B, g->offb, ldb, strb, g->beta, C, g->offc, ldc, strc, batch, 0,
+                                      NULL, &ev);
+    else
+        st = ocx_gemm_batched(tctx, NULL, g->layout, g->opa, g->opb, g->m, g->n, g->k, g->alpha, A, offa, lda, B,
+                              offb, ldb, g->beta, C, offc, ldc, batch, 0, NULL, &ev);
+    unsetenv("OCX_GEMM_PARAMS");
+    int bad = 0;
+    if (st != OCX_OK) {
+        snprintf(why, cap, "status %s: %s", ocx_status_name(st), ocx_last_error());
+        bad = 1;
+    } else {
+        ck_ok(ocx_event_wait(1, &ev));
+        ocx_event_release(ev);
+        void *got = tread(C);
+        /* What each element of C must be: the reference inside the C matrices, the old value elsewhere. */
+        char *inside = calloc(nc, 1);
+        double u_acc = g->in == OCX_F64 ? tulp(OCX_F64) : tulp(OCX_F32);
+        double u_out = tulp(g->out), tiny = g->out == OCX_F16 ? ldexp(1, -25) : 0;
+        for (size_t e = 0; e < batch && !bad; e++)
+            for (size_t i = 0; i < g->m && !bad; i++)
+                for (size_t j = 0; j < g->n && !bad; j++) {
+                    double sum = 0, mag = 0;
+                    if (g->alpha != 0)
+                        for (size_t l = 0; l < g->k; l++) {
+                            double x = ra[offa[e] + (g->opa == OCX_OP_N ? at(g->layout, lda, i, l) : at(g->layout, lda, l, i))];
+                            double y = rb[offb[e] + (g->opb == OCX_OP_N ? at(g->layout, ldb, l, j) : at(g->layout, ldb, j, l))];
+                            sum += x * y;
+                            mag += fabs(x * y);
+                        }
+                    size_t ci = offc[e] + at(g->layout, ldc, i, j);
+                    inside[ci] = 1;
+                    double cold = rc[ci];
+                    double ref = g->alpha * sum + (g->beta != 0 ? g->beta * cold : 0);
+                    double bound = 2.0 * (double)(g->k + 2) * u_acc * (fabs(g->alpha) * mag + fabs(g->beta * (g->beta != 0 ? cold : 0))) +
+                                   u_out * fabs(ref) + tiny;
+                    double v = tvalue(g->out, got, ci);
+                    if (!(fabs(v - ref) <= bound)) {
+                        snprintf(why, cap, "entry %zu C(%zu,%zu) = %.9g, expected %.9g (bound %.3g)", e, i, j, v, ref,
+                                 bound);
+                        bad = 1;
+                    }
+                }
+        for (size_t i = 0; i < nc && !bad; i++) {
+            if (inside[i]) continue;
+            double v = tvalue(g->out, got, i);
+            if (!(v == rc[i] || (isnan(v) && isnan(rc[i])))) {
+                snprintf(why, cap, "element %zu outside every C matrix changed: %.9g (was %.9g)", i, v, rc[i]);
+                bad = 1;
+            }
+        }
+        free(inside);
+        free(got);
+    }
+    ocx_buffer_destroy(A);
+    ocx_buffer_destroy(B);
+    ocx_buffer_destroy(C);
+    free(ha), free(hb), free(hc), free(ra), free(rb), free(rc);
+    return bad;
+}
+
+static void check_case(const gcase *g, uint64_t seed, uint64_t *rng)
+{
+    char why[512] = "", desc[512];
+    if (run_case(g, rng, why, sizeof why)) {
+        describe(g, desc, sizeof desc);
+        ck_abort_msg("seed %llu: %s: %s", (unsigned long long)seed, desc, why);
+    }
+}
+
+static uint64_t test_seed(void)
+{
+    const char *s = getenv("OCX_TEST_SEED");
+    return s ? strtoull(s, NULL, 0) : 0x5eed0000ull + (uint64_t)time(NULL);
+}
+
+/* The dtype pairs: f32, f16 → f16, f16 → f32, f64 (where the device has it). */
+static void pick_dtypes(uint64_t *rng, ocx_dtype *in, ocx_dtype *out)
+{
+    for (;;) {
+        switch (trand_next(rng) % 4) {
+        case 0: *in = OCX_F32, *out = OCX_F32; break;
+        case 1: *in = OCX_F16, *out = OCX_F16; break;
+        case 2: *in = OCX_F16, *out = OCX_F32; break;
+        default: *in = OCX_F64, *out = OCX_F64; break;
+        }
+        if (tdtype_ok(*in)) return;
+    }
+}
+
+/* A random case over the size list; `combo` chooses how the kernel is forced. */
+static gcase random_case(uint64_t *rng, int combo)
+{
+    gcase g;
+    memset(&g, 0, sizeof g);
+    pick_dtypes(rng, &g.in, &g.out);
+    g.layout = trand_next(rng) % 2 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+    g.opa = trand_next(rng) % 2 ? OCX_OP_T : OCX_OP_N;
+    g.opb = trand_next(rng) % 2 ? OCX_OP_T : OCX_OP_N;
+    g.m = sizes[trand_next(rng) % NSIZES];
+    g.n = sizes[trand_next(rng) % NSIZES];
+    g.k = sizes[trand_next(rng) % NSIZES];
+    /* Keep the host reference cheap: at most one dimension of 257. */
+    if (g.m == 257 && g.n == 257) g.n = 129;
+    g.lda_extra = trand_next(rng) % 3 == 0 ? trand_next(rng) % 5 : 0;
+    g.ldb_extra = trand_next(rng) % 3 == 0 ? trand_next(rng) % 5 : 0;
+    g.ldc_extra = trand_next(rng) % 3 == 0 ? trand_next(rng) % 5 : 0;
+    g.offa = trand_next(rng) % 4 == 0 ? trand_next(rng) % 7 : 0;
+    g.offb = trand_next(rng) % 4 == 0 ? trand_next(rng) % 7 : 0;
+    g.offc = trand_next(rng) % 4 == 0 ? trand_next(rng) % 7 : 0;
+    g.alpha = scalars[trand_next(rng) % 4];
+    g.beta = scalars[trand_next(rng) % 4];
+    if (g.alpha == 0 && trand_next(rng) % 2) g.alpha = 1; /* mostly real products */
+    g.nan_c = g.beta == 0 && trand_next(rng) % 2;
+    g.mode = MODE_SINGLE;
+    g.batch = 1;
+    /* Alternate: the size threshold's choice, the direct kernel forced, the tiled kernel forced. */
+    static const char *envs[] = {NULL, "DIRECT=4096", "DIRECT=1"};
+    g.kernel_env = envs[combo % 3];
+    return g;
+}
+
+START_TEST(test_random_combos)
+{
+    uint64_t seed = test_seed() + (uint64_t)_i * 7919u, rng = seed;
+    for (int combo = 0; combo < 70; combo++) {
+        gcase g = random_case(&rng, combo);
+        check_case(&g, seed, &rng);
+    }
+}
+END_TEST
+
+/* Every layout x transpose x dtype pair, on a shape with ragged edges in every dimension, through
+ * both kernels. */
+START_TEST(test_all_layouts)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    ocx_dtype pairs[4][2] = {{OCX_F32, OCX_F32}, {OCX_F16, OCX_F16}, {OCX_F16, OCX_F32}, {OCX_F64, OCX_F64}};
+    for (int p = 0; p < 4; p++) {
+        if (!tdtype_ok(pairs[p][0])) continue;
+        for (int l = 0; l < 2; l++)
+            for (int ta = 0; ta < 2; ta++)
+                for (int tb = 0; tb < 2; tb++)
+                    for (int kern = 0; kern < 2; kern++) {
+                        gcase g = {pairs[p][0], pairs[p][1], l ? OCX_COL_MAJOR : OCX_ROW_MAJOR, ta ? OCX_OP_T : OCX_OP_N,
+                                   tb ? OCX_OP_T : OCX_OP_N, 67, 45, 37, 1, 2, 3, 5, 2, 1, 0.5, -1, MODE_SINGLE, 1, 0, 0,
+                                   kern ? "DIRECT=1" : "DIRECT=4096"};
+                        check_case(&g, seed, &rng);
+                    }
+    }
+}
+END_TEST
+
+START_TEST(test_batched)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    for (int c = 0; c < 16; c++) {
+        gcase g = random_case(&rng, c);
+        g.mode = c % 2 ? MODE_ARRAYS : MODE_STRIDED;
+        g.batch = 1 + trand_next(&rng) % 4;
+        g.stride0_a = g.mode == MODE_STRIDED && c % 4 == 0;
+        if (g.m > 65) g.m = 65;
+        check_case(&g, seed, &rng);
+    }
+}
+END_TEST
+
+/* BLAS degenerate cases. */
+START_TEST(test_degenerate)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    for (int kern = 0; kern < 2; kern++) {
+        const char *env = kern ? "DIRECT=1" : "DIRECT=4096";
+        /* beta = 0: NaN in C must not leak. */
+        gcase g = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 33, 65, 17, 0, 0, 0, 0, 0, 0, 1, 0, MODE_SINGLE, 1,
+                   0, 1, env};
+        check_case(&g, seed, &rng);
+        /* K = 0: C = beta*C. */
+        g.k = 0, g.nan_c = 0, g.beta = 0.5;
+        check_case(&g, seed, &rng);
+        /* alpha = 0 with beta = 0 and NaN in C: zeros. */
+        g.k = 17, g.alpha = 0, g.beta = 0, g.nan_c = 1;
+        check_case(&g, seed, &rng);
+        /* M or N = 0: nothing changes (checked by the untouched-elements pass). */
+        g.alpha = 1, g.beta = 0.5, g.nan_c = 0, g.m = 0;
+        check_case(&g, seed, &rng);
+        g.m = 33, g.n = 0;
+        check_case(&g, seed, &rng);
+    }
+    /* alpha = 0: A and B are not read, so NaN in A does not reach C. */
+    float a[4] = {NAN, NAN, NAN, NAN}, b[4] = {1, 2, 3, 4}, c[4] = {1, 2, 3, 4};
+    ocx_buffer *A = tbuffer(OCX_F32, 4, a), *B = tbuffer(OCX_F32, 4, b), *C = tbuffer(OCX_F32, 4, c);
+    ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 2, 0.0, A, 0, 2, B, 0, 2, 2.0, C, 0, 2, 0, NULL,
+                   NULL));
+    float *got = tread(C);
+    for (int i = 0; i < 4; i++) ck_assert_msg(got[i] == 2 * c[i], "alpha = 0: C[%d] = %g, expected %g", i, got[i], 2 * c[i]);
+    free(got);
+    /* batch = 0 and M = 0 still return an event that completes. */
+    ocx_event ev = NULL;
+    ck_ok(ocx_gemm_strided_batched(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 2, 1.0, A, 0, 2, 0, B, 0, 2, 0,
+                                   0.0, C, 0, 2, 4, 0, 0, NULL, &ev));
+    ck_assert_ptr_nonnull(ev);
+    ck_ok(ocx_event_wait(1, &ev));
+    ocx_event_release(ev);
+    ocx_buffer_destroy(A);
+    ocx_buffer_destroy(B);
+    ocx_buffer_destroy(C);
+}
+END_TEST
+
+/* Local memory bypassed (STAGE=1): a separate build of the tiled kernel, so only f32. */
+START_TEST(test_no_local_memory)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    for (int c = 0; c < 12; c++) {
+        gcase g = random_case(&rng, c);
+        g.in = g.out = OCX_F32;
+        g.kernel_env = "DIRECT=1,STAGE=1";
+        check_case(&g, seed, &rng);
+    }
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+    ocx_buffer *A = tbuffer(OCX_F32, 64, NULL), *B = tbuffer(OCX_F32, 64, NULL), *C = tbuffer(OCX_F32, 64, NULL);
+    ocx_buffer *H = tbuffer(OCX_F16, 64, NULL), *I = tbuffer(OCX_I32, 64, NULL);
+    const ocx_layout R = OCX_ROW_MAJOR;
+    const ocx_op N = OCX_OP_N, T = OCX_OP_T;
+    ocx_event ev = (ocx_event)(uintptr_t)1;
+#define G(ctx, lay, oa, ob, m, n, k, a, offa, lda, b, offb, ldb, c, offc, ldc)                     \
+    ocx_gemm(ctx, NULL, lay, oa, ob, m, n, k, 1.0, a, offa, lda, b, offb, ldb, 0.0, c, offc, ldc, 0, NULL, &ev)
+    ck_status(G(NULL, R, N, N, 4, 4, 4, A, 0, 4, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ev);
+    ck_status(G(tctx, R, N, N, 4, 4, 4, NULL, 0, 4, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, R, N, N, 4, 4, 4, A, 0, 4, NULL, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, R, N, N, 4, 4, 4, A, 0, 4, B, 0, 4, NULL, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, (ocx_layout)7, N, N, 4, 4, 4, A, 0, 4, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, R, (ocx_op)5, N, 4, 4, 4, A, 0, 4, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, R, N, (ocx_op)5, 4, 4, 4, A, 0, 4, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    /* Leading dimensions below the minimum, row- and column-major, with and without transposes. */
+    ck_status(G(tctx, R, N, N, 4, 4, 5, A, 0, 4, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, R, N, N, 4, 5, 4, A, 0, 4, B, 0, 4, C, 0, 5), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, R, N, N, 4, 5, 4, A, 0, 4, B, 0, 5, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, R, T, N, 5, 4, 4, A, 0, 4, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, OCX_COL_MAJOR, N, N, 5, 4, 4, A, 0, 4, B, 0, 4, C, 0, 5), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, OCX_COL_MAJOR, N, T, 4, 5, 4, A, 0, 4, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, R, N, N, 0, 4, 4, A, 0, 0, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    /* Buffers too short, directly or through offsets. */
+    ck_status(G(tctx, R, N, N, 8, 8, 9, A, 0, 9, B, 0, 8, C, 0, 8), OCX_ERR_OUT_OF_RANGE);
+    ck_status(G(tctx, R, N, N, 8, 8, 8, A, 1, 8, B, 0, 8, C, 0, 8), OCX_ERR_OUT_OF_RANGE);
+    ck_status(G(tctx, R, N, N, 8, 8, 8, A, 0, 8, B, 1, 8, C, 0, 8), OCX_ERR_OUT_OF_RANGE);
+    ck_status(G(tctx, R, N, N, 8, 8, 8, A, 0, 8, B, 0, 8, C, 1, 8), OCX_ERR_OUT_OF_RANGE);
+    ck_status(G(tctx, R, N, N, 4, 4, 4, A, (size_t)-2, 4, B, 0, 4, C, 0, 4), OCX_ERR_OUT_OF_RANGE);
+    ck_status(G(tctx, R, N, N, 4, 4, 4, A, 0, (size_t)1 << 62, B, 0, 4, C, 0, 4), OCX_ERR_OUT_OF_RANGE);
+    ck_status(G(tctx, R, N, N, 0, 0, 0, A, 65, 4, B, 0, 4, C, 0, 4), OCX_ERR_OUT_OF_RANGE);
+    /* dtypes. */
+    ck_status(G(tctx, R, N, N, 4, 4, 4, A, 0, 4, H, 0, 4, C, 0, 4), OCX_ERR_DTYPE);
+    ck_status(G(tctx, R, N, N, 4, 4, 4, H, 0, 4, H, 0, 4, I, 0, 4), OCX_ERR_DTYPE);
+    ck_status(G(tctx, R, N, N, 4, 4, 4, I, 0, 4, I, 0, 4, I, 0, 4), OCX_ERR_DTYPE);
+    ck_status(G(tctx, R, N, N, 4, 4, 4, A, 0, 4, B, 0, 4, H, 0, 4), OCX_ERR_DTYPE);
+    /* C overlapping A or B. */
+    ck_status(G(tctx, R, N, N, 4, 4, 4, A, 0, 4, B, 0, 4, A, 8, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(G(tctx, R, N, N, 4, 4, 4, A, 0, 4, B, 0, 4, B, 15, 4), OCX_ERR_INVALID_ARGUMENT);
+    /* Wait list. */
+    ck_status(ocx_gemm(tctx, NULL, R, N, N, 4, 4, 4, 1.0, A, 0, 4, B, 0, 4, 0.0, C, 0, 4, 1, NULL, &ev),
+              OCX_ERR_INVALID_ARGUMENT);
+    /* Native f16 arithmetic: f16 only, and only with cl_khr_fp16. */
+    ck_status(ocx_gemm_ex(tctx, NULL, R, N, N, 4, 4, 4, 1.0, A, 0, 4, 0, B, 0, 4, 0, 0.0, C, 0, 4, 0, 1, OCX_COMPUTE_F16,
+                          0, NULL, &ev),
+              OCX_ERR_DTYPE);
+    ocx_buffer *H2 = tbuffer(OCX_F16, 64, NULL), *H3 = tbuffer(OCX_F16, 64, NULL);
+    ocx_status st = ocx_gemm_ex(tctx, NULL, R, N, N, 4, 4, 4, 1.0, H, 0, 4, 0, H2, 0, 4, 0, 0.0, H3, 0, 4, 0, 1,
+                                OCX_COMPUTE_F16, 0, NULL, &ev);
+    ck_assert_msg(tinfo.has_fp16 ? st == OCX_OK : st == OCX_ERR_UNSUPPORTED, "native f16 on a device %s fp16: %s",
+                  tinfo.has_fp16 ? "with" : "without", ocx_status_name(st));
+    if (st == OCX_OK) {
+        ck_ok(ocx_event_wait(1, &ev));
+        ocx_event_release(ev);
+    }
+    ck_status(ocx_gemm_ex(tctx, NULL, R, N, N, 4, 4, 4, 1.0, H, 0, 4, 0, H2, 0, 4, 0, 0.0, H3, 0, 4, 0, 1,
+                          (ocx_gemm_compute)9, 0, NULL, &ev),
+              OCX_ERR_INVALID_ARGUMENT);
+    /* Batches: C entries overlapping each other, strides running past the buffer, NULL arrays. */
+    ck_status(ocx_gemm_strided_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, 0, 2, 4, B, 0, 2, 4, 0.0, C, 0, 2, 3, 2, 0,
+                                       NULL, &ev),
+              OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_gemm_strided_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, 0, 2, 4, B, 0, 2, 4, 0.0, C, 0, 2, 4, 17,
+                                       0, NULL, &ev),
+              OCX_ERR_OUT_OF_RANGE);
+    ck_status(ocx_gemm_strided_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, 0, 2, (size_t)1 << 62, B, 0, 2, 4, 0.0, C,
+                                       0, 2, 4, 8, 0, NULL, &ev),
+              OCX_ERR_OUT_OF_RANGE);
+    size_t oa[2] = {0, 4}, ob[2] = {0, 4}, oc_overlap[2] = {0, 2}, oc_far[2] = {0, 62};
+    ck_status(ocx_gemm_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, oa, 2, B, ob, 2, 0.0, C, NULL, 2, 2, 0, NULL, &ev),
+              OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_gemm_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, oa, 2, B, ob, 2, 0.0, C, oc_overlap, 2, 2, 0, NULL,
+                               &ev),
+              OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_gemm_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, oa, 2, B, ob, 2, 0.0, C, oc_far, 2, 2, 0, NULL, &ev),
+              OCX_ERR_OUT_OF_RANGE);
+    /* A C entry overlapping another entry's A, in one shared buffer. */
+    size_t sa[2] = {0, 8}, sb[2] = {0, 4}, sc[2] = {16, 2};
+    ck_status(ocx_gemm_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, sa, 2, B, sb, 2, 0.0, A, sc, 2, 2, 0, NULL, &ev),
+              OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ev);
+#undef G
+    ocx_buffer_destroy(A), ocx_buffer_destroy(B), ocx_buffer_destroy(C), ocx_buffer_destroy(H), ocx_buffer_destroy(I);
+    ocx_buffer_destroy(H2), ocx_buffer_destroy(H3);
+}
+END_TEST
+
+/* The simulated small device: parameters must shrink to fit, and results stay right. */
+static void limits_setup(void)
+{
+    setenv("OCX_LIMIT_WG", "64", 1);
+    setenv("OCX_LIMIT_LOCAL_MEM", "16384", 1);
+    setenv("OCX_DISABLE_FP16", "1", 1);
+    setenv("OCX_DISABLE_FP64", "1", 1);
+    tctx_setup();
+}
+static void limits_teardown(void)
+{
+    tctx_teardown();
+    unsetenv("OCX_LIMIT_WG");
+    unsetenv("OCX_LIMIT_LOCAL_MEM");
+    unsetenv("OCX_DISABLE_FP16");
+    unsetenv("OCX_DISABLE_FP64");
+}
+
+START_TEST(test_limits)
+{
+    ck_assert_uint_le(tinfo.max_work_group_size, 64);
+    ck_assert_uint_le(tinfo.local_mem_bytes, 16384);
+    uint64_t seed = test_seed(), rng = seed;
+    for (int c = 0; c < 30; c++) {
+        gcase g = random_case(&rng, c);
+        if (g.in == OCX_F16 && g.out == OCX_F16) g.out = OCX_F32; /* fewer builds: two dtype pairs */
+        check_case(&g, seed, &rng);
+    }
+    /* f64 and native f16 are refused with a clear status. */
+    ocx_buffer *H = tbuffer(OCX_F16, 16, NULL), *H2 = tbuffer(OCX_F16, 16, NULL), *H3 = tbuffer(OCX_F16, 16, NULL);
+    ck_status(ocx_gemm_ex(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 2, 1.0, H, 0, 2, 0, H2, 0, 2, 0, 0.0, H3,
+                          0, 2, 0, 1, OCX_COMPUTE_F16, 0, NULL, NULL),
+              OCX_ERR_UNSUPPORTED);
+    ocx_buffer *D = NULL;
+    ocx_status st = ocx_buffer_create(tctx, OCX_F64, 16, &D);
+    ck_assert_msg(st == OCX_ERR_UNSUPPORTED, "f64 buffer under OCX_DISABLE_FP64: %s", ocx_status_name(st));
+    ocx_buffer_destroy(H), ocx_buffer_destroy(H2), ocx_buffer_destroy(H3);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gemm");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, tctx_setup, tctx_teardown);
+    tcase_add_loop_test(core, test_random_combos, 0, 3); /* 3 x 70 = 210 random combos */
+    tcase_add_test(core, test_all_layouts);
+    tcase_add_test(core, test_batched);
+    tcase_add_test(core, test_degenerate);
+    tcase_add_test(core, test_no_local_memory);
+    tcase_add_test(core, test_bad_arguments);
+    suite_add_tcase(s, core);
+    TCase *limits = tcase_create("limits");
+    tcase_add_checked_fixture(limits, limits_setup, limits_teardown);
+    tcase_add_test(limits, test_limits);
+    suite_add_tcase(s, limits);
+    return trun(s);
+}

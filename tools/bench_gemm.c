@@ -1,7 +1,274 @@
-/* bench_gemm.c — GEMM benchmark (work in progress, issue #4). */
+/* bench_gemm.c — GEMM rates (row-major, C = A*B) beside CLBlast in the same process (as shipped and,
+ * on NVIDIA, with the tuned parameter set of ../shared/anchors/clblast-h200-sgemm.md) and OpenBLAS on
+ * the host, with the roofline bound from a measured FMA kernel.
+ *
+ * OCX_BENCH_GEMM_SIZES="MxNxK,…" replaces the size list; OCX_BENCH_GEMM_DTYPES="f32,f16,f16f32,f64"
+ * the dtypes (f16: f16 in and out, f16f32: f16 in, f32 out). The ocx time is the kernel's device
+ * and CLBlast times are wall times from the call to clFinish (median), so launch overhead and
+ * CLBlast's helper kernels count; ocx's kernel time from profiling events is printed beside. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "bench.h"
+#ifdef HAVE_CLBLAST
+#include <clblast_c.h>
+#endif
+#ifdef HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+typedef struct gemm_case {
+    size_t m, n, k;
+    ocx_buffer *a, *b, *c;
+    int tuned_pass; /* second pass: CLBlast with the tuned parameters */
+} gemm_case;
+
+static int run_ocx(bench *b, void *arg, cl_event *ev)
+{
+    gemm_case *g = arg;
+    return ocx_gemm(b->ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, g->m, g->n, g->k, 1.0, g->a, 0, g->k, g->b, 0,
+                    g->n, 0.0, g->c, 0, g->n, 0, NULL, ev);
+}
+
+#ifdef HAVE_CLBLAST
+static int run_clblast(bench *b, void *arg, cl_event *ev)
+{
+    gemm_case *g = arg;
+    cl_mem a = ocx_buffer_cl_mem(g->a), bb = ocx_buffer_cl_mem(g->b), c = ocx_buffer_cl_mem(g->c);
+    CLBlastStatusCode s;
+    if (ocx_buffer_dtype(g->a) == OCX_F64)
+        s = CLBlastDgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, g->m, g->n, g->k, 1.0, a, 0,
+                         g->k, bb, 0, g->n, 0.0, c, 0, g->n, &b->queue, ev);
+    else
+        s = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, g->m, g->n, g->k, 1.0f, a, 0,
+                         g->k, bb, 0, g->n, 0.0f, c, 0, g->n, &b->queue, ev);
+    if (s != CLBlastSuccess) fprintf(stderr, "ocx-bench: CLBlast status %d\n", (int)s);
+    return s == CLBlastSuccess ? 0 : -1;
+}
+
+/* The H200-tuned Xgemm set (anchors file); applied only on NVIDIA devices. */
+static int clblast_tune(bench *b)
+{
+    static const char *names[16] = {"GEMMK", "KREG", "KWG",  "KWI", "MDIMA", "MDIMC", "MWG", "NDIMB",
+                                    "NDIMC", "NWG",  "SA",   "SB",  "STRM",  "STRN",  "VWM", "VWN"};
+    static const size_t values[16] = {0, 1, 32, 2, 8, 16, 128, 16, 8, 128, 1, 1, 1, 1, 4, 4};
+    cl_device_id dev;
+    if (ocx_context_cl(b->ctx, NULL, &dev) != OCX_OK) return -1;
+    return CLBlastOverrideParameters(dev, "Xgemm", CLBlastPrecisionSingle, 16, names, values) == CLBlastSuccess ? 0 : -1;
+}
+#endif
+
+/* Peak FMA rate of the device (f32), from a kernel of independent FMA chains. */
+static double fma_peak_gflops(bench *b)
+{
+    static const char *src =
+        "kernel void peak(global float *out, float s) {\n"
+        "  float4 a = (float4)(get_global_id(0) * 1e-9f), b0 = a + 1, b1 = a + 2, b2 = a + 3, b3 = a + 4;\n"
+        "  float4 b4 = a + 5, b5 = a + 6, b6 = a + 7, b7 = a + 8;\n"
+        "  for (int i = 0; i < 256; i++) {\n"
+        "    b0 = mad(b0, s, a); b1 = mad(b1, s, a); b2 = mad(b2, s, a); b3 = mad(b3, s, a);\n"
+        "    b4 = mad(b4, s, a); b5 = mad(b5, s, a); b6 = mad(b6, s, a); b7 = mad(b7, s, a);\n"
+        "  }\n"
+        "  float4 t = b0 + b1 + b2 + b3 + b4 + b5 + b6 + b7;\n"
+        "  out[get_global_id(0)] = t.x + t.y + t.z + t.w;\n"
+        "}\n";
+    cl_device_id dev;
+    cl_int err;
+    if (ocx_context_cl(b->ctx, NULL, &dev) != OCX_OK) return 0;
+    cl_program p = clCreateProgramWithSource(b->clctx, 1, &src, NULL, &err);
+    if (err || clBuildProgram(p, 1, &dev, "-cl-mad-enable", NULL, NULL)) return 0;
+    cl_kernel k = clCreateKernel(p, "peak", &err);
+    size_t items = (size_t)b->info.compute_units * (b->info.type == OCX_DEVICE_GPU ? 65536 : 4096);
+    cl_mem out = clCreateBuffer(b->clctx, CL_MEM_WRITE_ONLY, items * sizeof(float), NULL, &err);
+    float s = 0.999f;
+    clSetKernelArg(k, 0, sizeof out, &out);
+    clSetKernelArg(k, 1, sizeof s, &s);
+    double best = 0;
+    for (int r = 0; r < 4; r++) {
+        cl_event ev;
+        if (clEnqueueNDRangeKernel(b->queue, k, 1, NULL, &items, NULL, 0, NULL, &ev)) break;
+        clWaitForEvents(1, &ev);
+        cl_ulong t0 = 0, t1 = 0;
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        clReleaseEvent(ev);
+        double rate = t1 > t0 ? 2.0 * 4 * 8 * 256 * (double)items / (double)(t1 - t0) : 0;
+        if (rate > best) best = rate;
+    }
+    clReleaseMemObject(out);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    return best;
+}
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Median wall time of one call up to clFinish, after a warm-up: launch overhead included, and the
+ * only fair clock for a peer such as CLBlast whose event covers only its last kernel. */
+static double wall_ns(bench *b, bench_run_fn fn, void *arg)
+{
+    double t[64];
+    int reps = b->reps < 64 ? b->reps : 64;
+    for (int r = -1; r < reps; r++) {
+        cl_event ev = NULL;
+        double t0 = now_ns();
+        if (fn(b, arg, &ev) != 0) return -1;
+        clFinish(b->queue);
+        if (r >= 0) t[r] = now_ns() - t0;
+        if (ev) clReleaseEvent(ev);
+    }
+    for (int i = 1; i < reps; i++)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    return t[reps / 2];
+}
+#ifdef HAVE_OPENBLAS
+/* Median wall time of cblas_sgemm on the host (the CPU reference). */
+static double openblas_ns(bench *b, size_t m, size_t n, size_t k)
+{
+    float *A = malloc(m * k * sizeof *A), *B = malloc(k * n * sizeof *B), *C = malloc(m * n * sizeof *C);
+    if (!A || !B || !C) return free(A), free(B), free(C), -1;
+    bench_random(A, m * k, -1, 1, 1);
+    bench_random(B, k * n, -1, 1, 2);
+    double best[64];
+    int reps = b->reps < 64 ? b->reps : 64;
+    for (int r = -1; r < reps; r++) {
+        double t0 = now_ns();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, A, (int)k, B, (int)n,
+                    0.0f, C, (int)n);
+        if (r >= 0) best[r] = now_ns() - t0;
+    }
+    for (int i = 1; i < reps; i++)
+        for (int j = i; j > 0 && best[j] < best[j - 1]; j--) {
+            double t = best[j];
+            best[j] = best[j - 1];
+            best[j - 1] = t;
+        }
+    free(A), free(B), free(C);
+    return best[reps / 2];
+}
+#endif
+
+/* Fills a buffer of dtype with random values through an f32 staging buffer and ocx_copy. */
+static int fill_random(bench *b, ocx_buffer *x, size_t n, unsigned seed)
+{
+    float *h = malloc(n * sizeof *h);
+    ocx_buffer *s = NULL;
+    int rc = -1;
+    if (!h) return -1;
+    bench_random(h, n, -1, 1, seed);
+    if (ocx_buffer_dtype(x) == OCX_F32) {
+        rc = ocx_buffer_write(b->ctx, NULL, x, 0, n, h, 0, NULL, NULL) ? -1 : 0;
+    } else if (ocx_buffer_create(b->ctx, OCX_F32, n, &s) == OCX_OK) {
+        rc = ocx_buffer_write(b->ctx, NULL, s, 0, n, h, 0, NULL, NULL) || ocx_copy(b->ctx, NULL, n, s, 1, x, 1, 0, NULL, NULL) ||
+                     ocx_stream_finish(b->ctx, NULL)
+                 ? -1
+                 : 0;
+    }
+    ocx_buffer_destroy(s);
+    free(h);
+    return rc;
+}
+
 int bench_gemm(bench *b)
 {
-    bench_note(b, "gemm: not implemented yet");
-    return 0;
+    static const size_t gpu[][3] = {{64, 64, 64},       {128, 128, 128},  {256, 256, 256},    {1024, 1024, 1024},
+                                    {4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 512, 8192}, {512, 8192, 8192},
+                                    {4096, 4096, 256},  {16384, 16384, 64}};
+    static const size_t cpu[][3] = {{64, 64, 64}, {128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}};
+    static const size_t quick[][3] = {{64, 64, 64}, {256, 256, 256}};
+    size_t list[32][3], nsizes = 0;
+    const char *env = getenv("OCX_BENCH_GEMM_SIZES");
+    if (env && *env) {
+        const char *s = env;
+        while (*s && nsizes < 32) {
+            char *end;
+            list[nsizes][0] = strtoul(s, &end, 10);
+            if (*end == 'x') list[nsizes][1] = strtoul(end + 1, &end, 10);
+            if (*end == 'x') list[nsizes][2] = strtoul(end + 1, &end, 10);
+            if (end == s) break;
+            nsizes++;
+            s = *end == ',' ? end + 1 : end;
+            if (end[0] && end[0] != ',') break;
+        }
+    } else {
+        const size_t(*src)[3] = b->quick ? quick : b->info.type == OCX_DEVICE_GPU ? gpu : cpu;
+        nsizes = b->quick ? 2 : b->info.type == OCX_DEVICE_GPU ? 10 : 5;
+        memcpy(list, src, nsizes * sizeof *list);
+    }
+    const char *dts = getenv("OCX_BENCH_GEMM_DTYPES");
+    if (!dts || !*dts) dts = b->info.type == OCX_DEVICE_GPU ? "f32,f16f32,f16,f64" : "f32,f16f32";
+    int rc = 0;
+    double peak = fma_peak_gflops(b);
+    bench_header(b, "gemm (row-major NN, C = A*B; wall time to clFinish; GFLOP/s = 2MNK/time; ratio = peer time / ocx time)");
+    if (peak > 0) bench_note(b, "gemm: measured f32 FMA peak %.1f GFLOP/s (the compute roof)", peak);
+    int is_nvidia = strstr(b->info.vendor, "NVIDIA") != NULL;
+    for (int pass = 0; pass < 2; pass++) {
+    char dtl[64];
+    snprintf(dtl, sizeof dtl, "%s", pass ? "f32" : dts);
+    if (pass == 1) {
+        int tuned = 0;
+#ifdef HAVE_CLBLAST
+        tuned = is_nvidia && clblast_tune(b) == 0;
+#endif
+        if (!tuned) break;
+        bench_note(b, "gemm: CLBlast now runs the tuned Xgemm set of the anchors file");
+    }
+    for (char *save = NULL, *dt = strtok_r(dtl, ",", &save); dt; dt = strtok_r(NULL, ",", &save)) {
+        ocx_dtype in = !strcmp(dt, "f64") ? OCX_F64 : !strncmp(dt, "f16", 3) ? OCX_F16 : OCX_F32;
+        ocx_dtype out = !strcmp(dt, "f16f32") ? OCX_F32 : in;
+        if (in == OCX_F64 && !b->info.has_fp64) continue;
+        for (size_t si = 0; si < nsizes; si++) {
+            gemm_case g = {list[si][0], list[si][1], list[si][2], NULL, NULL, NULL, pass};
+            if (ocx_buffer_create(b->ctx, in, g.m * g.k, &g.a) || ocx_buffer_create(b->ctx, in, g.k * g.n, &g.b) ||
+                ocx_buffer_create(b->ctx, out, g.m * g.n, &g.c) || fill_random(b, g.a, g.m * g.k, 1) ||
+                fill_random(b, g.b, g.k * g.n, 2)) {
+                bench_note(b, "gemm: %zux%zux%zu %s does not fit: %s", g.m, g.n, g.k, dt, ocx_last_error());
+                ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
+                continue;
+            }
+            char size[64];
+            snprintf(size, sizeof size, "%zux%zux%zu", g.m, g.n, g.k);
+            double flops = 2.0 * g.m * g.n * g.k;
+            double ns = wall_ns(b, run_ocx, &g), dev_ns = bench_time_ns(b, run_ocx, &g);
+            if (ns < 0) rc = 1;
+            double peer = 0;
+            const char *peer_name = "clblast";
+#ifdef HAVE_CLBLAST
+            if (in == out && in != OCX_F16) peer = wall_ns(b, run_clblast, &g);
+#endif
+            if (!g.tuned_pass) bench_row(b, "gemm", "gemm", dt, size, ns, 0, flops, peer_name, peer);
+#ifdef HAVE_CLBLAST
+            if (g.tuned_pass) {
+                /* Second pass: CLBlast with the tuned set, ocx measured again beside it. */
+                bench_row(b, "gemm", "gemm", dt, size, ns, 0, flops, "clblast-tuned", peer);
+                ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
+                continue;
+            }
+#endif
+#ifdef HAVE_OPENBLAS
+            if (in == OCX_F32 && out == OCX_F32 && b->info.type == OCX_DEVICE_CPU)
+                bench_row(b, "gemm", "gemm", dt, size, ns, 0, flops, "openblas", openblas_ns(b, g.m, g.n, g.k));
+#endif
+            if (!g.tuned_pass && dev_ns > 0)
+                bench_note(b, "gemm: %s %s: kernel time %.1f us = %.1f GFLOP/s (%.0f%% of the FMA peak)", size, dt,
+                           dev_ns / 1e3, flops / dev_ns, peak > 0 ? 100.0 * flops / dev_ns / peak : 0.0);
+            ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
+        }
+    }
+    }
+    (void)is_nvidia;
+    return rc;
 }
