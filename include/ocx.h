@@ -350,7 +350,71 @@ OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, cons
 
 /* @@REDUCE@@ (reductions: section added by the reductions work) */
 
-/* @@GEMM@@ (matrix multiply: section added by the GEMM work) */
+/* ---------------------------------------------------------------------------------------------- */
+/* Matrix multiply (GEMM)                                                                         */
+/* ---------------------------------------------------------------------------------------------- */
+/* C = alpha * op(A) * op(B) + beta * C with BLAS semantics. Common rules of this section:
+ *   - op(A) is M x K, op(B) is K x N, C is M x N. op(X) = X (OCX_OP_N) or its transpose (OCX_OP_T).
+ *   - layout says how every matrix is stored. OCX_ROW_MAJOR: element (i, j) of a stored matrix X is
+ *     X[offx + i*ldx + j], so ldx ≥ its number of columns; OCX_COL_MAJOR: X[offx + i + j*ldx], so
+ *     ldx ≥ its number of rows (always ldx ≥ 1). A is stored M x K when opa = N, K x M when T; B is
+ *     stored K x N when opb = N, N x K when T.
+ *   - Offsets are in elements, relative to the buffer (or view). Every element a matrix spans must lie
+ *     inside its buffer (else OCX_ERR_OUT_OF_RANGE); a leading dimension below the minimum is
+ *     OCX_ERR_INVALID_ARGUMENT; NULL buffers are OCX_ERR_INVALID_ARGUMENT.
+ *   - dtypes: A and B share one dtype. f32 → C f32. f64 → C f64 (needs cl_khr_fp64, else
+ *     OCX_ERR_UNSUPPORTED). f16 → C f16 or f32: mixed precision, products accumulated in f32 on every
+ *     device, rounded once (to nearest even) when stored in f16. Anything else is OCX_ERR_DTYPE.
+ *     alpha and beta are given as double and converted to the arithmetic type.
+ *   - Degenerate cases as in BLAS: M or N = 0 → nothing is done; K = 0 or alpha = 0 → C = beta*C (A and
+ *     B are not read); beta = 0 → C is written without being read (a NaN already in C does not leak).
+ *   - C must not overlap A or B (OCX_ERR_INVALID_ARGUMENT).
+ *   - Asynchronous: returns once enqueued on `stream` (NULL: default) after the wait list; `event`
+ *     (may be NULL) completes when C is written. Thread-safe like every enqueueing call.
+ *   - Small products take a direct kernel, larger ones the tiled kernel; both handle any shape, leading
+ *     dimension and offset without padding copies.
+ */
+typedef enum ocx_layout { OCX_ROW_MAJOR = 0, OCX_COL_MAJOR = 1 } ocx_layout;
+typedef enum ocx_op { OCX_OP_N = 0, OCX_OP_T = 1 } ocx_op;
+/* The arithmetic of a GEMM. OCX_COMPUTE_DEFAULT: f32 for f32 and f16 inputs, f64 for f64.
+ * OCX_COMPUTE_F16: native half arithmetic for f16 inputs and output (needs cl_khr_fp16, else
+ * OCX_ERR_UNSUPPORTED; faster where the device has fast half, far less accurate for large K). */
+typedef enum ocx_gemm_compute { OCX_COMPUTE_DEFAULT = 0, OCX_COMPUTE_F16 = 1 } ocx_gemm_compute;
+
+/*! ocx_gemm() : C = alpha*op(A)*op(B) + beta*C (rules above).
+ *  @return OCX_OK once enqueued, or the error of the first argument found wrong (nothing enqueued). */
+OCX_API ocx_status ocx_gemm(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb,
+                            size_t m, size_t n, size_t k, double alpha, const ocx_buffer *a, size_t offa,
+                            size_t lda, const ocx_buffer *b, size_t offb, size_t ldb, double beta, ocx_buffer *c,
+                            size_t offc, size_t ldc, size_t num_wait, const ocx_event *wait, ocx_event *event);
+
+/*! ocx_gemm_strided_batched() : `batch` independent products in one launch; product i uses the
+ *  matrices at offa + i*stridea, offb + i*strideb, offc + i*stridec. stridea or strideb may be 0 (one
+ *  A or B shared by all); the C matrices must not overlap one another (stridec at least the span of
+ *  one C when batch > 1). batch = 0 does nothing (the event still completes after the wait list). */
+OCX_API ocx_status ocx_gemm_strided_batched(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa,
+                                            ocx_op opb, size_t m, size_t n, size_t k, double alpha,
+                                            const ocx_buffer *a, size_t offa, size_t lda, size_t stridea,
+                                            const ocx_buffer *b, size_t offb, size_t ldb, size_t strideb,
+                                            double beta, ocx_buffer *c, size_t offc, size_t ldc, size_t stridec,
+                                            size_t batch, size_t num_wait, const ocx_event *wait, ocx_event *event);
+
+/*! ocx_gemm_batched() : `batch` independent products in one launch; product i uses the matrices at
+ *  offa[i], offb[i], offc[i] (host arrays of `batch` offsets, read before the call returns). The C
+ *  matrices must not overlap one another. */
+OCX_API ocx_status ocx_gemm_batched(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb,
+                                    size_t m, size_t n, size_t k, double alpha, const ocx_buffer *a,
+                                    const size_t *offa, size_t lda, const ocx_buffer *b, const size_t *offb,
+                                    size_t ldb, double beta, ocx_buffer *c, const size_t *offc, size_t ldc,
+                                    size_t batch, size_t num_wait, const ocx_event *wait, ocx_event *event);
+
+/*! ocx_gemm_ex() : ocx_gemm_strided_batched() with a choice of arithmetic (ocx_gemm_compute). */
+OCX_API ocx_status ocx_gemm_ex(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb,
+                               size_t m, size_t n, size_t k, double alpha, const ocx_buffer *a, size_t offa,
+                               size_t lda, size_t stridea, const ocx_buffer *b, size_t offb, size_t ldb,
+                               size_t strideb, double beta, ocx_buffer *c, size_t offc, size_t ldc, size_t stridec,
+                               size_t batch, ocx_gemm_compute compute, size_t num_wait, const ocx_event *wait,
+                               ocx_event *event);
 
 #ifdef __cplusplus
 }
