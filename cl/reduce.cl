@@ -1,2 +1,388 @@
-/* reduce.cl — work in progress. */
-kernel void reduce_placeholder(global float *x) { x[0] = 0.0f; }
+/* reduce.cl — reductions: sum, asum, dot, nrm2, min, max, argmin, argmax.
+ *
+ * Two passes, never a long serial sum:
+ *   part_<op>   G work-groups of WG items. Each work-item folds its share of x into VW lanes (vector
+ *               accumulators), the lanes are folded into one value, then the work-group combines its
+ *               items in a tree in local memory and writes one partial (pv[g], pw[g]).
+ *   final_<op>  one work-group of WG items combines the G partials the same way and writes the result.
+ * Partials are (value, second) pairs: nrm2 keeps (scale, sum of squares / scale²), argmin/argmax keep
+ * (value, index), the others use only the value.
+ *
+ * Parameters (-D, with defaults so that the file builds on its own):
+ *   DTYPE    storage type of x and y: 0 f32, 1 f16 (storage only: accumulates in f32), 2 f64
+ *   WG       work-group size of both passes (a power of two)
+ *   VW       vector width of the lanes on the contiguous path (1, 2, 4, 8, 16)
+ *   LAYOUT   1: work-items interleave vector by vector (coalesced: GPUs); 2: each work-item takes one
+ *            contiguous chunk (caches and prefetchers: CPUs)
+ * Semantics: NaN propagates through min/max/argmin/argmax (argmin/argmax give the first NaN); ties
+ * resolve to the lowest index; nrm2 scales so that neither huge nor tiny values over/underflow.
+ */
+#ifndef DTYPE
+#define DTYPE 0
+#endif
+#ifndef WG
+#define WG 256
+#endif
+#ifndef VW
+#define VW 4
+#endif
+#ifndef LAYOUT
+#define LAYOUT 1
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+#if DTYPE == 0
+#define S float
+#define A float
+#define IDX uint
+#define LD(p, i) ((p)[i])
+#define LDV(p, i) CAT(vload, VW)((i), (p))
+/* nrm2: below TINY a scale's reciprocal could overflow, so such scales are pre-multiplied by BIG. */
+#define TINY 0x1p-64f
+#define BIG 0x1p64f
+#elif DTYPE == 1
+#define S half
+#define A float
+#define IDX uint
+#define LD(p, i) vload_half((i), (p))
+#define LDV(p, i) CAT(vload_half, VW)((i), (p))
+#define TINY 0x1p-64f
+#define BIG 0x1p64f
+#elif DTYPE == 2
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define S double
+#define A double
+#define IDX ulong /* as wide as a double comparison's mask, so that lanes select with ?: */
+#define LD(p, i) ((p)[i])
+#define LDV(p, i) CAT(vload, VW)((i), (p))
+#define TINY 0x1p-512
+#define BIG 0x1p512
+#else
+#error "DTYPE must be 0 (f32), 1 (f16) or 2 (f64)"
+#endif
+
+#if DTYPE == 2
+#define MASK long
+#else
+#define MASK int
+#endif
+#if VW == 1
+#define MV int
+#define AV A
+#define IV IDX
+#define LANES ((IDX)0)
+#define ANY(m) (m)
+#undef LDV
+#define LDV(p, i) LD(p, i)
+#elif VW == 2
+#define MV CAT(MASK, 2)
+#define AV CAT(A, 2)
+#define IV CAT(IDX, 2)
+#define LANES ((IV)(0, 1))
+#define ANY(m) any(m)
+#elif VW == 4
+#define MV CAT(MASK, 4)
+#define AV CAT(A, 4)
+#define IV CAT(IDX, 4)
+#define LANES ((IV)(0, 1, 2, 3))
+#define ANY(m) any(m)
+#elif VW == 8
+#define MV CAT(MASK, 8)
+#define AV CAT(A, 8)
+#define IV CAT(IDX, 8)
+#define LANES ((IV)(0, 1, 2, 3, 4, 5, 6, 7))
+#define ANY(m) any(m)
+#elif VW == 16
+#define MV CAT(MASK, 16)
+#define AV CAT(A, 16)
+#define IV CAT(IDX, 16)
+#define LANES ((IV)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+#define ANY(m) any(m)
+#else
+#error "VW must be 1, 2, 4, 8 or 16"
+#endif
+#define SANY(m) (m) /* ANY for scalars: a scalar comparison gives 1, not a set top bit */
+
+/* ---- element updates, written once for scalars and lane vectors (T: the value type) ------------ */
+#define UPD_SUM(T, v, w, a) ((v) += (a))
+/* NaN wins; else the smaller (larger) value. */
+#define UPD_MIN(T, v, w, a) ((v) = (isnan(a) || (a) < (v)) ? (a) : (v))
+#define UPD_MAX(T, v, w, a) ((v) = (isnan(a) || (a) > (v)) ? (a) : (v))
+/* (a, i) replaces (v, w) when it comes first in the order: NaN first, then smaller (larger) value,
+ * then lower index. Written as a total order, so that lanes and partials combine in any order. */
+#define TAKE_ARG(CMP, v, w, a, i)                                                                  \
+    (isnan(v) ? (isnan(a) && (i) < (w)) : (isnan(a) || (a)CMP(v) || ((a) == (v) && (i) < (w))))
+#define UPD_ARG(T, M, CMP, v, w, a, i)                                                             \
+    do {                                                                                           \
+        const T a_ = (a);                                                                          \
+        const M take_ = TAKE_ARG(CMP, v, w, a_, i);                                                \
+        (w) = take_ ? (i) : (w);                                                                   \
+        (v) = take_ ? a_ : (v);                                                                    \
+    } while (0)
+
+/* nrm2: the state is (scale s, q, rs) with the value s*sqrt(q): q = Σ (a/s)², rs = 1/(s*bs) and
+ * bs = BIG when s < TINY (so that rs stays finite), else 1. A new larger |a| rescales q; inf or NaN
+ * become the scale (NaN wins) with q = 1. */
+#define UPD_NRM2(T, ANYF, s, q, rs, bs, a_in)                                                      \
+    do {                                                                                           \
+        const T a_ = fabs(a_in);                                                                   \
+        if (ANYF(!(a_ <= (s)))) {                                                                  \
+            const T sum_ = a_ + (s);                                                               \
+            const T ns_ = isnan(sum_) ? sum_ : fmax((s), a_);                                      \
+            const T nb_ = ns_ < (T)TINY ? (T)BIG : (T)1;                                           \
+            const T nr_ = (ns_ > (T)0 && ns_ < (T)INFINITY) ? (T)1 / (ns_ * nb_) : (T)0;           \
+            const T f_ = ((s) * nb_) * nr_;                                                        \
+            (q) = (ns_ < (T)INFINITY) ? (q) * f_ * f_ : (T)1;                                      \
+            (s) = ns_;                                                                             \
+            (rs) = nr_;                                                                            \
+            (bs) = nb_;                                                                            \
+        }                                                                                          \
+        const T t_ = (a_ * (bs)) * (rs);                                                           \
+        (q) += (a_ < (T)INFINITY) ? t_ * t_ : (T)0;                                                \
+    } while (0)
+
+/* Kernel names are spelt out in full: some compilers define builtins such as dot or min as macros. */
+
+/* Combines two scalar nrm2 partials (s1, q1) ← (s2, q2). */
+#define COMB_NRM2(s1, q1, s2, q2)                                                                  \
+    do {                                                                                           \
+        const A sum_ = (s1) + (s2);                                                                \
+        const A ns_ = isnan(sum_) ? sum_ : fmax((s1), (s2));                                       \
+        if (!(ns_ < (A)INFINITY)) {                                                                \
+            (q1) = (A)1;                                                                           \
+        } else if (ns_ > (A)0) {                                                                   \
+            const A nb_ = ns_ < (A)TINY ? (A)BIG : (A)1;                                           \
+            const A nr_ = (A)1 / (ns_ * nb_);                                                      \
+            const A f1_ = ((s1) * nb_) * nr_, f2_ = ((s2) * nb_) * nr_;                            \
+            (q1) = (q1) * f1_ * f1_ + (q2) * f2_ * f2_;                                            \
+        }                                                                                          \
+        (s1) = ns_;                                                                                \
+    } while (0)
+
+/* ---- the loops over a work-item's share --------------------------------------------------------- */
+#if LAYOUT == 2
+#define FOR_SHARE(i, count)                                                                        \
+    for (size_t per_ = ((count) + get_global_size(0) - 1) / get_global_size(0),                    \
+                i = get_global_id(0) * per_,                                                       \
+                end_ = min((size_t)(count), i + per_);                                             \
+         i < end_; i++)
+#else
+#define FOR_SHARE(i, count) for (size_t i = get_global_id(0); i < (count); i += get_global_size(0))
+#endif
+/* The tail after the last whole vector: few elements, interleaved. */
+#define FOR_TAIL(i, from, count) for (size_t i = (from) + get_global_id(0); i < (count); i += get_global_size(0))
+
+/* Tree over the work-group in local memory; COMB(v, w, v2, w2) folds the second pair into the first.
+ * Afterwards item 0 holds the group's result in (v, w). */
+#define GROUP_LOCALS(W)                                                                            \
+    local A lv_[WG];                                                                               \
+    local W lw_[WG]
+#define GROUP_TREE(W, v, w, COMB)                                                                  \
+    do {                                                                                           \
+        const size_t l_ = get_local_id(0);                                                         \
+        lv_[l_] = (v);                                                                             \
+        lw_[l_] = (w);                                                                             \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        for (size_t h_ = WG / 2; h_ > 0; h_ /= 2) {                                                \
+            if (l_ < h_) {                                                                         \
+                A v2_ = lv_[l_ + h_];                                                              \
+                W w2_ = lw_[l_ + h_];                                                              \
+                COMB(v, w, v2_, w2_);                                                              \
+                lv_[l_] = (v);                                                                     \
+                lw_[l_] = (w);                                                                     \
+            }                                                                                      \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                          \
+        }                                                                                          \
+    } while (0)
+
+/* Lanes of a vector state, stored to private arrays and folded one by one into a scalar state. */
+#if VW == 1
+#define FOLD_LANES(W, v, w, vv, vw, COMB) COMB(v, w, vv, vw)
+#else
+#define FOLD_LANES(W, v, w, vv, vw, COMB)                                                          \
+    do {                                                                                           \
+        A lv_[VW];                                                                                 \
+        W lw_[VW];                                                                                 \
+        CAT(vstore, VW)(vv, 0, lv_);                                                               \
+        CAT(vstore, VW)(vw, 0, lw_);                                                               \
+        for (int k_ = 0; k_ < VW; k_++) COMB(v, w, lv_[k_], lw_[k_]);                              \
+    } while (0)
+#endif
+
+/* ---- sum, asum, dot: the value only (w unused) ----------------------------------------------- */
+#define COMB_ADD(v, w, v2, w2) ((v) += (v2))
+#define ELEM_X(x, y, i) LD(x, i)
+#define ELEM_ABS(x, y, i) fabs(LD(x, i))
+#define VEC_X(x, y, k) LDV(x, k)
+#define VEC_ABS(x, y, k) fabs(LDV(x, k))
+
+#define ADDITIVE(part_name, final_name, ELEM, VEC, ELEM_S)                                                          \
+    __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_name(                  \
+        const ulong n, const global S *x, const ulong xo, const ulong incx, const global S *y,    \
+        const ulong yo, const ulong incy, global A *pv, global A *pw, const ulong pwo)                             \
+    {                                                                                              \
+        GROUP_LOCALS(A); \
+        x += xo;                                                                                   \
+        y += yo;                                                                                   \
+        A v = (A)0, w = (A)0;                                                                      \
+        if (incx == 1 && incy == 1) {                                                              \
+            AV vv = (AV)0;                                                                         \
+            const size_t nv = n / VW;                                                              \
+            FOR_SHARE(k, nv) { vv += VEC(x, y, k); }                                               \
+            FOLD_LANES(A, v, w, vv, vv, COMB_ADD);                                                 \
+            FOR_TAIL(i, nv * VW, n) { v += ELEM(x, y, i); }                                        \
+        } else {                                                                                   \
+            FOR_SHARE(i, n) { v += ELEM_S(x, y, i); }                                              \
+        }                                                                                          \
+        GROUP_TREE(A, v, w, COMB_ADD);                                                             \
+        if (get_local_id(0) == 0) pv[get_group_id(0)] = v;                                         \
+    }                                                                                              \
+    __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_name(                 \
+        const uint g, const global A *pv, const global A *pw, const ulong pwo, global A *out, const ulong oo,       \
+        global A *outv, const ulong ovo)                                                           \
+    {                                                                                              \
+        GROUP_LOCALS(A); \
+        A v = (A)0, w = (A)0;                                                                      \
+        for (size_t i = get_local_id(0); i < g; i += WG) v += pv[i];                               \
+        GROUP_TREE(A, v, w, COMB_ADD);                                                             \
+        if (get_local_id(0) == 0) out[oo] = v;                                                     \
+    }
+
+#define ELEM_DOT(x, y, i) (LD(x, i) * LD(y, i))
+#define VEC_DOT(x, y, k) (LDV(x, k) * LDV(y, k))
+#define ELEM_X_S(x, y, i) LD(x, i * incx)
+#define ELEM_ABS_S(x, y, i) fabs(LD(x, i * incx))
+#define ELEM_DOT_S(x, y, i) (LD(x, i * incx) * LD(y, i * incy))
+ADDITIVE(part_sum, final_sum, ELEM_X, VEC_X, ELEM_X_S)
+ADDITIVE(part_asum, final_asum, ELEM_ABS, VEC_ABS, ELEM_ABS_S)
+ADDITIVE(part_dot, final_dot, ELEM_DOT, VEC_DOT, ELEM_DOT_S)
+
+/* ---- nrm2: (scale, q) ------------------------------------------------------------------------- */
+#define COMB_NRM2_VW(v, w, v2, w2) COMB_NRM2(v, w, v2, w2)
+__attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulong n, const global S *x,
+                                                                       const ulong xo, const ulong incx,
+                                                                       const global S *y, const ulong yo,
+                                                                       const ulong incy, global A *pv,
+                                                                       global A *pw, const ulong pwo)
+{
+    GROUP_LOCALS(A);
+    x += xo;
+    A s = (A)0, q = (A)0, rs = (A)0, bs = (A)1;
+    if (incx == 1) {
+        AV vs = (AV)0, vq = (AV)0, vrs = (AV)0, vbs = (AV)1;
+        const size_t nv = n / VW;
+        FOR_SHARE(k, nv) { UPD_NRM2(AV, ANY, vs, vq, vrs, vbs, LDV(x, k)); }
+        FOLD_LANES(A, s, q, vs, vq, COMB_NRM2_VW);
+        if (s > (A)0 && s < (A)INFINITY) {
+            bs = s < (A)TINY ? (A)BIG : (A)1;
+            rs = (A)1 / (s * bs);
+        }
+        FOR_TAIL(i, nv * VW, n) { UPD_NRM2(A, SANY, s, q, rs, bs, LD(x, i)); }
+    } else {
+        FOR_SHARE(i, n) { UPD_NRM2(A, SANY, s, q, rs, bs, LD(x, i * incx)); }
+    }
+    GROUP_TREE(A, s, q, COMB_NRM2);
+    if (get_local_id(0) == 0) {
+        pv[get_group_id(0)] = s;
+        pw[pwo + get_group_id(0)] = q;
+    }
+}
+__attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_nrm2(const uint g, const global A *pv,
+                                                                        const global A *pw, const ulong pwo,
+                                                                        global A *out,
+                                                                        const ulong oo, global A *outv,
+                                                                        const ulong ovo)
+{
+    GROUP_LOCALS(A);
+    A s = (A)0, q = (A)0;
+    for (size_t i = get_local_id(0); i < g; i += WG) {
+        A s2 = pv[i], q2 = pw[pwo + i];
+        COMB_NRM2(s, q, s2, q2);
+    }
+    GROUP_TREE(A, s, q, COMB_NRM2);
+    if (get_local_id(0) == 0) out[oo] = s * sqrt(q);
+}
+
+/* ---- min, max: the value only ------------------------------------------------------------------ */
+#define COMB_MIN(v, w, v2, w2) UPD_MIN(A, v, w, v2)
+#define COMB_MAX(v, w, v2, w2) UPD_MAX(A, v, w, v2)
+#define EXTREMUM(part_name, final_name, UPD, COMB, INIT)                                                            \
+    __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_name(                  \
+        const ulong n, const global S *x, const ulong xo, const ulong incx, const global S *y,    \
+        const ulong yo, const ulong incy, global A *pv, global A *pw, const ulong pwo)                             \
+    {                                                                                              \
+        GROUP_LOCALS(A); \
+        x += xo;                                                                                   \
+        A v = (A)(INIT), w = (A)0;                                                                 \
+        if (incx == 1) {                                                                           \
+            AV vv = (AV)(INIT);                                                                    \
+            const size_t nv = n / VW;                                                              \
+            FOR_SHARE(k, nv) { const AV e_ = LDV(x, k); UPD(AV, vv, vv, e_); }                                       \
+            FOLD_LANES(A, v, w, vv, vv, COMB);                                                     \
+            FOR_TAIL(i, nv * VW, n) { const A e_ = LD(x, i); UPD(A, v, w, e_); }                                    \
+        } else {                                                                                   \
+            FOR_SHARE(i, n) { const A e_ = LD(x, i * incx); UPD(A, v, w, e_); }                                     \
+        }                                                                                          \
+        GROUP_TREE(A, v, w, COMB);                                                                 \
+        if (get_local_id(0) == 0) pv[get_group_id(0)] = v;                                         \
+    }                                                                                              \
+    __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_name(                 \
+        const uint g, const global A *pv, const global A *pw, const ulong pwo, global A *out, const ulong oo,       \
+        global A *outv, const ulong ovo)                                                           \
+    {                                                                                              \
+        GROUP_LOCALS(A); \
+        A v = (A)(INIT), w = (A)0;                                                                 \
+        for (size_t i = get_local_id(0); i < g; i += WG) { const A e_ = pv[i]; UPD(A, v, w, e_); }                      \
+        GROUP_TREE(A, v, w, COMB);                                                                 \
+        if (get_local_id(0) == 0) out[oo] = v;                                                     \
+    }
+EXTREMUM(part_min, final_min, UPD_MIN, COMB_MIN, INFINITY)
+EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
+
+/* ---- argmin, argmax: (value, index); partial indices are uint (n < 2^32) ---------------------- */
+#define NONE ((IDX)0xffffffffu) /* "no index yet": above every index, so that real ones win ties */
+#define COMB_ARGMIN(v, w, v2, w2) UPD_ARG(A, int, <, v, w, v2, (w2))
+#define COMB_ARGMAX(v, w, v2, w2) UPD_ARG(A, int, >, v, w, v2, (w2))
+#define ARGEXT(part_name, final_name, CMP, COMB, INIT)                                                              \
+    __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_name(                  \
+        const ulong n, const global S *x, const ulong xo, const ulong incx, const global S *y,    \
+        const ulong yo, const ulong incy, global A *pv, global uint *pw, const ulong pwo)                          \
+    {                                                                                              \
+        GROUP_LOCALS(IDX); \
+        x += xo;                                                                                   \
+        A v = (A)(INIT);                                                                           \
+        IDX w = NONE;                                                                              \
+        if (incx == 1) {                                                                           \
+            AV vv = (AV)(INIT);                                                                    \
+            IV vw = (IV)NONE;                                                                      \
+            const size_t nv = n / VW;                                                              \
+            FOR_SHARE(k, nv) { UPD_ARG(AV, MV, CMP, vv, vw, LDV(x, k), (IV)((IDX)(k * VW)) + LANES); }  \
+            FOLD_LANES(IDX, v, w, vv, vw, COMB);                                                   \
+            FOR_TAIL(i, nv * VW, n) { UPD_ARG(A, int, CMP, v, w, LD(x, i), (IDX)i); }                   \
+        } else {                                                                                   \
+            FOR_SHARE(i, n) { UPD_ARG(A, int, CMP, v, w, LD(x, i * incx), (IDX)i); }                    \
+        }                                                                                          \
+        GROUP_TREE(IDX, v, w, COMB);                                                               \
+        if (get_local_id(0) == 0) {                                                                \
+            pv[get_group_id(0)] = v;                                                               \
+            pw[pwo + get_group_id(0)] = (uint)w;                                                         \
+        }                                                                                          \
+    }                                                                                              \
+    __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_name(                 \
+        const uint g, const global A *pv, const global uint *pw, const ulong pwo, global uint *out, const ulong oo, \
+        global A *outv, const ulong ovo)                                                           \
+    {                                                                                              \
+        GROUP_LOCALS(IDX); \
+        A v = (A)(INIT);                                                                           \
+        IDX w = NONE;                                                                              \
+        for (size_t i = get_local_id(0); i < g; i += WG) UPD_ARG(A, int, CMP, v, w, pv[i], (IDX)pw[pwo + i]); \
+        GROUP_TREE(IDX, v, w, COMB);                                                               \
+        if (get_local_id(0) == 0) {                                                                \
+            out[oo] = (uint)w;                                                                     \
+            outv[ovo] = v;                                                                         \
+        }                                                                                          \
+    }
+ARGEXT(part_argmin, final_argmin, <, COMB_ARGMIN, INFINITY)
+ARGEXT(part_argmax, final_argmax, >, COMB_ARGMAX, -INFINITY)

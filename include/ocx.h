@@ -348,7 +348,50 @@ OCX_API ocx_status ocx_fill(ocx_context *ctx, ocx_stream *stream, size_t n, doub
 OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, size_t incx,
                             ocx_buffer *y, size_t incy, size_t num_wait, const ocx_event *wait, ocx_event *event);
 
-/* @@REDUCE@@ (reductions: section added by the reductions work) */
+/* ---------------------------------------------------------------------------------------------- */
+/* Reductions                                                                                     */
+/* ---------------------------------------------------------------------------------------------- */
+/* Common rules of this section:
+ *   - x holds n elements x[i*incx] (incx ≥ 1, relative to the buffer or view), of f32, f16 or f64
+ *     (f64 needs cl_khr_fp64, else OCX_ERR_UNSUPPORTED). f16 and f32 accumulate in f32, f64 in f64.
+ *   - Accumulation is a tree: each work-item folds a share of x, work-groups combine their items in
+ *     local memory, and a second pass combines the work-groups' partials. No long serial sum.
+ *   - Semantics: the sum (asum, dot, nrm2) of 0 elements is 0; min, max, argmin and argmax of 0
+ *     elements are an error (OCX_ERR_INVALID_ARGUMENT). A NaN in x makes min/max NaN and argmin/argmax
+ *     the index of the first NaN; ties give the lowest index. nrm2 scales as it goes, so values near
+ *     the overflow or underflow threshold neither overflow nor underflow; inf in x gives inf, NaN NaN.
+ *   - argmin/argmax return a u32 index: n must be below 2^32 (else OCX_ERR_INVALID_ARGUMENT).
+ */
+typedef enum ocx_reduce_op {
+    OCX_REDUCE_SUM = 0,    /* Σ x[i] */
+    OCX_REDUCE_ASUM = 1,   /* Σ |x[i]| */
+    OCX_REDUCE_DOT = 2,    /* Σ x[i]*y[i] (the only operation that reads y) */
+    OCX_REDUCE_NRM2 = 3,   /* sqrt(Σ x[i]²) */
+    OCX_REDUCE_MIN = 4,    /* the smallest x[i] */
+    OCX_REDUCE_MAX = 5,    /* the largest x[i] */
+    OCX_REDUCE_ARGMIN = 6, /* the lowest i where x[i] is smallest (or the first NaN) */
+    OCX_REDUCE_ARGMAX = 7  /* the lowest i where x[i] is largest (or the first NaN) */
+} ocx_reduce_op;
+
+/*! ocx_reduce() : reduces n elements of x (and y, for OCX_REDUCE_DOT: same dtype, stride incy ≥ 1;
+ *  ignored otherwise and may be NULL) and writes the result to element 0 of `result`:
+ *  f32 for f32 and f16 inputs, f64 for f64 inputs, u32 (the index) for argmin/argmax. `result` must
+ *  not overlap x or y. Asynchronous: returns once enqueued on `stream` (NULL: default) after the wait
+ *  list; *event (if non-NULL) completes when the result is written.
+ *  @return OCX_OK, or OCX_ERR_INVALID_ARGUMENT (NULL, unknown op, n = 0 for min/max/arg*, overlap),
+ *  OCX_ERR_DTYPE (x not a float type, y or result of the wrong dtype), OCX_ERR_OUT_OF_RANGE (x or y
+ *  shorter than its strided range, empty result), OCX_ERR_UNSUPPORTED (f64 without fp64). */
+OCX_API ocx_status ocx_reduce(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, size_t n,
+                              const ocx_buffer *x, size_t incx, const ocx_buffer *y, size_t incy,
+                              ocx_buffer *result, size_t num_wait, const ocx_event *wait, ocx_event *event);
+
+/*! ocx_reduce_host() : like ocx_reduce(), but blocks and returns the result on the host: *value
+ *  gets the value (for argmin/argmax: x[*index]), *index the index (argmin/argmax only; ignored
+ *  otherwise). value may be NULL for argmin/argmax when index is not; otherwise it is required.
+ *  @return as ocx_reduce(), plus OCX_ERR_INVALID_ARGUMENT when there is nowhere to put the result. */
+OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, size_t n,
+                                   const ocx_buffer *x, size_t incx, const ocx_buffer *y, size_t incy,
+                                   double *value, size_t *index, size_t num_wait, const ocx_event *wait);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Matrix multiply (GEMM)                                                                         */

@@ -219,6 +219,7 @@ size_t ocx__grid_groups(const ocx_context *ctx, size_t items, size_t wg, size_t 
 
 /* ---- the kernel families (vector.c, reduce.c, gemm.c): what the tuner searches ------------------ */
 extern const ocx__family ocx__family_vector;
+extern const ocx__family ocx__family_reduce;
 extern const ocx__family ocx__family_gemm;
 
 size_t ocx__round_up(size_t x, size_t m);

@@ -1,3 +1,209 @@
-/* reduce.c — reductions (work in progress, issue #3). */
+/* reduce.c — reductions (host side) and the "reduce" kernel family (cl/reduce.cl).
+ * Every reduction is two launches on one stream: part_<op> (G work-groups → G partials in a scratch
+ * buffer), then final_<op> (one work-group → the result). The scratch buffer is released right after
+ * enqueueing; OpenCL keeps it alive until the kernels that use it have completed. */
 #include "config.h"
 #include "ocx_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Parameters of cl/reduce.cl. GPUs: many groups of 256 items, 16-byte loads interleaved between
+ * work-items (coalesced). PoCL runs one work-group per thread: few items per group, each folding a
+ * contiguous chunk into 16 lanes (one AVX-512 register of f32). */
+static const ocx__param_def reduce_params[] = {
+    /* name         gpu  cpu  min  max   pow2 */
+    {"WG", 256, 16, 1, 1024, 1},
+    {"VW", 4, 16, 1, 16, 1},
+    {"GROUPS_PER_CU", 8, 2, 1, 1024, 1},
+    {"LAYOUT", 1, 2, 1, 2, 0}, /* 1: interleaved, 2: contiguous chunk per work-item */
+};
+
+static const char *reduce_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
+{
+    if ((size_t)v[0] > dev->max_work_group_size || (size_t)v[0] > dev->max_work_item_sizes[0])
+        return "WG exceeds the device's work-group size";
+    /* two local arrays of WG accumulators (8 bytes at most each) */
+    if ((uint64_t)v[0] * 16 > dev->local_mem_bytes) return "WG exceeds the device's local memory";
+    (void)dtype;
+    return NULL;
+}
+
+const ocx__family ocx__family_reduce = {
+    .name = "reduce", .source = "reduce", .nparams = 4, .params = reduce_params, .invalid = reduce_invalid};
+
+static const char *const op_names[] = {"sum", "asum", "dot", "nrm2", "min", "max", "argmin", "argmax"};
+#define NOPS (sizeof op_names / sizeof *op_names)
+
+static int is_arg(ocx_reduce_op op) { return op == OCX_REDUCE_ARGMIN || op == OCX_REDUCE_ARGMAX; }
+
+/* The result dtype of a reduction of x's dtype. */
+static ocx_dtype result_dtype(ocx_reduce_op op, ocx_dtype x)
+{
+    return is_arg(op) ? OCX_U32 : x == OCX_F64 ? OCX_F64 : OCX_F32;
+}
+
+/* Experiments until the tuner lands: OCX_REDUCE_PARAMS="WG=64,VW=8" overrides the built-in values
+ * (still checked against the device). */
+static ocx_status env_params(ocx__params *p, const ocx_context *ctx, ocx_dtype dtype, const char *var)
+{
+    const char *e = getenv(var);
+    if (!e || !*e) return OCX_OK;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", e);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        OCX__FAIL_IF(!eq, OCX_ERR_INVALID_ARGUMENT, "%s: '%s' is not NAME=VALUE", var, t);
+        *eq = 0;
+        unsigned i = 0;
+        while (i < p->family->nparams && strcmp(p->family->params[i].name, t)) i++;
+        OCX__FAIL_IF(i == p->family->nparams, OCX_ERR_INVALID_ARGUMENT, "%s: no parameter %s", var, t);
+        int v = atoi(eq + 1);
+        const ocx__param_def *d = &p->family->params[i];
+        OCX__FAIL_IF(v < d->min || v > d->max || (d->pow2 && (v & (v - 1))), OCX_ERR_INVALID_ARGUMENT,
+                     "%s: %s=%d is outside its range", var, t, v);
+        p->v[i] = v;
+    }
+    const char *why = p->family->invalid(p->v, &ctx->info, dtype);
+    OCX__FAIL_IF(why, OCX_ERR_INVALID_ARGUMENT, "%s: %s", var, why);
+    p->origin = var;
+    return OCX_OK;
+}
+
+static ocx_status check_args(ocx_context *ctx, ocx_reduce_op op, size_t n, const ocx_buffer *x, size_t incx,
+                             const ocx_buffer *y, size_t incy)
+{
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FAIL_IF((unsigned)op >= NOPS, OCX_ERR_INVALID_ARGUMENT, "reduce: unknown operation %d", (int)op);
+    OCX__FORWARD(ocx__check_float(ctx, x, "x"));
+    OCX__FORWARD(ocx__check_range(ctx, x, "x", 0, n, incx));
+    if (op == OCX_REDUCE_DOT) {
+        OCX__FORWARD(ocx__check_dtype(y, "y", x->dtype));
+        OCX__FORWARD(ocx__check_range(ctx, y, "y", 0, n, incy));
+    }
+    OCX__FAIL_IF(n == 0 && op >= OCX_REDUCE_MIN, OCX_ERR_INVALID_ARGUMENT,
+                 "%s of 0 elements is undefined (n must be at least 1)", op_names[op]);
+    OCX__FAIL_IF(is_arg(op) && (uint64_t)n > 0xffffffffu, OCX_ERR_INVALID_ARGUMENT,
+                 "%s: n = %zu; the index result is u32, so n must be below 2^32", op_names[op], n);
+    return OCX_OK;
+}
+
+/* Both launches. The final pass writes its result to out[oo] (and, for argmin/argmax, the value to
+ * the scratch buffer at byte 16*G + 8). *scratch_out (when non-NULL) receives the scratch buffer and
+ * *groups G, for the caller to read back; else the buffer is released here. */
+static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, size_t n, const ocx_buffer *x,
+                      size_t incx, const ocx_buffer *y, size_t incy, const cl_mem *out, size_t oo, size_t num_wait,
+                      const ocx_event *wait, ocx_event *event, cl_mem *scratch_out, size_t *groups)
+{
+    ocx_dtype dt = x->dtype;
+    ocx__params p;
+    OCX__FORWARD(ocx__params_get(ctx, &ocx__family_reduce, dt, &p));
+    OCX__FORWARD(env_params(&p, ctx, dt, "OCX_REDUCE_PARAMS"));
+    /* Only DTYPE, not ocx__dtype_defines' HAS_FP64 (reduce.cl reads f64 only as DTYPE=2): one program
+     * per dtype whether or not the device (or OCX_DISABLE_FP64) offers fp64. */
+    char options[512];
+    snprintf(options, sizeof options, "-DDTYPE=%d", dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0);
+    ocx__params_defines(&p, options, sizeof options);
+    size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
+    int contiguous = incx == 1 && (op != OCX_REDUCE_DOT || incy == 1);
+    size_t g = ocx__grid_groups(ctx, contiguous ? n / vw + n % vw : n, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"));
+    if (g > 65536) g = 65536;
+
+    /* scratch: values (8 bytes each) at 0, second values at 8G, host result at 16G (+8: its value) */
+    cl_int err;
+    cl_mem scratch = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, 16 * g + 16, NULL, &err);
+    if (err != CL_SUCCESS) return ocx__cl_error(err, "reduce: clCreateBuffer (scratch)");
+    size_t asz = dt == OCX_F64 ? 8 : 4, wsz = is_arg(op) ? 4 : asz;
+    if (!out) {
+        out = &scratch;
+        oo = 16 * g / ocx_dtype_size(result_dtype(op, dt));
+    }
+    const ocx_buffer *yy = op == OCX_REDUCE_DOT ? y : x;
+    size_t yinc = op == OCX_REDUCE_DOT ? incy : 1;
+    char kname[32];
+    snprintf(kname, sizeof kname, "part_%s", op_names[op]);
+    ocx__arg a1[] = {OCX__ARG_U64(n),
+                     OCX__ARG_MEM(x),
+                     OCX__ARG_U64(x->offset),
+                     OCX__ARG_U64(incx),
+                     OCX__ARG_MEM(yy),
+                     OCX__ARG_U64(yy->offset),
+                     OCX__ARG_U64(yinc),
+                     {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
+                     {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
+                     OCX__ARG_U64(8 * g / wsz)};
+    ocx__launch_desc d1 = {"reduce", options, kname, 1, {g * wg}, {wg}, 10, a1};
+    ocx_status st = ocx__launch(ctx, stream, &d1, num_wait, wait, NULL);
+    if (st == OCX_OK) {
+        snprintf(kname, sizeof kname, "final_%s", op_names[op]);
+        ocx__arg a2[] = {OCX__ARG_I32((cl_int)g),
+                         {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
+                         {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
+                         OCX__ARG_U64(8 * g / wsz),
+                         {OCX__ARG_VALUE, sizeof(cl_mem), out},
+                         OCX__ARG_U64(oo),
+                         {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
+                         OCX__ARG_U64((16 * g + 8) / asz)};
+        ocx__launch_desc d2 = {"reduce", options, kname, 1, {wg}, {wg}, 8, a2};
+        st = ocx__launch(ctx, stream, &d2, 0, NULL, event);
+    }
+    if (st == OCX_OK && scratch_out) {
+        *scratch_out = scratch;
+        *groups = g;
+    } else {
+        clReleaseMemObject(scratch);
+    }
+    return st;
+}
+
+ocx_status ocx_reduce(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, size_t n, const ocx_buffer *x,
+                      size_t incx, const ocx_buffer *y, size_t incy, ocx_buffer *result, size_t num_wait,
+                      const ocx_event *wait, ocx_event *event)
+{
+    if (event) *event = NULL;
+    OCX__FORWARD(check_args(ctx, op, n, x, incx, y, incy));
+    OCX__FORWARD(ocx__check_dtype(result, "result", result_dtype(op, x->dtype)));
+    OCX__FORWARD(ocx__check_range(ctx, result, "result", 0, 1, 1));
+    OCX__FAIL_IF(ocx__overlap(result, 0, 1, x, 0, n ? (n - 1) * incx + 1 : 0), OCX_ERR_INVALID_ARGUMENT,
+                 "%s: result overlaps x", op_names[op]);
+    OCX__FAIL_IF(op == OCX_REDUCE_DOT && ocx__overlap(result, 0, 1, y, 0, n ? (n - 1) * incy + 1 : 0),
+                 OCX_ERR_INVALID_ARGUMENT, "dot: result overlaps y");
+    return run(ctx, stream, op, n, x, incx, y, incy, &result->mem, result->offset, num_wait, wait, event, NULL,
+               NULL);
+}
+
+ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, size_t n, const ocx_buffer *x,
+                           size_t incx, const ocx_buffer *y, size_t incy, double *value, size_t *index,
+                           size_t num_wait, const ocx_event *wait)
+{
+    OCX__FORWARD(check_args(ctx, op, n, x, incx, y, incy));
+    OCX__FAIL_IF(!value && !(is_arg(op) && index), OCX_ERR_INVALID_ARGUMENT,
+                 "%s: no place for the result (value%s is NULL)", op_names[op], is_arg(op) ? " and index" : "");
+    cl_command_queue q;
+    OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
+    cl_mem scratch = NULL;
+    size_t g = 0;
+    ocx_event ev = NULL;
+    OCX__FORWARD(run(ctx, stream, op, n, x, incx, y, incy, NULL, 0, num_wait, wait, &ev, &scratch, &g));
+    unsigned char r[16];
+    cl_int err = clEnqueueReadBuffer(q, scratch, CL_TRUE, 16 * g, 16, r, 1, &ev, NULL);
+    clReleaseEvent(ev);
+    clReleaseMemObject(scratch);
+    if (err != CL_SUCCESS) return ocx__cl_error(err, "reduce: reading the result");
+    /* the result at 16G: a u32 index (arg) or the value; for arg, the value at 16G + 8 */
+    double v;
+    if (x->dtype == OCX_F64) {
+        memcpy(&v, r + (is_arg(op) ? 8 : 0), 8);
+    } else {
+        float f;
+        memcpy(&f, r + (is_arg(op) ? 8 : 0), 4);
+        v = f;
+    }
+    if (value) *value = v;
+    if (is_arg(op) && index) {
+        uint32_t i;
+        memcpy(&i, r, 4);
+        *index = i;
+    }
+    return OCX_OK;
+}

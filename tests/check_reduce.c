@@ -1,2 +1,411 @@
+/* check_reduce.c — reductions against double-precision host references: every operation × dtype,
+ * lengths that no vector width or work-group divides, strides and views, NaN/inf, ties, nrm2 near
+ * the overflow and underflow thresholds, empty inputs, bad arguments, and the simulated-limit mode. */
 #include "testutil.h"
-int main(void){return 0;}
+
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOPS 8
+static const char *const names[NOPS] = {"sum", "asum", "dot", "nrm2", "min", "max", "argmin", "argmax"};
+static const ocx_dtype dtypes[3] = {OCX_F32, OCX_F16, OCX_F64};
+
+/* The reference of op over x[i*incx] (and y) in double (long double for the sums). For argmin and
+ * argmax, *index gets the first index of the extreme (or of the first NaN). */
+static double reference(int op, ocx_dtype dt, size_t n, const void *x, size_t incx, const void *y, size_t incy,
+                        size_t *index, double *abs_sum)
+{
+    long double s = 0, a = 0;
+    double best = NAN;
+    size_t bi = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = tvalue(dt, x, i * incx);
+        long double t = v; /* long double: squares of f64 subnormals do not vanish */
+        if (op == 1) t = fabs(v);
+        if (op == 2) t = (long double)v * tvalue(dt, y, i * incy);
+        if (op == 3) t = (long double)v * v;
+        s += t;
+        a += fabsl(t);
+        if (op >= 4) {
+            int take;
+            if (i == 0) take = 1;
+            else if (isnan(best)) take = 0;
+            else if (isnan(v)) take = 1;
+            else take = (op == 4 || op == 6) ? v < best : v > best;
+            if (take) {
+                best = v;
+                bi = i;
+            }
+        }
+    }
+    if (index) *index = bi;
+    if (abs_sum) *abs_sum = (double)a;
+    if (op == 3) return (double)sqrtl(s);
+    return op >= 4 ? best : (double)s;
+}
+
+/* Accumulation error allowed: a few units of the accumulator's roundoff per level of a deep tree,
+ * relative to Σ|terms| (that bound is what a tree sum guarantees; a wrong element breaks it). */
+static double tolerance(int op, ocx_dtype dt, size_t n, double abs_sum)
+{
+    double u = dt == OCX_F64 ? 0x1p-53 : 0x1p-24;
+    double depth = 64 + 2 * sqrt((double)n); /* lanes are folded serially over ~sqrt(n)-long shares */
+    if (op == 3) return 4 * depth * u * sqrt(abs_sum); /* relative to nrm2 itself */
+    return depth * u * abs_sum + DBL_MIN;
+}
+
+/* Runs op both ways (device result buffer, host scalar) and checks them against the reference. */
+static void check_op(int op, ocx_dtype dt, size_t n, ocx_buffer *x, const void *hx, size_t incx, ocx_buffer *y,
+                     const void *hy, size_t incy)
+{
+    size_t want_i = 0;
+    double abs_sum = 0, want = reference(op, dt, n, hx, incx, hy, incy, &want_i, &abs_sum);
+    int is_arg = op >= 6;
+    ocx_dtype rdt = is_arg ? OCX_U32 : dt == OCX_F64 ? OCX_F64 : OCX_F32;
+    double tol = op >= 4 ? 0 : tolerance(op, dt, n, abs_sum);
+
+    /* host scalar */
+    double got = -12345;
+    size_t got_i = 999999999;
+    ck_ok(ocx_reduce_host(tctx, NULL, (ocx_reduce_op)op, n, x, incx, y, incy, &got, &got_i, 0, NULL));
+    if (is_arg) {
+        ck_assert_msg(got_i == want_i, "%s %s n=%zu incx=%zu: index %zu, want %zu", names[op], ocx_dtype_name(dt), n,
+                      incx, got_i, want_i);
+        ck_assert_msg(got == want || (isnan(got) && isnan(want)), "%s %s n=%zu: value %g, want %g", names[op],
+                      ocx_dtype_name(dt), n, got, want);
+    } else {
+        ck_assert_msg(fabs(got - want) <= tol || (isnan(got) && isnan(want)) || got == want,
+                      "%s %s n=%zu incx=%zu: %.17g, want %.17g (tol %g)", names[op], ocx_dtype_name(dt), n, incx,
+                      got, want, tol);
+    }
+
+    /* device buffer: a poisoned 3-element buffer, the result lands in element 1 of a view */
+    ocx_buffer *r = tpoisoned(rdt, 3), *rv = NULL;
+    ck_ok(ocx_buffer_view(r, 1, 1, &rv));
+    ocx_event ev = NULL;
+    ck_ok(ocx_reduce(tctx, NULL, (ocx_reduce_op)op, n, x, incx, y, incy, rv, 0, NULL, &ev));
+    ck_assert_ptr_nonnull(ev);
+    ck_ok(ocx_event_wait(1, &ev));
+    ocx_event_release(ev);
+    void *h = tread(r);
+    double dev = tvalue(rdt, h, 1);
+    if (is_arg)
+        ck_assert_msg((size_t)dev == want_i, "%s (device) %s n=%zu: index %g, want %zu", names[op], ocx_dtype_name(dt),
+                      n, dev, want_i);
+    else
+        ck_assert_msg(fabs(dev - want) <= tol || (isnan(dev) && isnan(want)) || dev == want,
+                      "%s (device) %s n=%zu: %.17g, want %.17g", names[op], ocx_dtype_name(dt), n, dev, want);
+    /* the neighbours keep their poison */
+    if (is_arg) {
+        ck_assert_uint_eq(((uint32_t *)h)[0], 0xdeadbeefu);
+        ck_assert_uint_eq(((uint32_t *)h)[2], 0xdeadbeefu);
+    } else {
+        ck_assert(isnan(tvalue(rdt, h, 0)) && isnan(tvalue(rdt, h, 2)));
+    }
+    free(h);
+    ocx_buffer_destroy(rv);
+    ocx_buffer_destroy(r);
+}
+
+/* Random data in [lo, hi) for x and y, every op. */
+static void check_all_ops(ocx_dtype dt, size_t n, size_t incx, size_t incy, uint64_t seed, double lo, double hi)
+{
+    size_t es = ocx_dtype_size(dt), nx = n ? (n - 1) * incx + 1 : 0, ny = n ? (n - 1) * incy + 1 : 0;
+    /* views at odd offsets inside larger buffers */
+    void *hx = malloc((nx + 5) * es + 1), *hy = malloc((ny + 3) * es + 1);
+    ck_assert(hx && hy);
+    trand_fill(&seed, dt, hx, NULL, nx + 5, lo, hi);
+    trand_fill(&seed, dt, hy, NULL, ny + 3, lo, hi);
+    ocx_buffer *bx = tbuffer(dt, nx + 5, hx), *by = tbuffer(dt, ny + 3, hy), *x = NULL, *y = NULL;
+    ck_ok(ocx_buffer_view(bx, 5, nx, &x));
+    ck_ok(ocx_buffer_view(by, 3, ny, &y));
+    for (int op = 0; op < NOPS; op++) {
+        if (n == 0 && op >= 4) continue;
+        check_op(op, dt, n, x, (char *)hx + 5 * es, incx, y, (char *)hy + 3 * es, incy);
+    }
+    ocx_buffer_destroy(x);
+    ocx_buffer_destroy(y);
+    ocx_buffer_destroy(bx);
+    ocx_buffer_destroy(by);
+    free(hx);
+    free(hy);
+}
+
+static const size_t lengths[] = {0, 1, 2, 3, 31, 1000003};
+
+START_TEST(test_lengths)
+{
+    ocx_dtype dt = dtypes[_i];
+    if (!tdtype_ok(dt)) return;
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
+        check_all_ops(dt, lengths[li], 1, 1, 1000 + li, -1, 1);
+}
+END_TEST
+
+START_TEST(test_over_2_24)
+{
+    ocx_dtype dt = dtypes[_i];
+    if (!tdtype_ok(dt)) return;
+    check_all_ops(dt, ((size_t)1 << 24) + 7, 1, 1, 77, -2, 2);
+}
+END_TEST
+
+START_TEST(test_strides)
+{
+    ocx_dtype dt = dtypes[_i];
+    if (!tdtype_ok(dt)) return;
+    check_all_ops(dt, 31, 3, 2, 5, -1, 1);
+    check_all_ops(dt, 100003, 2, 5, 6, -1, 1);
+    check_all_ops(dt, 4097, 1, 7, 7, -1, 1); /* dot with only y strided */
+}
+END_TEST
+
+/* One value at a time placed into a data set: NaN, inf, ties. */
+static void run_special(ocx_dtype dt, size_t n, const double *vals, const size_t *pos, size_t k, double fill)
+{
+    size_t es = ocx_dtype_size(dt);
+    void *hx = malloc(n * es + 1);
+    uint64_t seed = 99;
+    trand_fill(&seed, dt, hx, NULL, n, 1, 2);
+    if (!isnan(fill))
+        for (size_t i = 0; i < n; i++) tset(dt, hx, i, fill);
+    for (size_t j = 0; j < k; j++) tset(dt, hx, pos[j], vals[j]);
+    ocx_buffer *x = tbuffer(dt, n, hx);
+    for (int op = 0; op < NOPS; op++)
+        if (op != 2) check_op(op, dt, n, x, hx, 1, NULL, NULL, 1);
+    check_op(2, dt, n, x, hx, 1, x, hx, 1); /* dot(x, x): the same buffer twice is fine */
+    ocx_buffer_destroy(x);
+    free(hx);
+}
+
+START_TEST(test_nan_inf_ties)
+{
+    ocx_dtype dt = dtypes[_i];
+    if (!tdtype_ok(dt)) return;
+    const size_t n = 100003;
+    /* two NaNs: min/max give NaN, argmin/argmax the first one; sums give NaN */
+    run_special(dt, n, (double[]){NAN, NAN, -5}, (size_t[]){70001, 90000, 3}, 3, NAN);
+    run_special(dt, n, (double[]){NAN}, (size_t[]){n - 1}, 1, NAN); /* in the tail */
+    run_special(dt, n, (double[]){NAN}, (size_t[]){0}, 1, NAN);
+    /* inf and -inf: sums inf or NaN, nrm2 inf, extremes at the infinities */
+    run_special(dt, n, (double[]){INFINITY, -INFINITY}, (size_t[]){500, 99999}, 2, NAN);
+    run_special(dt, n, (double[]){INFINITY}, (size_t[]){12345}, 1, NAN);
+    /* ties: the lowest index wins, across lanes, work-items and groups */
+    run_special(dt, n, (double[]){-7, -7, 9, 9}, (size_t[]){88888, 4444, 99990, 17}, 4, NAN);
+    run_special(dt, n, NULL, NULL, 0, 0.5); /* all equal */
+    run_special(dt, n, (double[]){-INFINITY}, (size_t[]){3}, 1, -INFINITY); /* all -inf */
+}
+END_TEST
+
+/* nrm2 where squaring would overflow or underflow the accumulator. */
+START_TEST(test_nrm2_scaling)
+{
+    ocx_dtype dt = dtypes[_i];
+    if (!tdtype_ok(dt)) return;
+    double scales[] = {dt == OCX_F64 ? 1e300 : dt == OCX_F32 ? 1e36 : 6e4,
+                       dt == OCX_F64 ? 1e-300 : dt == OCX_F32 ? 1e-30 : 1e-5,
+                       dt == OCX_F64 ? 1e-310 : dt == OCX_F32 ? 1e-40 : 1e-7 /* subnormals */};
+    const size_t n = 10007;
+    size_t es = ocx_dtype_size(dt);
+    for (int si = 0; si < 3; si++) {
+        void *hx = malloc(n * es);
+        uint64_t seed = 3 + si;
+        for (size_t i = 0; i < n; i++) tset(dt, hx, i, scales[si] * trand_uniform(&seed, -1, 1));
+        double ref = reference(3, dt, n, hx, 1, NULL, 1, NULL, NULL);
+        ck_assert(ref > 0 && isfinite(ref));
+        ocx_buffer *x = tbuffer(dt, n, hx);
+        double got = 0;
+        ck_ok(ocx_reduce_host(tctx, NULL, OCX_REDUCE_NRM2, n, x, 1, NULL, 1, &got, NULL, 0, NULL));
+        double rel = dt == OCX_F64 ? 1e-12 : 1e-5;
+        /* f32 subnormals carry few digits; the result still must not be 0 or inf */
+        ck_assert_msg(fabs(got - ref) <= rel * ref, "nrm2 %s scale %g: %.9g, want %.9g", ocx_dtype_name(dt),
+                      scales[si], got, ref);
+        ck_ok(ocx_reduce_host(tctx, NULL, OCX_REDUCE_NRM2, n / 3, x, 3, NULL, 1, &got, NULL, 0, NULL));
+        ref = reference(3, dt, n / 3, hx, 3, NULL, 1, NULL, NULL);
+        ck_assert_msg(fabs(got - ref) <= rel * ref, "nrm2 %s strided scale %g: %.9g, want %.9g",
+                      ocx_dtype_name(dt), scales[si], got, ref);
+        ocx_buffer_destroy(x);
+        free(hx);
+    }
+}
+END_TEST
+
+/* f32 sum of 10^8 random values: ≤ 1e-5 relative to a double reference. */
+START_TEST(test_sum_1e8)
+{
+    const size_t n = 100000000;
+    float *hx = malloc(n * sizeof *hx);
+    ck_assert_ptr_nonnull(hx);
+    uint64_t seed = 4242;
+    long double ref = 0;
+    for (size_t i = 0; i < n; i++) {
+        hx[i] = (float)trand_uniform(&seed, 0, 1);
+        ref += hx[i];
+    }
+    ocx_buffer *x = tbuffer(OCX_F32, n, hx);
+    free(hx);
+    double got = 0;
+    ck_ok(ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, n, x, 1, NULL, 1, &got, NULL, 0, NULL));
+    ck_assert_msg(fabs(got - (double)ref) <= 1e-5 * (double)ref, "sum of 1e8: %.10g, want %.10Lg (rel %.3g)", got,
+                  ref, fabs(got - (double)ref) / (double)ref);
+    ocx_buffer_destroy(x);
+}
+END_TEST
+
+START_TEST(test_empty)
+{
+    ocx_buffer *x = tbuffer(OCX_F32, 4, (float[]){1, 2, 3, 4});
+    for (int op = 0; op < NOPS; op++) {
+        double v = -1;
+        size_t i = 77;
+        if (op < 4) {
+            ck_ok(ocx_reduce_host(tctx, NULL, (ocx_reduce_op)op, 0, x, 1, x, 1, &v, NULL, 0, NULL));
+            ck_assert(v == 0.0);
+        } else {
+            ck_status(ocx_reduce_host(tctx, NULL, (ocx_reduce_op)op, 0, x, 1, NULL, 1, &v, &i, 0, NULL),
+                      OCX_ERR_INVALID_ARGUMENT);
+            ck_assert(strstr(ocx_last_error(), "0 elements"));
+        }
+    }
+    /* an empty sum to a device buffer overwrites the poison with 0 */
+    ocx_buffer *r = tpoisoned(OCX_F32, 1);
+    ck_ok(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 0, x, 1, NULL, 1, r, 0, NULL, NULL));
+    float *h = tread(r);
+    ck_assert(h[0] == 0.0f);
+    free(h);
+    ocx_buffer_destroy(r);
+    ocx_buffer_destroy(x);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+    ocx_buffer *x = tbuffer(OCX_F32, 10, NULL), *u = tbuffer(OCX_U32, 10, NULL), *r = tpoisoned(OCX_F32, 1);
+    ocx_buffer *ri = tpoisoned(OCX_U32, 1), *r0 = tbuffer(OCX_F32, 0, NULL), *h = tbuffer(OCX_F16, 10, NULL);
+    ck_ok(ocx_fill(tctx, NULL, 10, 1.0, x, 1, 0, NULL, NULL));
+    double v;
+    size_t i;
+    ocx_event ev = (ocx_event)(uintptr_t)1;
+    ck_status(ocx_reduce(NULL, NULL, OCX_REDUCE_SUM, 10, x, 1, NULL, 1, r, 0, NULL, &ev), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ev);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 10, NULL, 1, NULL, 1, r, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 10, x, 1, NULL, 1, NULL, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_reduce(tctx, NULL, (ocx_reduce_op)8, 10, x, 1, NULL, 1, r, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_reduce(tctx, NULL, (ocx_reduce_op)-1, 10, x, 1, NULL, 1, r, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 10, u, 1, NULL, 1, r, 0, NULL, NULL), OCX_ERR_DTYPE);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_DOT, 10, x, 1, NULL, 1, r, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_DOT, 10, x, 1, h, 1, r, 0, NULL, NULL), OCX_ERR_DTYPE);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 11, x, 1, NULL, 1, r, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 4, x, 4, NULL, 1, r, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 4, x, 0, NULL, 1, r, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_DOT, 6, x, 1, x, 2, r, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 10, x, 1, NULL, 1, ri, 0, NULL, NULL), OCX_ERR_DTYPE);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_ARGMAX, 10, x, 1, NULL, 1, r, 0, NULL, NULL), OCX_ERR_DTYPE);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 10, h, 1, NULL, 1, ri, 0, NULL, NULL), OCX_ERR_DTYPE);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 10, x, 1, NULL, 1, r0, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 10, x, 1, NULL, 1, x, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 10, x, 1, NULL, 1, r, 1, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, 10, x, 1, NULL, 1, NULL, &i, 0, NULL),
+              OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_reduce_host(tctx, NULL, OCX_REDUCE_MAX, 11, x, 1, NULL, 1, &v, NULL, 0, NULL), OCX_ERR_OUT_OF_RANGE);
+    /* the result buffer was never touched */
+    float *hr = tread(r);
+    uint32_t *hri = tread(ri);
+    ck_assert(isnan(hr[0]) && hri[0] == 0xdeadbeefu);
+    free(hr);
+    free(hri);
+    /* argmin with only the index wanted */
+    i = 99;
+    ck_ok(ocx_reduce_host(tctx, NULL, OCX_REDUCE_ARGMIN, 10, x, 1, NULL, 1, NULL, &i, 0, NULL));
+    ck_assert_uint_eq(i, 0);
+    ocx_buffer *bufs[] = {x, u, r, ri, r0, h};
+    for (size_t k = 0; k < 6; k++) ocx_buffer_destroy(bufs[k]);
+}
+END_TEST
+
+/* Device results chain on a stream through events without blocking the host. */
+START_TEST(test_async_chain)
+{
+    const size_t n = 4099;
+    float hx[4099];
+    uint64_t seed = 11;
+    trand_fill(&seed, OCX_F32, hx, NULL, n, -1, 1);
+    ocx_buffer *x = tbuffer(OCX_F32, n, hx), *r = tpoisoned(OCX_F32, 2);
+    ocx_stream *s = NULL;
+    ck_ok(ocx_stream_create(tctx, &s));
+    ocx_event e1 = NULL, e2 = NULL;
+    ocx_buffer *r0 = NULL, *r1 = NULL;
+    ck_ok(ocx_buffer_view(r, 0, 1, &r0));
+    ck_ok(ocx_buffer_view(r, 1, 1, &r1));
+    ck_ok(ocx_reduce(tctx, s, OCX_REDUCE_ASUM, n, x, 1, NULL, 1, r0, 0, NULL, &e1));
+    ck_ok(ocx_reduce(tctx, NULL, OCX_REDUCE_MAX, n, x, 1, NULL, 1, r1, 1, &e1, &e2));
+    float out[2];
+    ck_ok(ocx_buffer_read(tctx, NULL, r, 0, 2, out, 1, &e2, NULL));
+    double ab = 0;
+    double want_asum = reference(1, OCX_F32, n, hx, 1, NULL, 1, NULL, &ab);
+    ck_assert(fabs(out[0] - want_asum) <= tolerance(1, OCX_F32, n, ab));
+    ck_assert(out[1] == (float)reference(5, OCX_F32, n, hx, 1, NULL, 1, NULL, NULL));
+    ocx_event_release(e1);
+    ocx_event_release(e2);
+    ocx_stream_destroy(s);
+    ocx_buffer_destroy(r0);
+    ocx_buffer_destroy(r1);
+    ocx_buffer_destroy(r);
+    ocx_buffer_destroy(x);
+}
+END_TEST
+
+/* Simulated small device: work-groups of 64 at most, no fp16, no fp64. */
+static void limits_setup(void)
+{
+    setenv("OCX_LIMIT_WG", "64", 1);
+    setenv("OCX_DISABLE_FP16", "1", 1);
+    setenv("OCX_DISABLE_FP64", "1", 1);
+    tctx_setup();
+}
+static void limits_teardown(void)
+{
+    tctx_teardown();
+    unsetenv("OCX_LIMIT_WG");
+    unsetenv("OCX_DISABLE_FP16");
+    unsetenv("OCX_DISABLE_FP64");
+}
+
+START_TEST(test_limits)
+{
+    ck_assert(tinfo.max_work_group_size <= 64 && !tinfo.has_fp16 && !tinfo.has_fp64);
+    check_all_ops(OCX_F32, 1000003, 1, 1, 21, -1, 1);
+    check_all_ops(OCX_F16, 100003, 1, 1, 22, -1, 1); /* f16 storage needs no cl_khr_fp16 */
+    check_all_ops(OCX_F32, 1001, 3, 2, 23, -1, 1);
+    ocx_buffer *x = NULL;
+    ck_status(ocx_buffer_create(tctx, OCX_F64, 10, &x), OCX_ERR_UNSUPPORTED);
+}
+END_TEST
+
+int main(void)
+{
+    /* One context per test case (program builds are the slow part on PoCL): no fork per test. */
+    setenv("CK_FORK", "no", 0);
+    Suite *s = suite_create("reduce");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 600);
+    tcase_add_unchecked_fixture(tc, tctx_setup, tctx_teardown);
+    tcase_add_loop_test(tc, test_lengths, 0, 3);
+    tcase_add_loop_test(tc, test_over_2_24, 0, 3);
+    tcase_add_loop_test(tc, test_strides, 0, 3);
+    tcase_add_loop_test(tc, test_nan_inf_ties, 0, 3);
+    tcase_add_loop_test(tc, test_nrm2_scaling, 0, 3);
+    tcase_add_test(tc, test_sum_1e8);
+    tcase_add_test(tc, test_empty);
+    tcase_add_test(tc, test_bad_arguments);
+    tcase_add_test(tc, test_async_chain);
+    suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_set_timeout(tl, 600);
+    tcase_add_unchecked_fixture(tl, limits_setup, limits_teardown);
+    tcase_add_test(tl, test_limits);
+    suite_add_tcase(s, tl);
+    return trun(s);
+}
