@@ -39,9 +39,15 @@
 #define IDX uint
 #define LD(p, i) ((p)[i])
 #define LDV(p, i) CAT(vload, VW)((i), (p))
-/* nrm2: below TINY a scale's reciprocal could overflow, so such scales are pre-multiplied by BIG. */
+/* nrm2: below TINY a scale's reciprocal could overflow, so such scales are pre-multiplied by BIG.
+ * Blue's thresholds and scales: squares of |a| in [TSML, TBIG] neither underflow nor (summed over
+ * 2^32 elements) overflow; the scaled squares of the others neither. */
 #define TINY 0x1p-64f
 #define BIG 0x1p64f
+#define TSML 0x1p-63f
+#define TBIG 0x1p44f
+#define SSML 0x1p100f
+#define SBIG 0x1p-90f
 #elif DTYPE == 1
 #define S half
 #define A float
@@ -50,6 +56,10 @@
 #define LDV(p, i) CAT(vload_half, VW)((i), (p))
 #define TINY 0x1p-64f
 #define BIG 0x1p64f
+#define TSML 0x1p-63f
+#define TBIG 0x1p44f
+#define SSML 0x1p100f
+#define SBIG 0x1p-90f
 #elif DTYPE == 2
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define S double
@@ -59,6 +69,10 @@
 #define LDV(p, i) CAT(vload, VW)((i), (p))
 #define TINY 0x1p-512
 #define BIG 0x1p512
+#define TSML 0x1p-511
+#define TBIG 0x1p486
+#define SSML 0x1p537
+#define SBIG 0x1p-538
 #else
 #error "DTYPE must be 0 (f32), 1 (f16) or 2 (f64)"
 #endif
@@ -105,6 +119,8 @@
 #endif
 #define SANY(m) (m) /* ANY for scalars: a scalar comparison gives 1, not a set top bit */
 
+#define NONE ((IDX)0xffffffffu) /* "no index yet": above every index, so that real ones win ties */
+
 /* ---- element updates, written once for scalars and lane vectors (T: the value type) ------------ */
 #define UPD_SUM(T, v, w, a) ((v) += (a))
 /* NaN wins; else the smaller (larger) value. */
@@ -122,25 +138,42 @@
         (v) = take_ ? a_ : (v);                                                                    \
     } while (0)
 
-/* nrm2: the state is (scale s, q, rs) with the value s*sqrt(q): q = Σ (a/s)², rs = 1/(s*bs) and
- * bs = BIG when s < TINY (so that rs stays finite), else 1. A new larger |a| rescales q; inf or NaN
- * become the scale (NaN wins) with q = 1. */
-#define UPD_NRM2(T, ANYF, s, q, rs, bs, a_in)                                                      \
+/* The scan of one lane or work-item, indices increasing: strictly better, or the first NaN, or the
+ * first element at all (w still NONE). Cheaper than TAKE_ARG, and equal to it in that order. */
+#define SCAN_ARG(T, M, CMP, v, w, a, i)                                                            \
+    do {                                                                                           \
+        const T a_ = (a);                                                                          \
+        const M take_ = ((a_)CMP(v)) | (isnan(a_) & !isnan(v)) | ((w) == NONE);                   \
+        (w) = take_ ? (i) : (w);                                                                   \
+        (v) = take_ ? a_ : (v);                                                                    \
+    } while (0)
+
+/* nrm2 within a work-item: Blue's three accumulators (as LAPACK 3.10's dnrm2): squares of |a| > TBIG
+ * scaled by SBIG², of |a| < TSML scaled by SSML², the others unscaled. Exact power-of-two scales, no
+ * division and no branch, so it vectorises; NaN lands in the middle sum, inf in the big one. */
+#define UPD_NRM2(T, big, med, sml, a_in)                                                           \
     do {                                                                                           \
         const T a_ = fabs(a_in);                                                                   \
-        if (ANYF(!(a_ <= (s)))) {                                                                  \
-            const T sum_ = a_ + (s);                                                               \
-            const T ns_ = isnan(sum_) ? sum_ : fmax((s), a_);                                      \
-            const T nb_ = ns_ < (T)TINY ? (T)BIG : (T)1;                                           \
-            const T nr_ = (ns_ > (T)0 && ns_ < (T)INFINITY) ? (T)1 / (ns_ * nb_) : (T)0;           \
-            const T f_ = ((s) * nb_) * nr_;                                                        \
-            (q) = (ns_ < (T)INFINITY) ? (q) * f_ * f_ : (T)1;                                      \
-            (s) = ns_;                                                                             \
-            (rs) = nr_;                                                                            \
-            (bs) = nb_;                                                                            \
+        const T z_ = (T)0;                                                                         \
+        const T tb_ = a_ * (T)SBIG, ts_ = a_ * (T)SSML;                                            \
+        (big) += a_ > (T)TBIG ? tb_ * tb_ : z_;                                                    \
+        (sml) += a_ < (T)TSML ? ts_ * ts_ : z_;                                                    \
+        (med) += (a_ > (T)TBIG || a_ < (T)TSML) ? z_ : a_ * a_;                                    \
+    } while (0)
+/* The three sums as one (scale s, q) pair with the norm s*sqrt(q); a part too small to matter
+ * beside a larger one underflows harmlessly. */
+#define BLUE_TO_PAIR(s, q, big, med, sml)                                                          \
+    do {                                                                                           \
+        if ((big) != (A)0) {                                                                       \
+            (s) = (A)1 / (A)SBIG;                                                                  \
+            (q) = (big) + ((med) * (A)SBIG) * (A)SBIG;                                             \
+        } else if ((med) != (A)0) {                                                                \
+            (s) = (A)1;                                                                            \
+            (q) = (med) + ((sml) / (A)SSML) / (A)SSML;                                             \
+        } else {                                                                                   \
+            (s) = (A)1 / (A)SSML;                                                                  \
+            (q) = (sml);                                                                           \
         }                                                                                          \
-        const T t_ = (a_ * (bs)) * (rs);                                                           \
-        (q) += (a_ < (T)INFINITY) ? t_ * t_ : (T)0;                                                \
     } while (0)
 
 /* Kernel names are spelt out in full: some compilers define builtins such as dot or min as macros. */
@@ -269,20 +302,30 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulon
 {
     GROUP_LOCALS(A);
     x += xo;
-    A s = (A)0, q = (A)0, rs = (A)0, bs = (A)1;
+    A big = (A)0, med = (A)0, sml = (A)0;
     if (incx == 1) {
-        AV vs = (AV)0, vq = (AV)0, vrs = (AV)0, vbs = (AV)1;
+        AV vb = (AV)0, vm = (AV)0, vs = (AV)0;
         const size_t nv = n / VW;
-        FOR_SHARE(k, nv) { UPD_NRM2(AV, ANY, vs, vq, vrs, vbs, LDV(x, k)); }
-        FOLD_LANES(A, s, q, vs, vq, COMB_NRM2_VW);
-        if (s > (A)0 && s < (A)INFINITY) {
-            bs = s < (A)TINY ? (A)BIG : (A)1;
-            rs = (A)1 / (s * bs);
+        FOR_SHARE(k, nv) { const AV e_ = LDV(x, k); UPD_NRM2(AV, vb, vm, vs, e_); }
+#if VW == 1
+        big = vb, med = vm, sml = vs;
+#else
+        A lb[VW], lm[VW], ls[VW];
+        CAT(vstore, VW)(vb, 0, lb);
+        CAT(vstore, VW)(vm, 0, lm);
+        CAT(vstore, VW)(vs, 0, ls);
+        for (int k = 0; k < VW; k++) {
+            big += lb[k];
+            med += lm[k];
+            sml += ls[k];
         }
-        FOR_TAIL(i, nv * VW, n) { UPD_NRM2(A, SANY, s, q, rs, bs, LD(x, i)); }
+#endif
+        FOR_TAIL(i, nv * VW, n) { const A e_ = LD(x, i); UPD_NRM2(A, big, med, sml, e_); }
     } else {
-        FOR_SHARE(i, n) { UPD_NRM2(A, SANY, s, q, rs, bs, LD(x, i * incx)); }
+        FOR_SHARE(i, n) { const A e_ = LD(x, i * incx); UPD_NRM2(A, big, med, sml, e_); }
     }
+    A s, q;
+    BLUE_TO_PAIR(s, q, big, med, sml);
     GROUP_TREE(A, s, q, COMB_NRM2);
     if (get_local_id(0) == 0) {
         pv[get_group_id(0)] = s;
@@ -342,7 +385,6 @@ EXTREMUM(part_min, final_min, UPD_MIN, COMB_MIN, INFINITY)
 EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
 
 /* ---- argmin, argmax: (value, index); partial indices are uint (n < 2^32) ---------------------- */
-#define NONE ((IDX)0xffffffffu) /* "no index yet": above every index, so that real ones win ties */
 #define COMB_ARGMIN(v, w, v2, w2) UPD_ARG(A, int, <, v, w, v2, (w2))
 #define COMB_ARGMAX(v, w, v2, w2) UPD_ARG(A, int, >, v, w, v2, (w2))
 #define ARGEXT(part_name, final_name, CMP, COMB, INIT)                                                              \
@@ -358,11 +400,11 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
             AV vv = (AV)(INIT);                                                                    \
             IV vw = (IV)NONE;                                                                      \
             const size_t nv = n / VW;                                                              \
-            FOR_SHARE(k, nv) { UPD_ARG(AV, MV, CMP, vv, vw, LDV(x, k), (IV)((IDX)(k * VW)) + LANES); }  \
+            FOR_SHARE(k, nv) { SCAN_ARG(AV, MV, CMP, vv, vw, LDV(x, k), (IV)((IDX)(k * VW)) + LANES); }  \
             FOLD_LANES(IDX, v, w, vv, vw, COMB);                                                   \
-            FOR_TAIL(i, nv * VW, n) { UPD_ARG(A, int, CMP, v, w, LD(x, i), (IDX)i); }                   \
+            FOR_TAIL(i, nv * VW, n) { SCAN_ARG(A, int, CMP, v, w, LD(x, i), (IDX)i); }                   \
         } else {                                                                                   \
-            FOR_SHARE(i, n) { UPD_ARG(A, int, CMP, v, w, LD(x, i * incx), (IDX)i); }                    \
+            FOR_SHARE(i, n) { SCAN_ARG(A, int, CMP, v, w, LD(x, i * incx), (IDX)i); }                    \
         }                                                                                          \
         GROUP_TREE(IDX, v, w, COMB);                                                               \
         if (get_local_id(0) == 0) {                                                                \
