@@ -302,6 +302,49 @@ OCX_API uint16_t ocx_half_from_float(float f);
 OCX_API float ocx_half_to_float(uint16_t h);
 
 /* ---------------------------------------------------------------------------------------------- */
+/* Kernel parameters, device profiles and tuning                                                  */
+/* ---------------------------------------------------------------------------------------------- */
+/* Each kernel family ("vector", "reduce", "gemm") has parameters (work-group size, vector width,
+ * tiles, …) chosen per (family, dtype, size class). They come from the first of:
+ *   1. $OCX_PROFILE_DIR/<device>.json
+ *   2. $XDG_DATA_HOME/ocx/profiles/<device>.json (else ~/.local/share/ocx/profiles/<device>.json)
+ *   3. the installed $(datadir)/ocx/profiles/<device>.json (profiles shipped with ocx)
+ *   4. built-in defaults per vendor and device type,
+ * where <device> is ocx_device_info.normalized_name and a profile is a JSON file written by ocx-tune.
+ * Entries are checked against the device's limits; a bad file or entry falls back to the next source
+ * with one warning, so no profile can make a kernel fail. Files are read once per context: a new
+ * profile takes effect in contexts created after it is written, without rebuilding ocx. */
+
+typedef struct ocx_params_info {
+    char family[32];     /* "vector", "reduce", "gemm" */
+    char dtype[8];       /* "f32", … */
+    char size_class[32]; /* "small", "medium", "large", or a family's own class */
+    char source[1024];   /* "built-in", "forced" (during tuning), or the profile file's path */
+    char params[512];    /* "WG=256 VW=4 …" */
+} ocx_params_info;
+
+/*! ocx_last_params() : the parameters the calling thread's last parameterised operation used, and
+ *  where they came from. @return OCX_ERR_INVALID_ARGUMENT when the thread ran none yet. */
+OCX_API ocx_status ocx_last_params(ocx_params_info *info);
+
+/*! ocx_context_params() : the parameters an operation of `family` on `dtype` in `size_class` (NULL:
+ *  "all") would use on ctx's device, without running anything. */
+OCX_API ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dtype,
+                                      const char *size_class, ocx_params_info *info);
+
+typedef struct ocx_profile_info {
+    char path[1024];
+    char driver_version[128]; /* the driver the profile was measured with */
+    char date[64];
+    size_t entries;
+    int stale;                /* 1: measured with another driver version (still used) */
+} ocx_profile_info;
+
+/*! ocx_context_profile() : the index-th usable profile file for ctx's device, in search order.
+ *  @return OCX_ERR_IO when there is no such file. */
+OCX_API ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profile_info *info);
+
+/* ---------------------------------------------------------------------------------------------- */
 /* Element-wise vector operations                                                                 */
 /* ---------------------------------------------------------------------------------------------- */
 /* Common rules of this section:

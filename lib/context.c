@@ -138,6 +138,7 @@ void ocx_context_destroy(ocx_context *ctx)
         clFinish(ctx->stream.queue);
     }
     ocx__programs_release(ctx);
+    ocx__profiles_release(ctx);
     if (ctx->staging) {
         if (ctx->staging_ptr && ctx->stream.queue) {
             clEnqueueUnmapMemObject(ctx->stream.queue, ctx->staging, ctx->staging_ptr, 0, NULL, NULL);

@@ -2,6 +2,10 @@
 #include "config.h"
 #include "ocx_internal.h"
 
+static _Thread_local int build_only;
+
+void ocx__launch_build_only(int on) { build_only = on; }
+
 ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_desc *d, size_t num_wait,
                        const ocx_event *wait, ocx_event *event)
 {
@@ -29,10 +33,14 @@ ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_d
         return OCX_OK;
     }
 
-    /* Kernels are shared per context: argument setting and enqueue happen under its lock. */
+    /* The program is built (or found) without holding the context's lock; kernels are shared per
+     * context, so argument setting and enqueue happen under it. In build-only mode (the tuner
+     * compiling candidates ahead of timing) nothing is enqueued. */
+    cl_kernel k = NULL;
+    OCX__FORWARD(ocx__kernel_get(ctx, d->source, d->options, d->kernel, &k));
+    if (build_only) return OCX_OK;
     pthread_mutex_lock(&ctx->lock);
-    cl_kernel k;
-    ocx_status st = ocx__kernel_get(ctx, d->source, d->options, d->kernel, &k);
+    ocx_status st = OCX_OK;
     for (unsigned i = 0; st == OCX_OK && i < d->nargs; i++) {
         const ocx__arg *a = &d->args[i];
         cl_int err = clSetKernelArg(k, i, a->size, a->kind == OCX__ARG_LOCAL ? NULL : a->value);

@@ -108,6 +108,7 @@ struct ocx_context_s {
     cl_mem staging;             /* pinned host staging (CL_MEM_ALLOC_HOST_PTR), lazily made */
     void *staging_ptr;
     size_t staging_bytes;
+    struct ocx__profiles *profiles; /* profile files found for this device (profile.c), lazily loaded */
 };
 
 /* Resolves NULL to the default stream and checks that the stream belongs to ctx. */
@@ -146,8 +147,9 @@ ocx_status ocx__check_float(const ocx_context *ctx, const ocx_buffer *buf, const
 
 /* ---- program.c ---------------------------------------------------------------------------------- */
 /* Returns a kernel of the program built from `source` with `options` (-D defines); programs are
- * cached in memory per context and on disk. The kernel is owned by the cache: hold ctx->lock while
- * setting its arguments and enqueueing (ocx__launch does). */
+ * cached in memory per context and on disk. Call without ctx->lock held: the build runs unlocked, so
+ * several threads may compile at once. The kernel is owned by the cache: hold ctx->lock while setting
+ * its arguments and enqueueing (ocx__launch does). */
 ocx_status ocx__kernel_get(ocx_context *ctx, const char *source, const char *options, const char *kernel,
                            cl_kernel *out);
 /* Builds a program from source text directly (probes; uncached). */
@@ -164,6 +166,23 @@ typedef struct ocx__param_def {
     int min, max;        /* range (inclusive) */
     int pow2;            /* 1: only powers of two */
 } ocx__param_def;
+/* What the tuner needs of a family to measure one candidate (tune.c drives it). */
+typedef struct ocx__tune_case ocx__tune_case;
+typedef struct ocx__tuning {
+    /* Size classes tuned, NULL-terminated; an operation names its class when it looks parameters up. */
+    const char *const *size_classes;
+    /* Prepares inputs and a host reference for (dtype, size class) in *tc. */
+    ocx_status (*setup)(ocx_context *ctx, ocx_dtype dtype, const char *size_class, ocx__tune_case **tc);
+    /* Runs the operation once with the parameters in force (ocx__params_force), returning its event;
+     * verify checks the output against the reference. */
+    ocx_status (*run)(ocx_context *ctx, ocx__tune_case *tc, ocx_event *event);
+    ocx_status (*verify)(ocx_context *ctx, ocx__tune_case *tc);
+    /* Work of one run, for the rate: bytes moved (GB/s) or flops (GFLOP/s). */
+    double (*work)(const ocx__tune_case *tc);
+    const char *unit; /* "GB/s" or "GFLOP/s" */
+    void (*teardown)(ocx__tune_case *tc);
+} ocx__tuning;
+
 typedef struct ocx__family {
     const char *name;   /* "vector", "reduce", "gemm" */
     const char *source; /* cl/ file it builds */
@@ -171,13 +190,32 @@ typedef struct ocx__family {
     const ocx__param_def *params;
     /* NULL when the values are legal on this device for this dtype, else why not. */
     const char *(*invalid)(const int *values, const ocx_device_info *dev, ocx_dtype dtype);
+    const ocx__tuning *tuning; /* NULL: not tunable yet */
 } ocx__family;
 typedef struct ocx__params {
     const ocx__family *family;
     int v[OCX__MAX_PARAMS];
-    const char *origin; /* "built-in" (profiles: a later source) */
+    const char *origin; /* "built-in", "forced" (tuner), or the profile file's path */
 } ocx__params;
+/* Parameters for (family, dtype, size class): a forced set (tuner), else the first profile file that
+ * has a valid entry for them ($OCX_PROFILE_DIR, user data dir, installed), else the built-in defaults
+ * fitted to the device. size_class NULL means "all". Records what was used for ocx_last_params(). */
+ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, const char *size_class,
+                              ocx__params *out);
+/* ocx__params_lookup with the size class "all". */
 ocx_status ocx__params_get(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *out);
+/* Built-in defaults for this device, fitted to its limits (no profile consulted). */
+ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *out);
+/* Checks a candidate: ranges, powers of two, and the family's device constraints. NULL when legal. */
+const char *ocx__params_check(const ocx__family *fam, const int *values, const ocx_device_info *dev,
+                              ocx_dtype dtype);
+/* Forces `values` for `fam` in the calling thread's next lookups (NULL: stop forcing). */
+void ocx__params_force(const ocx__family *fam, const int *values);
+/* Size class of a 1-D operation of n elements: "small" (< 2^16), "medium" (< 2^22), "large". */
+const char *ocx__size_class_1d(size_t n);
+void ocx__profiles_release(ocx_context *ctx);
+/* The family table, for the tuner and for profile validation. */
+extern const ocx__family *const ocx__families[];
 int ocx__param(const ocx__params *p, const char *name);
 /* Appends "-DNAME=value" for every parameter to buf (cap bytes, NUL-terminated). */
 void ocx__params_defines(const ocx__params *p, char *buf, size_t cap);
@@ -221,6 +259,11 @@ size_t ocx__grid_groups(const ocx_context *ctx, size_t items, size_t wg, size_t 
 extern const ocx__family ocx__family_vector;
 extern const ocx__family ocx__family_reduce;
 extern const ocx__family ocx__family_gemm;
+
+/* In the calling thread, ocx__launch builds the kernel and returns without enqueueing (on) or works
+ * normally (off). The tuner compiles candidates ahead of timing with it; wait lists and events are
+ * then ignored (*event stays NULL). */
+void ocx__launch_build_only(int on);
 
 size_t ocx__round_up(size_t x, size_t m);
 size_t ocx__div_up(size_t x, size_t m);

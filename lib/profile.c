@@ -1,21 +1,80 @@
-/* profile.c — kernel parameters: the families' built-in defaults per device type, fitted to the
- * device's limits. (Profile files from ocx-tune will be the first source consulted here.) */
+/* profile.c — kernel parameters: per-device profile files written by ocx-tune, the families'
+ * built-in defaults fitted to the device's limits, and the record of what each operation used.
+ *
+ * A profile is one JSON file per device, named <normalized device name>.json:
+ *   { "schema": 1, "ocx_version": "…", "date": "…", "tool": "ocx-tune …",
+ *     "device": { "vendor", "name", "normalized_name", "driver_version", "compute_units",
+ *                 "clock_mhz", "fingerprint" },
+ *     "entries": [ { "family": "gemm", "dtype": "f32", "size_class": "large",
+ *                    "params": { "MWG": 64, … }, "rate": 1234.5, "unit": "GFLOP/s" }, … ] }
+ * Sources, first match wins per (family, dtype, size class): $OCX_PROFILE_DIR, $XDG_DATA_HOME/ocx/
+ * profiles (else ~/.local/share/ocx/profiles), the installed $(datadir)/ocx/profiles, built-in
+ * defaults. A file that is malformed, of another schema or another device is skipped whole; an entry
+ * with unknown keys, wrong types, values out of range or parameters this device cannot run falls back
+ * to the next source. Each problem is warned about once per context. Nothing read from a file
+ * reaches a kernel without passing ocx__params_check(), so no profile can make a build or launch fail.
+ */
 #include "config.h"
 #include "ocx_internal.h"
 
+#include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
+
+#ifndef OCX_DATADIR
+#define OCX_DATADIR "/usr/local/share/ocx"
+#endif
+#define PROFILE_SCHEMA 1
+#define MAX_SOURCES 3
+#define MAX_WARNINGS 64
+
+typedef struct profile_src {
+    char *path;
+    json_t *entries; /* borrowed from root */
+    json_t *root;
+    int stale;       /* the device's driver differs from the profile's */
+} profile_src;
+
+struct ocx__profiles {
+    profile_src src[MAX_SOURCES];
+    int count;
+    char *warned[MAX_WARNINGS]; /* "path|what" already warned about */
+    int nwarned;
+};
+
+const ocx__family *const ocx__families[] = {&ocx__family_vector, NULL};
+
+static _Thread_local const ocx__family *forced_family;
+static _Thread_local int forced_values[OCX__MAX_PARAMS];
+static _Thread_local ocx_params_info last_params;
 
 static int is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
-/* Shrinks parameters, largest range first, until the family accepts them on this device. Every
- * family's minimum values must be legal on any device (work-groups of 1, a few bytes of local
- * memory), so this always ends. */
+const char *ocx__size_class_1d(size_t n)
+{
+    return n < ((size_t)1 << 16) ? "small" : n < ((size_t)1 << 22) ? "medium" : "large";
+}
+
+const char *ocx__params_check(const ocx__family *fam, const int *v, const ocx_device_info *dev, ocx_dtype dtype)
+{
+    for (unsigned i = 0; i < fam->nparams; i++) {
+        const ocx__param_def *p = &fam->params[i];
+        if (v[i] < p->min || v[i] > p->max) return "a value is out of its range";
+        if (p->pow2 && !is_pow2(v[i])) return "a value must be a power of two";
+    }
+    return fam->invalid ? fam->invalid(v, dev, dtype) : NULL;
+}
+
+/* Shrinks parameters, the one furthest above its minimum first, until the family accepts them on
+ * this device. Every family's minimum values must be legal on any device (work-groups of 1, a few
+ * bytes of local memory), so this always ends. */
 static void fit(int *v, const ocx__family *fam, const ocx_device_info *dev, ocx_dtype dtype)
 {
-    for (int guard = 0; guard < 256 && fam->invalid && fam->invalid(v, dev, dtype); guard++) {
+    for (int guard = 0; guard < 256 && ocx__params_check(fam, v, dev, dtype); guard++) {
         int best = -1;
         for (unsigned i = 0; i < fam->nparams; i++)
-            if (v[i] > fam->params[i].min && (best < 0 || v[i] / fam->params[i].min > v[best] / fam->params[best].min))
+            if (v[i] > fam->params[i].min &&
+                (best < 0 || v[i] / fam->params[i].min > v[best] / fam->params[best].min))
                 best = (int)i;
         if (best < 0) break;
         v[best] = fam->params[best].pow2 ? v[best] / 2 : v[best] - 1;
@@ -23,7 +82,7 @@ static void fit(int *v, const ocx__family *fam, const ocx_device_info *dev, ocx_
     }
 }
 
-ocx_status ocx__params_get(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *out)
+ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *out)
 {
     OCX__FAIL_IF(fam->nparams > OCX__MAX_PARAMS, OCX_ERR_INTERNAL, "family %s: too many parameters", fam->name);
     memset(out, 0, sizeof *out);
@@ -39,9 +98,220 @@ ocx_status ocx__params_get(const ocx_context *ctx, const ocx__family *fam, ocx_d
         out->v[i] = v;
     }
     fit(out->v, fam, &ctx->info, dtype);
-    const char *why = fam->invalid ? fam->invalid(out->v, &ctx->info, dtype) : NULL;
+    const char *why = ocx__params_check(fam, out->v, &ctx->info, dtype);
     OCX__FAIL_IF(why, OCX_ERR_INTERNAL, "family %s: no legal parameters on this device: %s", fam->name, why);
     return OCX_OK;
+}
+
+/* ---- profile files ---------------------------------------------------------------------------- */
+
+static void warn_once(struct ocx__profiles *pr, const char *path, const char *what, const char *detail)
+{
+    char key[2048];
+    snprintf(key, sizeof key, "%s|%s", path, what);
+    for (int i = 0; i < pr->nwarned; i++)
+        if (strcmp(pr->warned[i], key) == 0) return;
+    if (pr->nwarned < MAX_WARNINGS) pr->warned[pr->nwarned++] = strdup(key);
+    ocx__warn("profile %s: %s%s%s; using the next source", path, what, detail ? ": " : "", detail ? detail : "");
+}
+
+static int dir_for(int which, char *out, size_t cap)
+{
+    const char *env;
+    switch (which) {
+    case 0:
+        env = getenv("OCX_PROFILE_DIR");
+        if (env && *env) return snprintf(out, cap, "%s", env), 1;
+        return 0;
+    case 1:
+        env = getenv("XDG_DATA_HOME");
+        if (env && *env) return snprintf(out, cap, "%s/ocx/profiles", env), 1;
+        env = getenv("HOME");
+        if (env && *env) return snprintf(out, cap, "%s/.local/share/ocx/profiles", env), 1;
+        return 0;
+    default:
+        /* OCX_PROFILE_SYSTEM_DIR stands in for the installed directory (tests). */
+        env = getenv("OCX_PROFILE_SYSTEM_DIR");
+        snprintf(out, cap, "%s", env && *env ? env : OCX_DATADIR "/profiles");
+        return 1;
+    }
+}
+
+/* Loads and checks one file; 0 when it is absent or unusable as a whole. */
+static int load_file(struct ocx__profiles *pr, const ocx_device_info *dev, const char *path, profile_src *src)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    fclose(f);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        char d[256];
+        snprintf(d, sizeof d, "line %d: %s", jerr.line, jerr.text);
+        warn_once(pr, path, "not valid JSON", d);
+        return 0;
+    }
+    const char *why = NULL;
+    json_t *schema = json_object_get(root, "schema"), *device = json_object_get(root, "device");
+    json_t *entries = json_object_get(root, "entries");
+    static const char *known[] = {"schema", "ocx_version", "date", "tool", "device", "entries"};
+    const char *key;
+    json_t *val;
+    if (!json_is_object(root))
+        why = "the top level is not an object";
+    else if (!json_is_integer(schema) || json_integer_value(schema) != PROFILE_SCHEMA)
+        why = "another schema version";
+    else if (!json_is_object(device) || !json_is_array(entries))
+        why = "'device' must be an object and 'entries' an array";
+    else {
+        json_object_foreach(root, key, val) {
+            int ok = 0;
+            for (size_t i = 0; i < sizeof known / sizeof *known; i++) ok |= strcmp(key, known[i]) == 0;
+            if (!ok) why = "unknown top-level key";
+        }
+    }
+    if (!why) {
+        json_t *name = json_object_get(device, "normalized_name"), *vendor = json_object_get(device, "vendor");
+        if (!json_is_string(name) || strcmp(json_string_value(name), dev->normalized_name) != 0 ||
+            !json_is_string(vendor) || strcmp(json_string_value(vendor), dev->vendor) != 0)
+            why = "made for another device";
+    }
+    if (why) {
+        warn_once(pr, path, why, NULL);
+        json_decref(root);
+        return 0;
+    }
+    json_t *driver = json_object_get(device, "driver_version");
+    src->path = strdup(path);
+    src->root = root;
+    src->entries = entries;
+    src->stale = !json_is_string(driver) || strcmp(json_string_value(driver), dev->driver_version) != 0;
+    return src->path != NULL;
+}
+
+/* The context's profile files, loaded on first use (ctx->lock held by the caller). */
+static struct ocx__profiles *profiles(ocx_context *ctx)
+{
+    if (!ctx->profiles && (ctx->profiles = calloc(1, sizeof *ctx->profiles)) != NULL) {
+        struct ocx__profiles *pr = ctx->profiles;
+        for (int which = 0; which < MAX_SOURCES; which++) {
+            char dir[4096], path[4400];
+            if (!dir_for(which, dir, sizeof dir)) continue;
+            snprintf(path, sizeof path, "%s/%s.json", dir, ctx->info.normalized_name);
+            if (load_file(pr, &ctx->info, path, &pr->src[pr->count])) pr->count++;
+        }
+    }
+    return ctx->profiles;
+}
+
+void ocx__profiles_release(ocx_context *ctx)
+{
+    struct ocx__profiles *pr = ctx->profiles;
+    if (!pr) return;
+    for (int i = 0; i < pr->count; i++) {
+        free(pr->src[i].path);
+        json_decref(pr->src[i].root);
+    }
+    for (int i = 0; i < pr->nwarned; i++) free(pr->warned[i]);
+    free(pr);
+    ctx->profiles = NULL;
+}
+
+/* The entry of src for (family, dtype, class), validated into v; 0 when absent or invalid. */
+static int entry_from(ocx_context *ctx, struct ocx__profiles *pr, const profile_src *src, const ocx__family *fam,
+                      ocx_dtype dtype, const char *size_class, int *v)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(src->entries, i, e) {
+        json_t *f = json_object_get(e, "family"), *d = json_object_get(e, "dtype"), *c = json_object_get(e, "size_class");
+        if (!json_is_string(f) || !json_is_string(d) || !json_is_string(c)) {
+            warn_once(pr, src->path, "an entry lacks family/dtype/size_class strings", NULL);
+            continue;
+        }
+        if (strcmp(json_string_value(f), fam->name) || strcmp(json_string_value(d), ocx_dtype_name(dtype)) ||
+            strcmp(json_string_value(c), size_class))
+            continue;
+        char what[160];
+        snprintf(what, sizeof what, "entry %s/%s/%s", fam->name, ocx_dtype_name(dtype), size_class);
+        const char *why = NULL;
+        json_t *params = json_object_get(e, "params");
+        const char *key;
+        json_t *val;
+        json_object_foreach(e, key, val) {
+            if (strcmp(key, "family") && strcmp(key, "dtype") && strcmp(key, "size_class") && strcmp(key, "params") &&
+                strcmp(key, "rate") && strcmp(key, "unit"))
+                why = "unknown key";
+        }
+        if (!why && !json_is_object(params)) why = "'params' is not an object";
+        if (!why && json_object_size(params) != fam->nparams) why = "wrong number of parameters";
+        for (unsigned p = 0; !why && p < fam->nparams; p++) {
+            json_t *pv = json_object_get(params, fam->params[p].name);
+            if (!pv)
+                why = "a parameter is missing or unknown";
+            else if (!json_is_integer(pv))
+                why = "a parameter is not an integer";
+            else if (json_integer_value(pv) < fam->params[p].min || json_integer_value(pv) > fam->params[p].max)
+                why = "a parameter is out of range";
+            else
+                v[p] = (int)json_integer_value(pv);
+        }
+        if (!why) why = ocx__params_check(fam, v, &ctx->info, dtype);
+        if (!why) return 1;
+        warn_once(pr, src->path, what, why);
+        return 0;
+    }
+    return 0;
+}
+
+static void record(const ocx__params *p, ocx_dtype dtype, const char *size_class)
+{
+    ocx_params_info *r = &last_params;
+    snprintf(r->family, sizeof r->family, "%s", p->family->name);
+    snprintf(r->dtype, sizeof r->dtype, "%s", ocx_dtype_name(dtype));
+    snprintf(r->size_class, sizeof r->size_class, "%s", size_class);
+    snprintf(r->source, sizeof r->source, "%s", p->origin);
+    size_t o = 0;
+    r->params[0] = '\0';
+    for (unsigned i = 0; i < p->family->nparams && o < sizeof r->params; i++)
+        o += (size_t)snprintf(r->params + o, sizeof r->params - o, "%s%s=%d", i ? " " : "", p->family->params[i].name,
+                              p->v[i]);
+}
+
+ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, const char *size_class,
+                              ocx__params *out)
+{
+    if (!size_class) size_class = "all";
+    OCX__FORWARD(ocx__params_default(ctx, fam, dtype, out));
+    if (forced_family == fam) {
+        memcpy(out->v, forced_values, sizeof out->v);
+        out->origin = "forced";
+    } else {
+        pthread_mutex_lock(&ctx->lock);
+        struct ocx__profiles *pr = profiles(ctx);
+        for (int s = 0; pr && s < pr->count; s++) {
+            int v[OCX__MAX_PARAMS] = {0};
+            if (entry_from(ctx, pr, &pr->src[s], fam, dtype, size_class, v)) {
+                memcpy(out->v, v, sizeof v);
+                out->origin = pr->src[s].path;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&ctx->lock);
+    }
+    record(out, dtype, size_class);
+    return OCX_OK;
+}
+
+ocx_status ocx__params_get(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *out)
+{
+    return ocx__params_lookup((ocx_context *)ctx, fam, dtype, NULL, out);
+}
+
+void ocx__params_force(const ocx__family *fam, const int *values)
+{
+    forced_family = values ? fam : NULL;
+    if (values) memcpy(forced_values, values, sizeof forced_values);
 }
 
 int ocx__param(const ocx__params *p, const char *name)
@@ -56,4 +326,56 @@ void ocx__params_defines(const ocx__params *p, char *buf, size_t cap)
     size_t o = strlen(buf);
     for (unsigned i = 0; i < p->family->nparams && o < cap; i++)
         o += (size_t)snprintf(buf + o, cap - o, " -D%s=%d", p->family->params[i].name, p->v[i]);
+}
+
+/* ---- public queries ---------------------------------------------------------------------------- */
+
+ocx_status ocx_last_params(ocx_params_info *info)
+{
+    OCX__FAIL_IF(!info, OCX_ERR_INVALID_ARGUMENT, "ocx_last_params: info is NULL");
+    OCX__FAIL_IF(!last_params.family[0], OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_last_params: this thread has run no parameterised operation yet");
+    *info = last_params;
+    return OCX_OK;
+}
+
+ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dtype, const char *size_class,
+                              ocx_params_info *info)
+{
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FAIL_IF(!family || !info, OCX_ERR_INVALID_ARGUMENT, "ocx_context_params: family and info must not be NULL");
+    for (const ocx__family *const *f = ocx__families; *f; f++) {
+        if (strcmp((*f)->name, family) != 0) continue;
+        ocx_params_info saved = last_params;
+        ocx__params p;
+        ocx_status st = ocx__params_lookup(ctx, *f, dtype, size_class, &p);
+        if (st == OCX_OK) *info = last_params;
+        last_params = saved;
+        return st;
+    }
+    return ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_context_params: no kernel family '%s'", family);
+}
+
+ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profile_info *info)
+{
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FAIL_IF(!info, OCX_ERR_INVALID_ARGUMENT, "ocx_context_profile: info is NULL");
+    pthread_mutex_lock(&ctx->lock);
+    struct ocx__profiles *pr = profiles(ctx);
+    if (!pr || index >= (size_t)pr->count) {
+        pthread_mutex_unlock(&ctx->lock);
+        return ocx__error(OCX_ERR_IO, "ocx_context_profile: no profile %zu for '%s'", index,
+                          ctx->info.normalized_name);
+    }
+    const profile_src *s = &pr->src[index];
+    memset(info, 0, sizeof *info);
+    snprintf(info->path, sizeof info->path, "%s", s->path);
+    info->stale = s->stale;
+    info->entries = json_array_size(s->entries);
+    json_t *device = json_object_get(s->root, "device");
+    json_t *drv = json_object_get(device, "driver_version"), *date = json_object_get(s->root, "date");
+    snprintf(info->driver_version, sizeof info->driver_version, "%s", json_is_string(drv) ? json_string_value(drv) : "");
+    snprintf(info->date, sizeof info->date, "%s", json_is_string(date) ? json_string_value(date) : "");
+    pthread_mutex_unlock(&ctx->lock);
+    return OCX_OK;
 }

@@ -68,28 +68,27 @@ ocx_status ocx__program_build_text(ocx_context *ctx, const char *text, const cha
     return OCX_OK;
 }
 
-static void store_binary(ocx_context *ctx, cl_program prog, const char *key)
+/* Stores the program's binary; 1 when written. */
+static int store_binary(cl_program prog, const char *key)
 {
+    int written = 0;
     size_t size = 0;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS || size == 0)
-        return;
+        return 0;
     unsigned char *bin = malloc(size);
-    if (!bin) return;
+    if (!bin) return 0;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS &&
         ocx__cache_store(key, bin, size) == OCX_OK)
-        ctx->stats.disk_cache_writes++;
+        written = 1;
     free(bin);
+    return written;
 }
 
 /* Tries the disk cache; NULL when there is no usable entry (a bad one is deleted and counted). */
-static cl_program load_binary(ocx_context *ctx, const char *key, const char *options)
+static cl_program load_binary(ocx_context *ctx, const char *key, const char *options, int *rejected)
 {
     ocx__cache_blob blob;
-    int rejected = 0;
-    if (ocx__cache_load(key, &blob, &rejected) != OCX_OK) {
-        if (rejected) ctx->stats.disk_cache_rejected++;
-        return NULL;
-    }
+    if (ocx__cache_load(key, &blob, rejected) != OCX_OK) return NULL;
     cl_int err, status = CL_SUCCESS;
     const unsigned char *bin = blob.data;
     cl_program prog = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &blob.size, &bin, &status, &err);
@@ -105,24 +104,25 @@ static cl_program load_binary(ocx_context *ctx, const char *key, const char *opt
         ocx__warn("binary cache: %s: the driver rejected the binary (%s); deleted, rebuilding from source", path,
                   ocx__cl_error_name(err));
         ocx__cache_remove(key);
-        ctx->stats.disk_cache_rejected++;
+        *rejected = 1;
         return NULL;
     }
     return prog;
 }
 
-/* Finds or builds the program (ctx->lock held). */
-static ocx_status program_get(ocx_context *ctx, const char *source_name, const char *options, ocx__program **out)
+static ocx__program *program_find(ocx_context *ctx, const char *source_name, const char *options)
 {
     for (ocx__program *p = ctx->programs; p; p = p->next)
-        if (strcmp(p->source->name, source_name) == 0 && strcmp(p->options, options) == 0) {
-            ctx->stats.programs_from_memory++;
-            *out = p;
-            return OCX_OK;
-        }
-    const ocx__source *src = ocx__source_find(source_name);
-    OCX__FAIL_IF(!src, OCX_ERR_INTERNAL, "no kernel source named '%s'", source_name);
+        if (strcmp(p->source->name, source_name) == 0 && strcmp(p->options, options) == 0) return p;
+    return NULL;
+}
 
+/* Builds (or loads from the disk cache) a program of `src` with `options`; no lock held, so other
+ * threads keep launching while a program compiles. Counters are added to *stats. */
+static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const char *options, cl_program *out,
+                                ocx_context_stats *stats)
+{
+    *out = NULL;
     char *opts = malloc(strlen(OCX__BASE_OPTIONS) + strlen(options) + 2);
     OCX__FAIL_IF(!opts, OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
     sprintf(opts, "%s %s", OCX__BASE_OPTIONS, options);
@@ -135,46 +135,91 @@ static ocx_status program_get(ocx_context *ctx, const char *source_name, const c
     snprintf(key, klen, "%ssource=%s %s\noptions=%s\n", ctx->device_key, src->name, src->hash, opts);
 
     ocx_status st = OCX_OK;
-    cl_program prog = load_binary(ctx, key, opts);
+    int rejected = 0;
+    cl_program prog = load_binary(ctx, key, opts, &rejected);
+    stats->disk_cache_rejected += (uint64_t)rejected;
     if (prog) {
-        ctx->stats.programs_from_disk++;
+        stats->programs_from_disk++;
     } else {
         cl_int err;
         prog = clCreateProgramWithSource(ctx->context, 1, (const char **)&src->text, NULL, &err);
         if (err != CL_SUCCESS) {
             st = ocx__cl_error(err, "clCreateProgramWithSource");
+            prog = NULL;
         } else {
             char what[128];
             snprintf(what, sizeof what, "cl/%s.cl", src->name);
             st = build(ctx, prog, opts, what);
             if (st == OCX_OK) {
-                ctx->stats.programs_compiled++;
-                store_binary(ctx, prog, key);
+                stats->programs_compiled++;
+                stats->disk_cache_writes += (uint64_t)store_binary(prog, key);
             } else {
                 prog = NULL;
             }
         }
     }
     free(key);
-    if (st != OCX_OK) {
-        free(opts);
-        return st;
-    }
-    ocx__program *p = calloc(1, sizeof *p);
-    if (!p) {
-        clReleaseProgram(prog);
-        free(opts);
-        return ocx__error(OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
-    }
-    /* Keep only the caller's part of the options as the lookup key. */
     free(opts);
-    p->options = strdup(options);
-    p->source = src;
-    p->program = prog;
-    p->next = ctx->programs;
-    ctx->programs = p;
-    *out = p;
-    return OCX_OK;
+    *out = prog;
+    return st;
+}
+
+static void add_stats(ocx_context_stats *to, const ocx_context_stats *from)
+{
+    to->programs_compiled += from->programs_compiled;
+    to->programs_from_disk += from->programs_from_disk;
+    to->programs_from_memory += from->programs_from_memory;
+    to->disk_cache_writes += from->disk_cache_writes;
+    to->disk_cache_rejected += from->disk_cache_rejected;
+}
+
+/* Finds the program in the context's cache, else builds it outside the lock and inserts it (a
+ * program another thread inserted meanwhile wins; ours is released). */
+static ocx_status program_get(ocx_context *ctx, const char *source_name, const char *options, ocx__program **out)
+{
+    pthread_mutex_lock(&ctx->lock);
+    ocx__program *p = program_find(ctx, source_name, options);
+    if (p) ctx->stats.programs_from_memory++;
+    pthread_mutex_unlock(&ctx->lock);
+    if (p) {
+        *out = p;
+        return OCX_OK;
+    }
+    const ocx__source *src = ocx__source_find(source_name);
+    OCX__FAIL_IF(!src, OCX_ERR_INTERNAL, "no kernel source named '%s'", source_name);
+    ocx_context_stats stats = {0};
+    cl_program prog;
+    ocx_status st = program_build(ctx, src, options, &prog, &stats);
+    ocx__program *fresh = NULL;
+    if (st == OCX_OK) {
+        fresh = calloc(1, sizeof *fresh);
+        if (fresh) fresh->options = strdup(options);
+        if (!fresh || !fresh->options) {
+            if (fresh) free(fresh);
+            fresh = NULL;
+            clReleaseProgram(prog);
+            st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
+        } else {
+            fresh->source = src;
+            fresh->program = prog;
+        }
+    }
+    pthread_mutex_lock(&ctx->lock);
+    add_stats(&ctx->stats, &stats);
+    if (fresh) {
+        p = program_find(ctx, source_name, options);
+        if (p) { /* another thread was faster */
+            clReleaseProgram(fresh->program);
+            free(fresh->options);
+            free(fresh);
+        } else {
+            fresh->next = ctx->programs;
+            ctx->programs = p = fresh;
+        }
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (st == OCX_OK) *out = p;
+    return st;
 }
 
 ocx_status ocx__kernel_get(ocx_context *ctx, const char *source, const char *options, const char *kernel,
@@ -182,27 +227,31 @@ ocx_status ocx__kernel_get(ocx_context *ctx, const char *source, const char *opt
 {
     ocx__program *p = NULL;
     OCX__FORWARD(program_get(ctx, source, options ? options : "", &p));
-    OCX__FAIL_IF(!p->options, OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
+    ocx_status st = OCX_OK;
+    pthread_mutex_lock(&ctx->lock);
     for (size_t i = 0; i < p->nkernels; i++)
         if (strcmp(p->kernels[i].name, kernel) == 0) {
             *out = p->kernels[i].kernel;
+            pthread_mutex_unlock(&ctx->lock);
             return OCX_OK;
         }
     cl_int err;
     cl_kernel k = clCreateKernel(p->program, kernel, &err);
-    if (err != CL_SUCCESS) return ocx__cl_error(err, kernel);
-    kernel_entry *grown = realloc(p->kernels, (p->nkernels + 1) * sizeof *grown);
-    char *name = strdup(kernel);
-    if (!grown || !name) {
-        free(name);
+    kernel_entry *grown = NULL;
+    char *name = NULL;
+    if (err != CL_SUCCESS) {
+        st = ocx__cl_error(err, kernel);
+    } else if (!(grown = realloc(p->kernels, (p->nkernels + 1) * sizeof *grown)) || !(name = strdup(kernel))) {
         if (grown) p->kernels = grown;
         clReleaseKernel(k);
-        return ocx__error(OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
+        st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
+    } else {
+        p->kernels = grown;
+        p->kernels[p->nkernels++] = (kernel_entry){name, k};
+        *out = k;
     }
-    p->kernels = grown;
-    p->kernels[p->nkernels++] = (kernel_entry){name, k};
-    *out = k;
-    return OCX_OK;
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
 }
 
 void ocx__programs_release(ocx_context *ctx)

@@ -5,10 +5,7 @@
 
 static ocx_status kernel(ocx_context *ctx, const char *source, const char *options, const char *name, cl_kernel *k)
 {
-    pthread_mutex_lock(&ctx->lock);
-    ocx_status st = ocx__kernel_get(ctx, source, options, name, k);
-    pthread_mutex_unlock(&ctx->lock);
-    return st;
+    return ocx__kernel_get(ctx, source, options, name, k); /* takes the context's lock itself */
 }
 
 START_TEST(test_embedded_sources)
