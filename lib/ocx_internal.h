@@ -163,8 +163,11 @@ void ocx__programs_release(ocx_context *ctx);
 typedef struct ocx__param_def {
     const char *name;    /* the -D define */
     int def_gpu, def_cpu;/* built-in defaults per device type */
-    int min, max;        /* range (inclusive) */
+    int min, max;        /* range (inclusive), min ≥ 1: the minimum of every kernel parameter must be
+                            legal on any device */
     int pow2;            /* 1: only powers of two */
+    int host;            /* 1: used by the host only (a size threshold): no -D define, never shrunk
+                            to fit device limits */
 } ocx__param_def;
 /* What the tuner needs of a family to measure one candidate (tune.c drives it). */
 typedef struct ocx__tune_case ocx__tune_case;

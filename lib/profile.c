@@ -73,7 +73,7 @@ static void fit(int *v, const ocx__family *fam, const ocx_device_info *dev, ocx_
     for (int guard = 0; guard < 256 && ocx__params_check(fam, v, dev, dtype); guard++) {
         int best = -1;
         for (unsigned i = 0; i < fam->nparams; i++)
-            if (v[i] > fam->params[i].min &&
+            if (!fam->params[i].host && v[i] > fam->params[i].min &&
                 (best < 0 || v[i] / fam->params[i].min > v[best] / fam->params[best].min))
                 best = (int)i;
         if (best < 0) break;
@@ -325,7 +325,8 @@ void ocx__params_defines(const ocx__params *p, char *buf, size_t cap)
 {
     size_t o = strlen(buf);
     for (unsigned i = 0; i < p->family->nparams && o < cap; i++)
-        o += (size_t)snprintf(buf + o, cap - o, " -D%s=%d", p->family->params[i].name, p->v[i]);
+        if (!p->family->params[i].host)
+            o += (size_t)snprintf(buf + o, cap - o, " -D%s=%d", p->family->params[i].name, p->v[i]);
 }
 
 /* ---- public queries ---------------------------------------------------------------------------- */
