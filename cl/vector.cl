@@ -4,9 +4,9 @@
  *   DTYPE  storage type of the destination: 0 f32, 1 f16 (storage only: arithmetic in f32), 2 f64
  *   VW     vector width of loads/stores on the contiguous path (1, 2, 4, 8, 16)
  *   WG     work-group size the host launches with (a hint for the compiler)
- *   LOOP   1: work-items stride over the range by the global size (grid-stride loop), so the host
+ *   GRID   2: work-items stride over the range by the global size (grid-stride loop), so the host
  *          may launch fewer items than vectors (GPUs: a bounded number of resident groups);
- *          0: one vector (or element) per work-item, no loop (PoCL: its work-item loops then
+ *          1: one vector (or element) per work-item, no loop (PoCL: its work-item loops then
  *          vectorise across work-items, and a loop inside would block that)
  * Every kernel takes element offsets and strides (inc ≥ 1); when all strides are 1 it takes the
  * vectorised path, with a scalar tail, so no length has to divide anything.
@@ -20,8 +20,8 @@
 #ifndef WG
 #define WG 256
 #endif
-#ifndef LOOP
-#define LOOP 1
+#ifndef GRID
+#define GRID 2
 #endif
 
 #define CAT_(a, b) a##b
@@ -74,7 +74,7 @@
 #endif
 #endif
 
-#if LOOP
+#if GRID == 2
 #define GRID_LOOP(i, count) for (size_t i = get_global_id(0); i < (count); i += get_global_size(0))
 #else
 #define GRID_LOOP(i, count) for (size_t i = get_global_id(0); i < (count); i = (count))

@@ -2,15 +2,19 @@
 #include "config.h"
 #include "ocx_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Parameters of cl/vector.cl. Defaults: GPUs want many work-groups of 256 items with 16-byte
- * accesses; PoCL runs a work-group per thread and vectorises across work-items itself. */
+ * accesses in a grid-stride loop; PoCL runs a work-group per thread and vectorises across
+ * work-items itself, which a loop inside the kernel prevents: one 8-wide vector per work-item
+ * there (2^24 f32 add: 3.6 GB/s with the loop, 22-23 GB/s without, beside clpeak's 22.8). */
 static const ocx__param_def vector_params[] = {
     /* name    gpu   cpu   min  max  pow2 */
-    {"WG", 256, 256, 1, 1024, 1},
-    {"VW", 4, 4, 1, 16, 1},
-    {"GROUPS_PER_CU", 64, 8, 1, 4096, 1},
+    {"WG", 256, 128, 1, 1024, 1},
+    {"VW", 4, 8, 1, 16, 1},
+    {"GROUPS_PER_CU", 64, 8, 1, 4096, 1}, /* GRID=2 only */
+    {"GRID", 2, 1, 1, 2, 0}, /* 1: one vector per work-item; 2: grid-stride loop */
 };
 
 static const char *vector_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
@@ -21,7 +25,35 @@ static const char *vector_invalid(const int *v, const ocx_device_info *dev, ocx_
     return NULL;
 }
 
-const ocx__family ocx__family_vector = {"vector", "vector", 3, vector_params, vector_invalid};
+const ocx__family ocx__family_vector = {
+    .name = "vector", .source = "vector", .nparams = 4, .params = vector_params, .invalid = vector_invalid};
+
+/* Experiments until the tuner lands: OCX_VECTOR_PARAMS="WG=64,VW=8" overrides the built-in values
+ * (still checked against the device). */
+static ocx_status env_params(ocx__params *p, const ocx_context *ctx, ocx_dtype dtype, const char *var)
+{
+    const char *e = getenv(var);
+    if (!e || !*e) return OCX_OK;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", e);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        OCX__FAIL_IF(!eq, OCX_ERR_INVALID_ARGUMENT, "%s: '%s' is not NAME=VALUE", var, t);
+        *eq = 0;
+        unsigned i = 0;
+        while (i < p->family->nparams && strcmp(p->family->params[i].name, t)) i++;
+        OCX__FAIL_IF(i == p->family->nparams, OCX_ERR_INVALID_ARGUMENT, "%s: no parameter %s", var, t);
+        int v = atoi(eq + 1);
+        const ocx__param_def *d = &p->family->params[i];
+        OCX__FAIL_IF(v < d->min || v > d->max || (d->pow2 && (v & (v - 1))), OCX_ERR_INVALID_ARGUMENT,
+                     "%s: %s=%d is outside its range", var, t, v);
+        p->v[i] = v;
+    }
+    const char *why = p->family->invalid(p->v, &ctx->info, dtype);
+    OCX__FAIL_IF(why, OCX_ERR_INVALID_ARGUMENT, "%s: %s", var, why);
+    p->origin = var;
+    return OCX_OK;
+}
 
 /* The one launch path of this file: parameters → defines → geometry → ocx__launch. `items` is the
  * number of work-items that would cover the whole range (per element, or per vector when the kernel
@@ -32,12 +64,15 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
 {
     ocx__params p;
     OCX__FORWARD(ocx__params_get(ctx, &ocx__family_vector, dtype, &p));
+    OCX__FORWARD(env_params(&p, ctx, dtype, "OCX_VECTOR_PARAMS"));
     char options[512];
     ocx__dtype_defines(ctx, dtype, options, sizeof options);
     ocx__params_defines(&p, options, sizeof options);
     size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
     size_t items = vectorised ? n / vw + n % vw : n;
-    size_t groups = n ? ocx__grid_groups(ctx, items, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU")) : 0;
+    size_t groups = !n                       ? 0
+                    : ocx__param(&p, "GRID") == 2 ? ocx__grid_groups(ctx, items, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"))
+                                             : ocx__div_up(items, wg);
     ocx__launch_desc d = {"vector", options, kernel, 1, {groups * wg}, {wg}, nargs, args};
     return ocx__launch(ctx, stream, &d, num_wait, wait, event);
 }
