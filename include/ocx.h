@@ -344,6 +344,41 @@ typedef struct ocx_profile_info {
  *  @return OCX_ERR_IO when there is no such file. */
 OCX_API ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profile_info *info);
 
+/*! ocx_profile_user_path() : where ocx-tune writes ctx's device profile by default:
+ *  $XDG_DATA_HOME/ocx/profiles/<device>.json, else ~/.local/share/ocx/profiles/<device>.json. */
+OCX_API ocx_status ocx_profile_user_path(const ocx_context *ctx, char *path, size_t cap);
+
+/* Progress of a tuning run, passed to ocx_tune_options.progress after every candidate. */
+typedef struct ocx_tune_progress {
+    const char *family, *dtype, *size_class; /* the entry being tuned */
+    size_t entry, entries;                   /* its number, of how many */
+    unsigned tried, failed;                  /* candidates of this entry so far */
+    double best_rate, default_rate;          /* in `unit`; ≤ 0: none yet */
+    const char *unit;                        /* "GB/s" or "GFLOP/s" */
+    double elapsed_s, budget_s;              /* of the whole run */
+    const char *message;                     /* "preparing", "done", or NULL */
+} ocx_tune_progress;
+
+typedef struct ocx_tune_options {
+    const char *families;  /* comma-separated: "vector,reduce,gemm"; NULL or "": all */
+    const char *dtypes;    /* comma-separated: "f32,f16,f64"; NULL or "": f32 and f16 (quick: f32) */
+    double budget_s;       /* wall-clock budget of the whole run; ≤ 0: 60 s */
+    int quick;             /* smaller problems and fewer repetitions */
+    const char *out_path;  /* the profile to write (required): see ocx_profile_user_path() */
+    int resume;            /* keep the entries already in out_path (same device) and do the rest */
+    void (*progress)(void *user, const ocx_tune_progress *p);
+    void *user;
+    volatile int *stop;    /* set *stop to 1 (a signal handler may) to end early */
+} ocx_tune_options;
+
+/*! ocx_tune() : measures the kernel families on ctx's device and writes the best parameters found
+ *  into a profile at opt->out_path, rewritten after every finished entry (so an interrupted run
+ *  keeps what it found, and `resume` continues it). Every candidate's result is checked against a
+ *  host reference before it is timed. Blocks for about opt->budget_s. Contexts created afterwards
+ *  read the profile when it lies on the search path (see above).
+ *  @return OCX_OK, OCX_ERR_INVALID_ARGUMENT (unknown family or dtype, no out_path), OCX_ERR_IO. */
+OCX_API ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt);
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Element-wise vector operations                                                                 */
 /* ---------------------------------------------------------------------------------------------- */

@@ -169,23 +169,6 @@ typedef struct ocx__param_def {
     int host;            /* 1: used by the host only (a size threshold): no -D define, never shrunk
                             to fit device limits */
 } ocx__param_def;
-/* What the tuner needs of a family to measure one candidate (tune.c drives it). */
-typedef struct ocx__tune_case ocx__tune_case;
-typedef struct ocx__tuning {
-    /* Size classes tuned, NULL-terminated; an operation names its class when it looks parameters up. */
-    const char *const *size_classes;
-    /* Prepares inputs and a host reference for (dtype, size class) in *tc. */
-    ocx_status (*setup)(ocx_context *ctx, ocx_dtype dtype, const char *size_class, ocx__tune_case **tc);
-    /* Runs the operation once with the parameters in force (ocx__params_force), returning its event;
-     * verify checks the output against the reference. */
-    ocx_status (*run)(ocx_context *ctx, ocx__tune_case *tc, ocx_event *event);
-    ocx_status (*verify)(ocx_context *ctx, ocx__tune_case *tc);
-    /* Work of one run, for the rate: bytes moved (GB/s) or flops (GFLOP/s). */
-    double (*work)(const ocx__tune_case *tc);
-    const char *unit; /* "GB/s" or "GFLOP/s" */
-    void (*teardown)(ocx__tune_case *tc);
-} ocx__tuning;
-
 typedef struct ocx__family {
     const char *name;   /* "vector", "reduce", "gemm" */
     const char *source; /* cl/ file it builds */
@@ -193,7 +176,6 @@ typedef struct ocx__family {
     const ocx__param_def *params;
     /* NULL when the values are legal on this device for this dtype, else why not. */
     const char *(*invalid)(const int *values, const ocx_device_info *dev, ocx_dtype dtype);
-    const ocx__tuning *tuning; /* NULL: not tunable yet */
 } ocx__family;
 typedef struct ocx__params {
     const ocx__family *family;

@@ -42,7 +42,7 @@ struct ocx__profiles {
     int nwarned;
 };
 
-const ocx__family *const ocx__families[] = {&ocx__family_vector, NULL};
+const ocx__family *const ocx__families[] = {&ocx__family_vector, &ocx__family_reduce, &ocx__family_gemm, NULL};
 
 static _Thread_local const ocx__family *forced_family;
 static _Thread_local int forced_values[OCX__MAX_PARAMS];

@@ -1,0 +1,753 @@
+/* tune.c — the tuning engine behind ocx-tune: per (kernel family, dtype, size class) it searches
+ * the family's declared parameter space on this device and writes the best set into a profile file
+ * (profile.c's format), which the library then reads at run time.
+ *
+ * Strategy (all under one wall-clock budget, shared out evenly over the entries still to do):
+ *   1. Start from the built-in defaults (and the parameters currently in force, if a profile
+ *      already supplies different ones): a candidate that does no better is never chosen.
+ *   2. Sample: draw random candidates from the space (each parameter from its ladder of legal
+ *      values), discard those the family's constraints reject without building them, and evaluate
+ *      them in batches, for about 40% of the entry's budget.
+ *   3. Refine: hill-climb from the best so far, trying every single-parameter step up or down its
+ *      ladder; move to the best neighbour while it improves by more than 1%; stop when none does,
+ *      when a step would revisit known ground, or when the budget is spent.
+ * Each batch is compiled ahead of timing, on several threads (ocx__launch's build-only mode), so
+ * that compilation, the dominant cost on PoCL, neither serialises with nor disturbs the timed runs.
+ * Every candidate's output is checked against a host reference (on poisoned outputs) before it is
+ * timed; a candidate that fails to build, to launch or to verify is dropped and counted. Timing
+ * brackets the operation with profiling markers (so multi-kernel operations count whole), after a
+ * warm-up, and takes the median of several runs on non-zero inputs.
+ */
+#include "config.h"
+#include "ocx_internal.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LADDER 32
+#define MAX_VISITED 1024
+#define BATCH 6
+
+/* ---- the representative operation of each family ------------------------------------------------ */
+
+typedef struct ocx__tune_case {
+    ocx_dtype dtype;
+    size_t n, m, k;          /* vector/reduce: n; gemm: m x n x k */
+    ocx_buffer *x, *y, *z;   /* inputs and output */
+    double *ref;             /* host reference of the output */
+    size_t nref;
+    double tol;              /* relative tolerance per element (scaled by refscale) */
+    double *refscale;
+    ocx_dtype out_dtype;
+} ocx__tune_case;
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+/* Host data of dtype with values in [lo, hi), never zero; the exact values go to vals. */
+static void *random_host(ocx_dtype dt, size_t n, double lo, double hi, uint64_t seed, double *vals)
+{
+    void *h = malloc(n * ocx_dtype_size(dt) + 1);
+    if (!h) return NULL;
+    uint64_t s = seed | 1;
+    for (size_t i = 0; i < n; i++) {
+        double v = lo + (hi - lo) * ((rng_next(&s) >> 11) * (1.0 / 9007199254740992.0));
+        if (v == 0) v = 0.5;
+        if (dt == OCX_F16) {
+            ((uint16_t *)h)[i] = ocx_half_from_float((float)v);
+            v = ocx_half_to_float(((uint16_t *)h)[i]);
+        } else if (dt == OCX_F64) {
+            ((double *)h)[i] = v;
+        } else {
+            ((float *)h)[i] = (float)v;
+            v = (float)v;
+        }
+        if (vals) vals[i] = v;
+    }
+    return h;
+}
+
+static ocx_status upload(ocx_context *ctx, ocx_dtype dt, size_t n, const void *host, ocx_buffer **b)
+{
+    OCX__FORWARD(ocx_buffer_create(ctx, dt, n, b));
+    return host ? ocx_buffer_write(ctx, NULL, *b, 0, n, host, 0, NULL, NULL) : OCX_OK;
+}
+
+static void case_free(ocx__tune_case *tc)
+{
+    if (!tc) return;
+    ocx_buffer_destroy(tc->x);
+    ocx_buffer_destroy(tc->y);
+    ocx_buffer_destroy(tc->z);
+    free(tc->ref);
+    free(tc->refscale);
+    free(tc);
+}
+
+static int is_gpu(const ocx_context *ctx) { return ctx->info.type != OCX_DEVICE_CPU; }
+
+/* vector: z = x + y */
+static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+{
+    ocx__tune_case *tc = calloc(1, sizeof *tc);
+    OCX__FAIL_IF(!tc, OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    tc->dtype = tc->out_dtype = dt;
+    tc->n = is_gpu(ctx) ? ((size_t)1 << (quick ? 24 : 26)) : ((size_t)1 << (quick ? 21 : 22));
+    double *xv = malloc(tc->n * sizeof *xv), *yv = malloc(tc->n * sizeof *yv);
+    void *xh = random_host(dt, tc->n, -1, 1, 11, xv), *yh = random_host(dt, tc->n, -1, 1, 12, yv);
+    tc->ref = malloc(tc->n * sizeof *tc->ref);
+    ocx_status st = (!xv || !yv || !xh || !yh || !tc->ref) ? ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory")
+                                                           : OCX_OK;
+    if (st == OCX_OK) st = upload(ctx, dt, tc->n, xh, &tc->x);
+    if (st == OCX_OK) st = upload(ctx, dt, tc->n, yh, &tc->y);
+    if (st == OCX_OK) st = upload(ctx, dt, tc->n, NULL, &tc->z);
+    if (st == OCX_OK) {
+        for (size_t i = 0; i < tc->n; i++) tc->ref[i] = xv[i] + yv[i];
+        tc->nref = tc->n;
+        tc->tol = dt == OCX_F16 ? ldexp(1, -10) : dt == OCX_F64 ? ldexp(1, -52) : ldexp(1, -23);
+    }
+    free(xv);
+    free(yv);
+    free(xh);
+    free(yh);
+    if (st != OCX_OK) case_free(tc), tc = NULL;
+    *out = tc;
+    (void)cls;
+    return st;
+}
+static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
+{
+    return ocx_add(ctx, NULL, tc->n, tc->x, tc->y, tc->z, 0, NULL, ev);
+}
+static double vector_work(const ocx__tune_case *tc) { return 3.0 * tc->n * ocx_dtype_size(tc->dtype); }
+
+/* reduce: sum of x into a one-element result */
+static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+{
+    ocx__tune_case *tc = calloc(1, sizeof *tc);
+    OCX__FAIL_IF(!tc, OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    tc->dtype = dt;
+    tc->out_dtype = dt == OCX_F64 ? OCX_F64 : OCX_F32;
+    tc->n = is_gpu(ctx) ? ((size_t)1 << (quick ? 24 : 26)) : ((size_t)1 << (quick ? 21 : 22));
+    double *xv = malloc(tc->n * sizeof *xv);
+    void *xh = random_host(dt, tc->n, 0.5, 1.5, 21, xv);
+    tc->ref = calloc(1, sizeof *tc->ref);
+    ocx_status st = (!xv || !xh || !tc->ref) ? ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory") : OCX_OK;
+    if (st == OCX_OK) st = upload(ctx, dt, tc->n, xh, &tc->x);
+    if (st == OCX_OK) st = upload(ctx, tc->out_dtype, 1, NULL, &tc->z);
+    if (st == OCX_OK) {
+        for (size_t i = 0; i < tc->n; i++) tc->ref[0] += xv[i];
+        tc->nref = 1;
+        tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
+    }
+    free(xv);
+    free(xh);
+    if (st != OCX_OK) case_free(tc), tc = NULL;
+    *out = tc;
+    (void)cls;
+    return st;
+}
+static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
+{
+    return ocx_reduce(ctx, NULL, OCX_REDUCE_SUM, tc->n, tc->x, 1, NULL, 1, tc->z, 0, NULL, ev);
+}
+static double reduce_work(const ocx__tune_case *tc) { return (double)tc->n * ocx_dtype_size(tc->dtype); }
+
+/* gemm: C (f32 for f16 inputs) = A * B, row-major, square */
+static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+{
+    ocx__tune_case *tc = calloc(1, sizeof *tc);
+    OCX__FAIL_IF(!tc, OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    size_t s = is_gpu(ctx) ? (quick ? 2048 : 4096) : (quick ? 256 : 512);
+    tc->m = tc->n = tc->k = s;
+    tc->dtype = dt;
+    tc->out_dtype = dt == OCX_F64 ? OCX_F64 : OCX_F32;
+    double *av = malloc(s * s * sizeof *av), *bv = malloc(s * s * sizeof *bv);
+    void *ah = random_host(dt, s * s, -1, 1, 31, av), *bh = random_host(dt, s * s, -1, 1, 32, bv);
+    /* Checking every element of a 4096² product on the host is too slow: check 64 rows. */
+    size_t rows = s < 64 ? s : 64;
+    tc->nref = rows * s;
+    tc->ref = calloc(tc->nref, sizeof *tc->ref);
+    tc->refscale = calloc(tc->nref, sizeof *tc->refscale);
+    ocx_status st = (!av || !bv || !ah || !bh || !tc->ref || !tc->refscale)
+                        ? ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory")
+                        : OCX_OK;
+    if (st == OCX_OK) st = upload(ctx, dt, s * s, ah, &tc->x);
+    if (st == OCX_OK) st = upload(ctx, dt, s * s, bh, &tc->y);
+    if (st == OCX_OK) st = upload(ctx, tc->out_dtype, s * s, NULL, &tc->z);
+    if (st == OCX_OK) {
+        for (size_t r = 0; r < rows; r++) {
+            size_t i = r * (s / rows); /* rows spread over the matrix */
+            for (size_t p = 0; p < s; p++) {
+                double a = av[i * s + p];
+                for (size_t j = 0; j < s; j++) {
+                    tc->ref[r * s + j] += a * bv[p * s + j];
+                    tc->refscale[r * s + j] += fabs(a * bv[p * s + j]);
+                }
+            }
+        }
+        tc->tol = 2.0 * (double)(s + 2) * (tc->out_dtype == OCX_F64 ? ldexp(1, -53) : ldexp(1, -24));
+    }
+    free(av);
+    free(bv);
+    free(ah);
+    free(bh);
+    if (st != OCX_OK) case_free(tc), tc = NULL;
+    *out = tc;
+    (void)cls;
+    return st;
+}
+static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
+{
+    return ocx_gemm(ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, tc->m, tc->n, tc->k, 1.0, tc->x, 0, tc->k, tc->y, 0,
+                    tc->n, 0.0, tc->z, 0, tc->n, 0, NULL, ev);
+}
+static double gemm_work(const ocx__tune_case *tc) { return 2.0 * tc->m * tc->n * tc->k; }
+
+/* Reads the output (the reference's rows) and compares; the output was poisoned before the run. */
+static ocx_status verify(ocx_context *ctx, ocx__tune_case *tc)
+{
+    size_t es = ocx_dtype_size(tc->out_dtype);
+    unsigned char *host = malloc(tc->nref * es);
+    OCX__FAIL_IF(!host, OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    ocx_status st = OCX_OK;
+    if (tc->m) { /* gemm: rows spread over the matrix */
+        size_t rows = tc->nref / tc->n;
+        for (size_t r = 0; r < rows && st == OCX_OK; r++)
+            st = ocx_buffer_read(ctx, NULL, tc->z, r * (tc->m / rows) * tc->n, tc->n, host + r * tc->n * es, 0, NULL,
+                                 NULL);
+    } else {
+        st = ocx_buffer_read(ctx, NULL, tc->z, 0, tc->nref, host, 0, NULL, NULL);
+    }
+    for (size_t i = 0; st == OCX_OK && i < tc->nref; i++) {
+        double got = tc->out_dtype == OCX_F16   ? ocx_half_to_float(((uint16_t *)host)[i])
+                     : tc->out_dtype == OCX_F64 ? ((double *)host)[i]
+                                                : ((float *)host)[i];
+        double scale = tc->refscale ? tc->refscale[i] : fabs(tc->ref[i]);
+        if (!(fabs(got - tc->ref[i]) <= tc->tol * scale + 1e-30))
+            st = ocx__error(OCX_ERR_INTERNAL, "tune: wrong result at %zu: %g, expected %g", i, got, tc->ref[i]);
+    }
+    free(host);
+    return st;
+}
+
+typedef struct tuning_def {
+    const char *family;
+    const ocx__family *fam;
+    const char *const *search; /* parameters searched (NULL: every kernel parameter) */
+    ocx_status (*setup)(ocx_context *, ocx_dtype, const char *, int, ocx__tune_case **);
+    ocx_status (*run)(ocx_context *, ocx__tune_case *, ocx_event *);
+    double (*work)(const ocx__tune_case *);
+    const char *unit;
+} tuning_def;
+
+static const char *const gemm_search[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", NULL};
+static const tuning_def tunings[] = {
+    {"vector", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
+    {"reduce", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
+    {"gemm", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
+};
+
+/* ---- the search ---------------------------------------------------------------------------------- */
+
+typedef struct space {
+    const ocx__family *fam;
+    int searched[OCX__MAX_PARAMS];
+    int ladder[OCX__MAX_PARAMS][MAX_LADDER];
+    int nladder[OCX__MAX_PARAMS];
+} space;
+
+static void space_init(space *sp, const tuning_def *def)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->fam = def->fam;
+    for (unsigned i = 0; i < def->fam->nparams; i++) {
+        const ocx__param_def *p = &def->fam->params[i];
+        int searched = !p->host;
+        if (def->search) {
+            searched = 0;
+            for (const char *const *s = def->search; *s; s++) searched |= strcmp(*s, p->name) == 0;
+        }
+        sp->searched[i] = searched;
+        int n = 0;
+        if (p->pow2 || p->max - p->min > MAX_LADDER - 1)
+            for (long v = p->min; v <= p->max && n < MAX_LADDER; v *= 2) sp->ladder[i][n++] = (int)v;
+        else
+            for (int v = p->min; v <= p->max && n < MAX_LADDER; v++) sp->ladder[i][n++] = v;
+        sp->nladder[i] = n;
+    }
+}
+
+static int ladder_pos(const space *sp, unsigned i, int v)
+{
+    for (int j = 0; j < sp->nladder[i]; j++)
+        if (sp->ladder[i][j] == v) return j;
+    return -1;
+}
+
+typedef struct cand {
+    int v[OCX__MAX_PARAMS];
+    int built_ok;
+    ocx_status build_status;
+} cand;
+
+typedef struct tuner {
+    ocx_context *ctx;
+    const ocx_tune_options *opt;
+    const tuning_def *def;
+    ocx__tune_case *tc;
+    ocx_dtype dtype;
+    const char *size_class;
+    int visited[MAX_VISITED][OCX__MAX_PARAMS];
+    int nvisited;
+    int best[OCX__MAX_PARAMS];
+    double best_rate, default_rate;
+    unsigned tried, failed;
+    double t0, deadline;
+    ocx_tune_progress progress;
+} tuner;
+
+static int seen(tuner *t, const int *v)
+{
+    for (int i = 0; i < t->nvisited; i++)
+        if (memcmp(t->visited[i], v, sizeof(int) * OCX__MAX_PARAMS) == 0) return 1;
+    return 0;
+}
+
+static void mark(tuner *t, const int *v)
+{
+    if (t->nvisited < MAX_VISITED) memcpy(t->visited[t->nvisited++], v, sizeof(int) * OCX__MAX_PARAMS);
+}
+
+static int stopped(const tuner *t) { return t->opt->stop && *t->opt->stop; }
+
+static void report(tuner *t, const char *message)
+{
+    if (!t->opt->progress) return;
+    t->progress.tried = t->tried;
+    t->progress.failed = t->failed;
+    t->progress.best_rate = t->best_rate;
+    t->progress.default_rate = t->default_rate;
+    t->progress.elapsed_s = seconds() - t->t0;
+    t->progress.message = message;
+    t->opt->progress(t->opt->user, &t->progress);
+}
+
+typedef struct build_job {
+    tuner *t;
+    cand *c;
+    int n, stride, first;
+} build_job;
+
+static void *build_worker(void *arg)
+{
+    build_job *j = arg;
+    ocx__launch_build_only(1);
+    for (int i = j->first; i < j->n; i += j->stride) {
+        ocx__params_force(j->t->def->fam, j->c[i].v);
+        ocx_event ev = NULL;
+        j->c[i].build_status = j->t->def->run(j->t->ctx, j->t->tc, &ev);
+        ocx_event_release(ev);
+    }
+    ocx__params_force(NULL, NULL);
+    ocx__launch_build_only(0);
+    return NULL;
+}
+
+/* Compiles a batch on a few threads before any of it is timed. */
+static void build_batch(tuner *t, cand *c, int n)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = n < 4 ? n : 4;
+    if (cores > 0 && threads > cores) threads = (int)cores;
+    if (threads < 1) threads = 1;
+    pthread_t tid[4];
+    build_job jobs[4];
+    int started = 0;
+    for (int i = 0; i < threads; i++) {
+        jobs[i] = (build_job){t, c, n, threads, i};
+        if (i > 0 && pthread_create(&tid[i], NULL, build_worker, &jobs[i]) == 0) started |= 1 << i;
+    }
+    build_worker(&jobs[0]);
+    for (int i = 1; i < threads; i++)
+        if (started & (1 << i))
+            pthread_join(tid[i], NULL);
+        else
+            build_worker(&jobs[i]);
+}
+
+/* Device time of one run, bracketed by markers; falls back to the run's own event. */
+static double time_run(tuner *t)
+{
+    ocx_event before = NULL, after = NULL, ev = NULL;
+    double ns = -1;
+    if (ocx_stream_marker(t->ctx, NULL, 0, NULL, &before) != OCX_OK) return -1;
+    if (t->def->run(t->ctx, t->tc, &ev) == OCX_OK && ocx_stream_marker(t->ctx, NULL, 0, NULL, &after) == OCX_OK &&
+        ocx_event_wait(1, &after) == OCX_OK) {
+        cl_ulong b = 0, a = 0;
+        if (clGetEventProfilingInfo(before, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) == CL_SUCCESS &&
+            clGetEventProfilingInfo(after, CL_PROFILING_COMMAND_END, sizeof a, &a, NULL) == CL_SUCCESS && a > b)
+            ns = (double)(a - b);
+        else {
+            uint64_t e = 0;
+            if (ev && ocx_event_elapsed_ns(ev, &e) == OCX_OK && e > 0) ns = (double)e;
+        }
+    }
+    ocx_event_release(before);
+    ocx_event_release(after);
+    ocx_event_release(ev);
+    return ns;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Verifies, then times one candidate; its rate, or -1 when it failed. */
+static double evaluate(tuner *t, const int *v)
+{
+    ocx__params_force(t->def->fam, v);
+    double rate = -1;
+    /* Poison the output, run once (warm-up), check every checked element was written correctly. */
+    double nan = NAN;
+    unsigned char poison[8];
+    if (t->tc->out_dtype == OCX_F16) {
+        uint16_t h = 0x7e00;
+        memcpy(poison, &h, 2);
+    } else if (t->tc->out_dtype == OCX_F64) {
+        memcpy(poison, &nan, 8);
+    } else {
+        float f = NAN;
+        memcpy(poison, &f, 4);
+    }
+    ocx_event ev = NULL;
+    ocx_status st = ocx_buffer_fill(t->ctx, NULL, t->tc->z, 0, ocx_buffer_length(t->tc->z), poison, 0, NULL, NULL);
+    if (st == OCX_OK) st = t->def->run(t->ctx, t->tc, &ev);
+    ocx_event_release(ev);
+    if (st == OCX_OK) st = ocx_stream_finish(t->ctx, NULL);
+    if (st == OCX_OK) st = verify(t->ctx, t->tc);
+    if (st == OCX_OK) {
+        int reps = t->opt->quick ? 3 : 5;
+        double ns[9];
+        int got = 0;
+        for (int r = 0; r < reps; r++) {
+            double x = time_run(t);
+            if (x > 0) ns[got++] = x;
+        }
+        if (got > 0) {
+            qsort(ns, (size_t)got, sizeof *ns, cmp_double);
+            rate = t->def->work(t->tc) / ns[got / 2]; /* bytes/ns = GB/s, flop/ns = GFLOP/s */
+        }
+    }
+    ocx__params_force(NULL, NULL);
+    t->tried++;
+    if (rate < 0) t->failed++;
+    return rate;
+}
+
+/* Builds then evaluates a batch; updates the best. */
+static void run_batch(tuner *t, cand *c, int n)
+{
+    if (n == 0) return;
+    build_batch(t, c, n);
+    for (int i = 0; i < n && !stopped(t) && seconds() < t->deadline; i++) {
+        if (c[i].build_status != OCX_OK) {
+            t->tried++;
+            t->failed++;
+            continue;
+        }
+        double r = evaluate(t, c[i].v);
+        if (r > t->best_rate) {
+            t->best_rate = r;
+            memcpy(t->best, c[i].v, sizeof t->best);
+        }
+        report(t, NULL);
+    }
+}
+
+static int legal(const tuner *t, const int *v)
+{
+    return ocx__params_check(t->def->fam, v, &t->ctx->info, t->dtype) == NULL;
+}
+
+static void search(tuner *t, const ocx__params *start, const ocx__params *current, uint64_t *rng)
+{
+    space sp;
+    space_init(&sp, t->def);
+    const ocx__family *fam = t->def->fam;
+    double budget = t->deadline - seconds();
+    /* 1. the defaults (and the parameters in force) */
+    cand c[BATCH];
+    int n = 0;
+    memcpy(c[n++].v, start->v, sizeof c[0].v);
+    mark(t, start->v);
+    if (memcmp(current->v, start->v, sizeof start->v) != 0 && legal(t, current->v)) {
+        memcpy(c[n++].v, current->v, sizeof c[0].v);
+        mark(t, current->v);
+    }
+    memcpy(t->best, start->v, sizeof t->best);
+    run_batch(t, c, n);
+    t->default_rate = t->best_rate;
+
+    /* 2. random samples */
+    double sample_until = seconds() + 0.4 * budget;
+    int misses = 0;
+    while (!stopped(t) && seconds() < sample_until && misses < 2000) {
+        n = 0;
+        while (n < BATCH && misses < 2000) {
+            int v[OCX__MAX_PARAMS];
+            memcpy(v, start->v, sizeof v);
+            for (unsigned i = 0; i < fam->nparams; i++)
+                if (sp.searched[i] && sp.nladder[i] > 0) v[i] = sp.ladder[i][rng_next(rng) % (uint64_t)sp.nladder[i]];
+            if (seen(t, v) || !legal(t, v)) {
+                misses++;
+                continue;
+            }
+            mark(t, v);
+            memcpy(c[n++].v, v, sizeof v);
+        }
+        run_batch(t, c, n);
+    }
+
+    /* 3. hill-climbing from the best */
+    int improved = 1;
+    while (improved && !stopped(t) && seconds() < t->deadline) {
+        improved = 0;
+        cand nb[2 * OCX__MAX_PARAMS];
+        int m = 0;
+        for (unsigned i = 0; i < fam->nparams; i++) {
+            if (!sp.searched[i]) continue;
+            int pos = ladder_pos(&sp, i, t->best[i]);
+            for (int d = -1; d <= 1; d += 2) {
+                if (pos < 0 || pos + d < 0 || pos + d >= sp.nladder[i]) continue;
+                int v[OCX__MAX_PARAMS];
+                memcpy(v, t->best, sizeof v);
+                v[i] = sp.ladder[i][pos + d];
+                if (seen(t, v) || !legal(t, v)) continue;
+                mark(t, v);
+                memcpy(nb[m++].v, v, sizeof v);
+            }
+        }
+        double before = t->best_rate;
+        for (int i = 0; i < m; i += BATCH) run_batch(t, nb + i, m - i < BATCH ? m - i : BATCH);
+        improved = t->best_rate > before * 1.01;
+    }
+}
+
+/* ---- the profile file ------------------------------------------------------------------------ */
+
+static json_t *profile_new(const ocx_context *ctx)
+{
+    char date[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    const ocx_device_info *d = &ctx->info;
+    return json_pack("{s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i, s:i, s:s}, s:[]}", "schema", 1,
+                     "ocx_version", OCX_VERSION_STRING, "date", date, "tool", "ocx-tune " OCX_VERSION_STRING,
+                     "device", "vendor", d->vendor, "name", d->name, "normalized_name", d->normalized_name,
+                     "driver_version", d->driver_version, "compute_units", (int)d->compute_units, "clock_mhz",
+                     (int)d->clock_mhz, "fingerprint", d->fingerprint, "entries");
+}
+
+static int has_entry(json_t *root, const char *family, const char *dtype, const char *cls)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(root, "entries"), i, e) {
+        json_t *f = json_object_get(e, "family"), *d = json_object_get(e, "dtype"), *c = json_object_get(e, "size_class");
+        if (json_is_string(f) && json_is_string(d) && json_is_string(c) && !strcmp(json_string_value(f), family) &&
+            !strcmp(json_string_value(d), dtype) && !strcmp(json_string_value(c), cls))
+            return 1;
+    }
+    return 0;
+}
+
+static void add_entry(json_t *root, const tuner *t)
+{
+    json_t *params = json_object();
+    for (unsigned i = 0; i < t->def->fam->nparams; i++)
+        json_object_set_new(params, t->def->fam->params[i].name, json_integer(t->best[i]));
+    json_array_append_new(json_object_get(root, "entries"),
+                          json_pack("{s:s, s:s, s:s, s:o, s:f, s:s}", "family", t->def->family, "dtype",
+                                    ocx_dtype_name(t->dtype), "size_class", t->size_class, "params", params, "rate",
+                                    t->best_rate > 0 ? t->best_rate : 0.0, "unit", t->def->unit));
+}
+
+/* Writes atomically (temporary file + rename). */
+static ocx_status profile_write(json_t *root, const char *path)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
+    if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return ocx__error(OCX_ERR_IO, "ocx_tune: cannot write the profile %s", path);
+    }
+    return OCX_OK;
+}
+
+ocx_status ocx_profile_user_path(const ocx_context *ctx, char *path, size_t cap)
+{
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FAIL_IF(!path || cap == 0, OCX_ERR_INVALID_ARGUMENT, "ocx_profile_user_path: no room for the path");
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    int n;
+    if (xdg && *xdg)
+        n = snprintf(path, cap, "%s/ocx/profiles/%s.json", xdg, ctx->info.normalized_name);
+    else if (home && *home)
+        n = snprintf(path, cap, "%s/.local/share/ocx/profiles/%s.json", home, ctx->info.normalized_name);
+    else
+        return ocx__error(OCX_ERR_IO, "ocx_profile_user_path: neither XDG_DATA_HOME nor HOME is set");
+    OCX__FAIL_IF(n < 0 || (size_t)n >= cap, OCX_ERR_INVALID_ARGUMENT, "ocx_profile_user_path: path too long");
+    return OCX_OK;
+}
+
+static int listed(const char *list, const char *word)
+{
+    if (!list || !*list) return -1; /* no list: everything */
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
+    return 0;
+}
+
+ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
+{
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FAIL_IF(!opt || !opt->out_path, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: options and out_path are required");
+    /* Which entries: families × dtypes (f32 and f16 unless told) × size classes ("all"). */
+    static const ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
+    struct { const tuning_def *def; ocx_dtype dt; } todo[16];
+    int ntodo = 0;
+    for (size_t f = 0; f < sizeof tunings / sizeof *tunings; f++) {
+        int lf = listed(opt->families, tunings[f].family);
+        if (lf == 0) continue;
+        for (size_t d = 0; d < 3; d++) {
+            int ld = listed(opt->dtypes, ocx_dtype_name(dtypes[d]));
+            if (ld == 0 || (ld < 0 && (dtypes[d] == OCX_F64 || (opt->quick && dtypes[d] == OCX_F16)))) continue;
+            if (dtypes[d] == OCX_F64 && !ctx->info.has_fp64) continue;
+            todo[ntodo].def = &tunings[f];
+            todo[ntodo++].dt = dtypes[d];
+        }
+    }
+    /* Names in the lists that match nothing are a mistake worth reporting. */
+    if (opt->families && *opt->families) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", opt->families);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            int ok = 0;
+            for (size_t f = 0; f < sizeof tunings / sizeof *tunings; f++) ok |= !strcmp(tok, tunings[f].family);
+            OCX__FAIL_IF(!ok, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no kernel family '%s' (vector, reduce, gemm)", tok);
+        }
+    }
+    if (opt->dtypes && *opt->dtypes) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", opt->dtypes);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+            OCX__FAIL_IF(strcmp(tok, "f32") && strcmp(tok, "f16") && strcmp(tok, "f64"), OCX_ERR_INVALID_ARGUMENT,
+                         "ocx_tune: dtype '%s' is not tunable (f32, f16, f64)", tok);
+    }
+
+    json_t *root = NULL;
+    if (opt->resume) {
+        json_error_t jerr;
+        root = json_load_file(opt->out_path, 0, &jerr);
+        json_t *dev = root ? json_object_get(root, "device") : NULL;
+        json_t *fp = dev ? json_object_get(dev, "fingerprint") : NULL;
+        if (root && (!json_is_array(json_object_get(root, "entries")) || !json_is_string(fp) ||
+                     strcmp(json_string_value(fp), ctx->info.fingerprint) != 0)) {
+            ocx__warn("ocx_tune: %s is not a profile of this device; starting afresh", opt->out_path);
+            json_decref(root);
+            root = NULL;
+        }
+    }
+    if (!root) root = profile_new(ctx);
+    OCX__FAIL_IF(!root, OCX_ERR_OUT_OF_MEMORY, "ocx_tune: out of host memory");
+
+    double budget = opt->budget_s > 0 ? opt->budget_s : 60.0;
+    double t0 = seconds(), end = t0 + budget;
+    uint64_t rng = 0x2545f4914f6cdd1dull ^ (uint64_t)t0;
+    ocx_status st = OCX_OK;
+    /* GEMM candidates cost the most to build and run: they get twice the share of the others. */
+    int remaining = 0;
+    for (int i = 0; i < ntodo; i++)
+        remaining += !has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), "all") *
+                     (todo[i].def->fam == &ocx__family_gemm ? 2 : 1);
+    for (int i = 0; i < ntodo && st == OCX_OK && !(opt->stop && *opt->stop); i++) {
+        const char *dname = ocx_dtype_name(todo[i].dt);
+        if (has_entry(root, todo[i].def->family, dname, "all")) continue; /* resumed */
+        int weight = todo[i].def->fam == &ocx__family_gemm ? 2 : 1;
+        if (seconds() >= end) {
+            ocx__warn("ocx_tune: %s/%s: the budget is spent; entry left out (--resume continues)",
+                      todo[i].def->family, dname);
+            remaining -= weight;
+            continue;
+        }
+        tuner *t = calloc(1, sizeof *t);
+        if (!t) {
+            st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "ocx_tune: out of host memory");
+            break;
+        }
+        t->ctx = ctx;
+        t->opt = opt;
+        t->def = todo[i].def;
+        t->dtype = todo[i].dt;
+        t->size_class = "all";
+        t->best_rate = -1;
+        t->t0 = t0;
+        double share = (end - seconds()) * weight / (remaining > 0 ? remaining : 1);
+        t->deadline = seconds() + share;
+        t->progress = (ocx_tune_progress){t->def->family, dname, "all", (size_t)i, (size_t)ntodo, 0, 0, 0, 0,
+                                          t->def->unit, 0, budget, NULL};
+        report(t, "preparing");
+        ocx__params start, current;
+        st = ocx__params_default(ctx, t->def->fam, t->dtype, &start);
+        if (st == OCX_OK) st = ocx__params_lookup(ctx, t->def->fam, t->dtype, "all", &current);
+        if (st == OCX_OK) st = t->def->setup(ctx, t->dtype, "all", opt->quick, &t->tc);
+        if (st == OCX_OK) {
+            search(t, &start, &current, &rng);
+            if (t->best_rate > 0) {
+                add_entry(root, t);
+                st = profile_write(root, opt->out_path); /* after every entry: Ctrl-C and --resume */
+            } else if (t->tried > 0) {
+                ocx__warn("ocx_tune: %s/%s: no candidate ran correctly; entry left out", t->def->family, dname);
+            } else {
+                ocx__warn("ocx_tune: %s/%s: out of budget before the first candidate; entry left out",
+                          t->def->family, dname);
+            }
+            report(t, "done");
+        } else if (st == OCX_ERR_UNSUPPORTED || st == OCX_ERR_OUT_OF_MEMORY) {
+            ocx__warn("ocx_tune: %s/%s skipped: %s", t->def->family, dname, ocx_last_error());
+            st = OCX_OK;
+        }
+        case_free(t->tc);
+        free(t);
+        remaining -= weight;
+    }
+    if (st == OCX_OK && json_array_size(json_object_get(root, "entries")) == 0)
+        st = ocx__error(OCX_ERR_INTERNAL, "ocx_tune: nothing was tuned");
+    else if (st == OCX_OK)
+        st = profile_write(root, opt->out_path);
+    json_decref(root);
+    return st;
+}

@@ -1,0 +1,113 @@
+/* ocx-tune — measures this device and writes a profile that libocx picks up at run time.
+ *   ocx-tune [--device SPEC] [--kernels gemm,reduce,vector] [--dtypes f32,f16] [--budget S]
+ *            [--out FILE] [--quick] [--resume]
+ * Ctrl-C ends the run early and keeps the best found so far; --resume continues a partial file. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ocx.h"
+
+static volatile int stop_flag;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void progress(void *user, const ocx_tune_progress *p)
+{
+    int tty = *(int *)user;
+    char best[64] = "-", base[64] = "-";
+    if (p->best_rate > 0) snprintf(best, sizeof best, "%.1f %s", p->best_rate, p->unit);
+    if (p->default_rate > 0) snprintf(base, sizeof base, "%.1f", p->default_rate);
+    if (tty) {
+        int width = 24, fill = p->budget_s > 0 ? (int)(width * p->elapsed_s / p->budget_s) : 0;
+        if (fill > width) fill = width;
+        fprintf(stderr, "\r[%.*s%*s] %3.0fs  %zu/%zu %-6s %-4s  %3u tried %2u failed  best %-18s (default %s)   ",
+                fill, "########################", width - fill, "", p->elapsed_s, p->entry + 1, p->entries, p->family,
+                p->dtype, p->tried, p->failed, best, base);
+        if (p->message && !strcmp(p->message, "done")) fputc('\n', stderr);
+    } else if (p->message && !strcmp(p->message, "done")) {
+        fprintf(stderr, "ocx-tune: %s/%s: %u candidates (%u failed), best %s, defaults %s, %.0fs elapsed\n", p->family,
+                p->dtype, p->tried, p->failed, best, base, p->elapsed_s);
+    }
+}
+
+static int usage(int rc)
+{
+    fprintf(rc ? stderr : stdout,
+            "usage: ocx-tune [--device SPEC] [--kernels gemm,reduce,vector] [--dtypes f32,f16,f64]\n"
+            "                [--budget SECONDS] [--out FILE] [--quick] [--resume]\n"
+            "Writes a device profile (default: the user profile directory, where libocx finds it).\n");
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    ocx_tune_options opt = {0};
+    const char *spec = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--device") && next)
+            spec = argv[++i];
+        else if (!strcmp(a, "--kernels") && next)
+            opt.families = argv[++i];
+        else if (!strcmp(a, "--dtypes") && next)
+            opt.dtypes = argv[++i];
+        else if (!strcmp(a, "--budget") && next)
+            opt.budget_s = atof(argv[++i]);
+        else if (!strcmp(a, "--out") && next)
+            opt.out_path = argv[++i];
+        else if (!strcmp(a, "--quick"))
+            opt.quick = 1;
+        else if (!strcmp(a, "--resume"))
+            opt.resume = 1;
+        else if (!strcmp(a, "--help"))
+            return usage(0);
+        else
+            return usage(2);
+    }
+    if (opt.budget_s == 0) opt.budget_s = opt.quick ? 100 : 60;
+    if (opt.budget_s < 0) return usage(2);
+
+    ocx_context *ctx = NULL;
+    if (ocx_context_create(spec, &ctx) != OCX_OK) {
+        fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
+        return 1;
+    }
+    ocx_device_info info;
+    ocx_context_device_info(ctx, &info);
+    char path[4096];
+    if (!opt.out_path) {
+        if (ocx_profile_user_path(ctx, path, sizeof path) != OCX_OK) {
+            fprintf(stderr, "ocx-tune: %s (give --out FILE)\n", ocx_last_error());
+            ocx_context_destroy(ctx);
+            return 1;
+        }
+        /* The user profile directory may not exist yet. */
+        char cmd[4200], *slash = strrchr(path, '/');
+        if (slash) {
+            snprintf(cmd, sizeof cmd, "mkdir -p '%.*s'", (int)(slash - path), path);
+            if (system(cmd) != 0) fprintf(stderr, "ocx-tune: could not create the directory of %s\n", path);
+        }
+        opt.out_path = path;
+    }
+    int tty = isatty(2);
+    opt.progress = progress;
+    opt.user = &tty;
+    opt.stop = &stop_flag;
+    signal(SIGINT, on_sigint);
+    fprintf(stderr, "ocx-tune: %s (%s), budget %.0f s, writing %s\n", info.name, info.platform_name, opt.budget_s,
+            opt.out_path);
+    ocx_status st = ocx_tune(ctx, &opt);
+    if (st != OCX_OK) fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
+    else
+        fprintf(stderr, "ocx-tune: %s%s\n", stop_flag ? "interrupted; kept the best so far in " : "wrote ",
+                opt.out_path);
+    ocx_context_destroy(ctx);
+    return st == OCX_OK ? 0 : 1;
+}
