@@ -199,6 +199,9 @@ void ocx__params_force(const ocx__family *fam, const int *values);
 /* Size class of a 1-D operation of n elements: "small" (< 2^16), "medium" (< 2^22), "large". */
 const char *ocx__size_class_1d(size_t n);
 void ocx__profiles_release(ocx_context *ctx);
+/* The fuzz target's entry: parses `data` as a profile for `dev` and looks every family up through
+ * it, aborting if anything illegal would reach a kernel. Returns how many lookups the file served. */
+int ocx__profile_fuzz(const char *data, size_t size, const ocx_device_info *dev);
 /* The family table, for the tuner and for profile validation. */
 extern const ocx__family *const ocx__families[];
 int ocx__param(const ocx__params *p, const char *name);

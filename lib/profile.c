@@ -138,19 +138,10 @@ static int dir_for(int which, char *out, size_t cap)
 }
 
 /* Loads and checks one file; 0 when it is absent or unusable as a whole. */
-static int load_file(struct ocx__profiles *pr, const ocx_device_info *dev, const char *path, profile_src *src)
+/* Checks a parsed file as a whole (takes the reference to root); 0 when unusable. */
+static int check_root(struct ocx__profiles *pr, const ocx_device_info *dev, const char *path, json_t *root,
+                      profile_src *src)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    fclose(f);
-    json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
-        char d[256];
-        snprintf(d, sizeof d, "line %d: %s", jerr.line, jerr.text);
-        warn_once(pr, path, "not valid JSON", d);
-        return 0;
-    }
     const char *why = NULL;
     json_t *schema = json_object_get(root, "schema"), *device = json_object_get(root, "device");
     json_t *entries = json_object_get(root, "entries");
@@ -187,6 +178,16 @@ static int load_file(struct ocx__profiles *pr, const ocx_device_info *dev, const
     src->entries = entries;
     src->stale = !json_is_string(driver) || strcmp(json_string_value(driver), dev->driver_version) != 0;
     return src->path != NULL;
+}
+
+static int load_file(struct ocx__profiles *pr, const ocx_device_info *dev, const char *path, profile_src *src)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    fclose(f);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    return root ? check_root(pr, dev, path, root, src) : (warn_once(pr, path, "not valid JSON", jerr.text), 0);
 }
 
 /* The context's profile files, loaded on first use (ctx->lock held by the caller). */
@@ -379,4 +380,39 @@ ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profile_info 
     snprintf(info->date, sizeof info->date, "%s", json_is_string(date) ? json_string_value(date) : "");
     pthread_mutex_unlock(&ctx->lock);
     return OCX_OK;
+}
+
+/* ---- fuzzing ----------------------------------------------------------------------------------- */
+
+int ocx__profile_fuzz(const char *data, size_t size, const ocx_device_info *dev)
+{
+    /* A context that is only a device description: lookups never touch OpenCL. */
+    static ocx_context ctx;
+    static int ready;
+    if (!ready) {
+        pthread_mutex_init(&ctx.lock, NULL);
+        ready = 1;
+    }
+    ctx.info = *dev;
+    setenv("OCX_QUIET", "1", 1);
+    struct ocx__profiles *pr = calloc(1, sizeof *pr);
+    if (!pr) return 0;
+    json_error_t jerr;
+    json_t *root = json_loadb(data, size, JSON_REJECT_DUPLICATES, &jerr);
+    if (root && check_root(pr, dev, "fuzz.json", root, &pr->src[0])) pr->count = 1;
+    ctx.profiles = pr;
+    static const ocx_dtype dts[] = {OCX_F32, OCX_F16, OCX_F64};
+    static const char *classes[] = {"all", "small", "large"};
+    int used = 0;
+    for (const ocx__family *const *f = ocx__families; *f; f++)
+        for (int d = 0; d < 3; d++)
+            for (int c = 0; c < 3; c++) {
+                ocx__params p;
+                if (ocx__params_lookup(&ctx, *f, dts[d], classes[c], &p) != OCX_OK) abort();
+                /* Whatever the file said, the parameters must be legal on the device. */
+                if (ocx__params_check(*f, p.v, dev, dts[d])) abort();
+                used += p.origin != NULL && strcmp(p.origin, "built-in") != 0;
+            }
+    ocx__profiles_release(&ctx);
+    return used;
 }

@@ -33,6 +33,23 @@ static json_t *device_json(const ocx_device_info *d, int is_default)
                      d->limited, "default", is_default);
 }
 
+/* The profiles the library would read for device i, in search order; a stale one (measured with
+ * another driver) is still used, and marked. */
+static void print_profiles(size_t i)
+{
+    char spec[32];
+    snprintf(spec, sizeof spec, "%zu", i);
+    ocx_context *ctx = NULL;
+    if (ocx_context_create(spec, &ctx) != OCX_OK) return;
+    ocx_profile_info p;
+    size_t n = 0;
+    for (; ocx_context_profile(ctx, n, &p) == OCX_OK; n++)
+        printf("      profile       %s (%zu entries, %s)%s%s\n", p.path, p.entries, p.date,
+               p.stale ? " STALE: measured with driver " : "", p.stale ? p.driver_version : "");
+    if (n == 0) printf("      profile       none: built-in defaults (run ocx-tune)\n");
+    ocx_context_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     int json = 0;
@@ -88,6 +105,7 @@ int main(int argc, char **argv)
         printf("      precisions    f32, f16 storage%s%s\n", d.has_fp16 ? ", f16 arithmetic" : "",
                d.has_fp64 ? ", f64" : "");
         if (d.limited) printf("      (simulated limits in effect: OCX_LIMIT_* / OCX_DISABLE_*)\n");
+        print_profiles(i);
         printf("\n");
     }
     if (json) {

@@ -1,0 +1,437 @@
+/* check_profile — profile files: round trip through a real tuning run, the lookup order across the
+ * four sources, every kind of malformed input (one test each, each falling back to the next source),
+ * and tuning under simulated limits. */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "testutil.h"
+
+static char root[1024], dir_env[1200], dir_user[1200], dir_sys[1200];
+static ocx_device_info dev;
+
+/* Fresh directories for the three file sources; XDG_DATA_HOME points at the user one's parent. */
+static void setup(void)
+{
+    const char *base = getenv("OCX_CACHE_DIR");
+    snprintf(root, sizeof root, "%s/profiles.%d", base ? base : "/tmp", (int)getpid());
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s/env' '%s/xdg/ocx/profiles' '%s/sys'", root, root, root, root);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(dir_env, sizeof dir_env, "%s/env", root);
+    snprintf(dir_user, sizeof dir_user, "%s/xdg/ocx/profiles", root);
+    snprintf(dir_sys, sizeof dir_sys, "%s/sys", root);
+    char xdg[1200];
+    snprintf(xdg, sizeof xdg, "%s/xdg", root);
+    setenv("OCX_PROFILE_DIR", dir_env, 1);
+    setenv("XDG_DATA_HOME", xdg, 1);
+    setenv("OCX_PROFILE_SYSTEM_DIR", dir_sys, 1);
+    setenv("OCX_QUIET", "1", 1);
+    size_t idx;
+    ck_ok(ocx_device_select(NULL, &idx));
+    ck_ok(ocx_device_get_info(idx, &dev));
+}
+
+static void teardown(void)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
+}
+
+static void path_in(const char *dir, char *out, size_t cap) { snprintf(out, cap, "%s/%s.json", dir, dev.normalized_name); }
+
+/* The built-in vector parameters of this device as a JSON object ("WG=256 VW=4 …" parsed), so that
+ * the tests follow the family's table as it changes. */
+static json_t *builtin_vector_params(void)
+{
+    char saved[1200];
+    snprintf(saved, sizeof saved, "%s", getenv("OCX_PROFILE_DIR"));
+    setenv("OCX_PROFILE_DIR", "/nonexistent-ocx-profiles", 1);
+    ocx_context *ctx = NULL;
+    ocx_params_info info;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ck_ok(ocx_context_params(ctx, "vector", OCX_F32, NULL, &info));
+    ocx_context_destroy(ctx);
+    setenv("OCX_PROFILE_DIR", saved, 1);
+    json_t *params = json_object();
+    char *save = NULL;
+    for (char *tok = strtok_r(info.params, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(tok, '=');
+        ck_assert_ptr_nonnull(eq);
+        *eq = '\0';
+        json_object_set_new(params, tok, json_integer(atoi(eq + 1)));
+    }
+    ck_assert_ptr_nonnull(json_object_get(params, "WG"));
+    return params;
+}
+
+/* A valid profile for this device whose vector f32 entry has WG=wg (and f16 too when both). */
+static json_t *profile_with(int wg, int with_f32, int with_f16)
+{
+    json_t *entries = json_array();
+    const char *dts[] = {"f32", "f16"};
+    int want[] = {with_f32, with_f16};
+    for (int i = 0; i < 2; i++)
+        if (want[i]) {
+            json_t *params = builtin_vector_params();
+            json_object_set_new(params, "WG", json_integer(wg));
+            json_array_append_new(entries, json_pack("{s:s, s:s, s:s, s:o, s:f, s:s}", "family", "vector", "dtype",
+                                                     dts[i], "size_class", "all", "params", params, "rate", 1.0,
+                                                     "unit", "GB/s"));
+        }
+    return json_pack("{s:i, s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i}, s:o}", "schema", 1, "ocx_version", OCX_VERSION_STRING,
+                     "date", "2026-01-01T00:00:00Z", "device", "vendor", dev.vendor, "name", dev.name, "normalized_name",
+                     dev.normalized_name, "driver_version", dev.driver_version, "compute_units", (int)dev.compute_units,
+                     "entries", entries);
+}
+
+static void write_json(const char *dir, json_t *j)
+{
+    char path[1400];
+    path_in(dir, path, sizeof path);
+    ck_assert_int_eq(json_dump_file(j, path, JSON_INDENT(1)), 0);
+    json_decref(j);
+}
+
+static void write_text(const char *dir, const char *text)
+{
+    char path[1400];
+    path_in(dir, path, sizeof path);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* What a fresh context would use for vector/f32: the source and the WG value. */
+static void lookup(ocx_params_info *info)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ck_ok(ocx_context_params(ctx, "vector", OCX_F32, NULL, info));
+    ocx_context_destroy(ctx);
+}
+
+static void expect_source(const char *dir, int wg)
+{
+    ocx_params_info info;
+    lookup(&info);
+    if (dir) {
+        char path[1400];
+        path_in(dir, path, sizeof path);
+        ck_assert_str_eq(info.source, path);
+        char want[32];
+        snprintf(want, sizeof want, "WG=%d", wg);
+        ck_assert_msg(strncmp(info.params, want, strlen(want)) == 0 && (info.params[strlen(want)] == ' ' ||
+                                                                         info.params[strlen(want)] == '\0'),
+                      "params '%s', want %s", info.params, want);
+    } else {
+        ck_assert_str_eq(info.source, "built-in");
+    }
+}
+
+START_TEST(test_lookup_order)
+{
+    write_json(dir_env, profile_with(16, 1, 1));
+    write_json(dir_user, profile_with(32, 1, 1));
+    write_json(dir_sys, profile_with(64, 1, 1));
+    expect_source(dir_env, 16);
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    unlink(path);
+    expect_source(dir_user, 32);
+    path_in(dir_user, path, sizeof path);
+    unlink(path);
+    expect_source(dir_sys, 64);
+    path_in(dir_sys, path, sizeof path);
+    unlink(path);
+    expect_source(NULL, 0);
+    /* Per entry: a source without the wanted entry passes to the next one. */
+    write_json(dir_env, profile_with(16, 0, 1));
+    write_json(dir_user, profile_with(32, 1, 1));
+    expect_source(dir_user, 32);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_params_info info;
+    ck_ok(ocx_context_params(ctx, "vector", OCX_F16, NULL, &info));
+    ck_assert_ptr_nonnull(strstr(info.source, "/env/"));
+    ocx_profile_info pinfo;
+    ck_ok(ocx_context_profile(ctx, 0, &pinfo));
+    ck_assert_ptr_nonnull(strstr(pinfo.path, "/env/"));
+    ck_assert_int_eq(pinfo.stale, 0);
+    ck_ok(ocx_context_profile(ctx, 1, &pinfo));
+    ck_assert_ptr_nonnull(strstr(pinfo.path, "/xdg/"));
+    ck_status(ocx_context_profile(ctx, 2, &pinfo), OCX_ERR_IO);
+    ck_status(ocx_context_params(ctx, "no-family", OCX_F32, NULL, &info), OCX_ERR_INVALID_ARGUMENT);
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(test_used_by_operations_and_stale_marked)
+{
+    json_t *j = profile_with(8, 1, 1);
+    json_object_set_new(json_object_get(j, "device"), "driver_version", json_string("0.0-older-driver"));
+    write_json(dir_env, j);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_profile_info pinfo;
+    ck_ok(ocx_context_profile(ctx, 0, &pinfo));
+    ck_assert_int_eq(pinfo.stale, 1); /* still used */
+    ck_assert_str_eq(pinfo.driver_version, "0.0-older-driver");
+    enum { N = 1001 };
+    float x[N], z[N];
+    for (int i = 0; i < N; i++) x[i] = 0.25f * (float)i + 1;
+    ocx_buffer *bx = NULL, *bz = NULL;
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &bx));
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &bz));
+    ck_ok(ocx_buffer_write(ctx, NULL, bx, 0, N, x, 0, NULL, NULL));
+    ck_ok(ocx_add(ctx, NULL, N, bx, bx, bz, 0, NULL, NULL));
+    ocx_params_info used;
+    ck_ok(ocx_last_params(&used));
+    ck_assert_str_eq(used.family, "vector");
+    ck_assert_str_eq(used.source, pinfo.path);
+    ck_assert_msg(strncmp(used.params, "WG=8 ", 5) == 0, "params %s", used.params);
+    ck_ok(ocx_buffer_read(ctx, NULL, bz, 0, N, z, 0, NULL, NULL));
+    for (int i = 0; i < N; i++) ck_assert_float_eq(z[i], 2 * x[i]);
+    ocx_buffer_destroy(bx);
+    ocx_buffer_destroy(bz);
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
+/* Each malformed input in the first source must fall back to the valid second one. */
+static void expect_fallback(void)
+{
+    write_json(dir_user, profile_with(32, 1, 1));
+    expect_source(dir_user, 32);
+}
+
+START_TEST(test_not_json)
+{
+    write_text(dir_env, "{ \"schema\": 1, \"entries\": [ ");
+    expect_fallback();
+}
+END_TEST
+
+START_TEST(test_empty_file)
+{
+    write_text(dir_env, "");
+    expect_fallback();
+}
+END_TEST
+
+START_TEST(test_other_schema)
+{
+    json_t *j = profile_with(16, 1, 1);
+    json_object_set_new(j, "schema", json_integer(2));
+    write_json(dir_env, j);
+    expect_fallback();
+}
+END_TEST
+
+START_TEST(test_unknown_top_level_key)
+{
+    json_t *j = profile_with(16, 1, 1);
+    json_object_set_new(j, "surprise", json_true());
+    write_json(dir_env, j);
+    expect_fallback();
+}
+END_TEST
+
+START_TEST(test_other_device)
+{
+    json_t *j = profile_with(16, 1, 1);
+    json_object_set_new(json_object_get(j, "device"), "vendor", json_string("Another Vendor Inc."));
+    write_json(dir_env, j);
+    expect_fallback();
+}
+END_TEST
+
+static json_t *first_params(json_t *j) { return json_object_get(json_array_get(json_object_get(j, "entries"), 0), "params"); }
+
+START_TEST(test_unknown_entry_key)
+{
+    json_t *j = profile_with(16, 1, 0);
+    json_object_set_new(json_array_get(json_object_get(j, "entries"), 0), "colour", json_string("blue"));
+    write_json(dir_env, j);
+    expect_fallback();
+}
+END_TEST
+
+START_TEST(test_unknown_parameter)
+{
+    json_t *j = profile_with(16, 1, 0);
+    json_object_del(first_params(j), "VW");
+    json_object_set_new(first_params(j), "VWX", json_integer(2));
+    write_json(dir_env, j);
+    expect_fallback();
+}
+END_TEST
+
+START_TEST(test_missing_parameter)
+{
+    json_t *j = profile_with(16, 1, 0);
+    json_object_del(first_params(j), "VW");
+    write_json(dir_env, j);
+    expect_fallback();
+}
+END_TEST
+
+START_TEST(test_wrong_type)
+{
+    json_t *j = profile_with(16, 1, 0);
+    json_object_set_new(first_params(j), "WG", json_string("16"));
+    write_json(dir_env, j);
+    expect_fallback();
+}
+END_TEST
+
+START_TEST(test_out_of_range)
+{
+    json_t *j = profile_with(16, 1, 0);
+    json_object_set_new(first_params(j), "WG", json_integer(1 << 20));
+    write_json(dir_env, j);
+    expect_fallback();
+}
+END_TEST
+
+START_TEST(test_not_power_of_two)
+{
+    json_t *j = profile_with(16, 1, 0);
+    json_object_set_new(first_params(j), "WG", json_integer(48));
+    write_json(dir_env, j);
+    expect_fallback();
+}
+END_TEST
+
+START_TEST(test_breaks_device_limits)
+{
+    /* WG=256 is in range but above the (simulated) device's limit of 64. */
+    setenv("OCX_LIMIT_WG", "64", 1);
+    write_json(dir_env, profile_with(256, 1, 0));
+    expect_fallback();
+    unsetenv("OCX_LIMIT_WG");
+}
+END_TEST
+
+START_TEST(test_warns_once)
+{
+    unsetenv("OCX_QUIET");
+    write_text(dir_env, "[1, 2");
+    char log[1400];
+    snprintf(log, sizeof log, "%s/stderr.txt", root);
+    ck_assert_ptr_nonnull(freopen(log, "w", stderr));
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_params_info info;
+    for (int i = 0; i < 3; i++) ck_ok(ocx_context_params(ctx, "vector", OCX_F32, NULL, &info));
+    ck_ok(ocx_context_params(ctx, "reduce", OCX_F32, NULL, &info));
+    ocx_context_destroy(ctx);
+    fflush(stderr);
+    FILE *f = fopen(log, "r");
+    char line[4096];
+    int warnings = 0;
+    while (fgets(line, sizeof line, f)) warnings += strstr(line, "ocx: warning: profile") != NULL;
+    fclose(f);
+    ck_assert_int_eq(warnings, 1);
+}
+END_TEST
+
+START_TEST(test_tuning_round_trip)
+{
+    /* A tiny tuning run (5 s) writes a valid profile; a new context then uses its parameters. */
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    ocx_tune_options opt = {.families = "vector", .dtypes = "f32", .budget_s = 5, .quick = 1, .out_path = path};
+    ck_ok(ocx_tune(ctx, &opt));
+    ocx_context_destroy(ctx);
+    json_error_t jerr;
+    json_t *j = json_load_file(path, 0, &jerr);
+    ck_assert_msg(j != NULL, "tuned profile does not parse: %s", jerr.text);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "schema")), 1);
+    json_t *e = json_array_get(json_object_get(j, "entries"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(e, "family")), "vector");
+    ck_assert(json_real_value(json_object_get(e, "rate")) > 0);
+    int wg = (int)json_integer_value(json_object_get(json_object_get(e, "params"), "WG"));
+    json_decref(j);
+    expect_source(dir_env, wg);
+    /* --resume keeps the finished entry and does not redo it. */
+    ck_ok(ocx_context_create(NULL, &ctx));
+    opt.resume = 1;
+    opt.budget_s = 1;
+    ck_ok(ocx_tune(ctx, &opt));
+    ocx_context_destroy(ctx);
+    expect_source(dir_env, wg);
+    /* Bad options. */
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_tune_options bad = {.families = "vectr", .out_path = path};
+    ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
+    bad.families = "vector";
+    bad.dtypes = "i32";
+    ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_tune(ctx, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(test_tuning_under_limits)
+{
+    setenv("OCX_LIMIT_WG", "64", 1);
+    setenv("OCX_LIMIT_LOCAL_MEM", "16384", 1);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    ocx_tune_options opt = {.families = "vector,reduce", .dtypes = "f32", .budget_s = 8, .quick = 1, .out_path = path};
+    ck_ok(ocx_tune(ctx, &opt));
+    ocx_context_destroy(ctx);
+    json_t *j = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(j, "entries"), i, e) {
+        int wg = (int)json_integer_value(json_object_get(json_object_get(e, "params"), "WG"));
+        ck_assert_int_le(wg, 64);
+    }
+    ck_assert_uint_ge(json_array_size(json_object_get(j, "entries")), 1);
+    json_decref(j);
+    unsetenv("OCX_LIMIT_WG");
+    unsetenv("OCX_LIMIT_LOCAL_MEM");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("profile");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup, teardown);
+    tcase_add_test(core, test_lookup_order);
+    tcase_add_test(core, test_used_by_operations_and_stale_marked);
+    tcase_add_test(core, test_warns_once);
+    tcase_add_test(core, test_tuning_round_trip);
+    suite_add_tcase(s, core);
+    TCase *bad = tcase_create("malformed");
+    tcase_add_checked_fixture(bad, setup, teardown);
+    tcase_add_test(bad, test_not_json);
+    tcase_add_test(bad, test_empty_file);
+    tcase_add_test(bad, test_other_schema);
+    tcase_add_test(bad, test_unknown_top_level_key);
+    tcase_add_test(bad, test_other_device);
+    tcase_add_test(bad, test_unknown_entry_key);
+    tcase_add_test(bad, test_unknown_parameter);
+    tcase_add_test(bad, test_missing_parameter);
+    tcase_add_test(bad, test_wrong_type);
+    tcase_add_test(bad, test_out_of_range);
+    tcase_add_test(bad, test_not_power_of_two);
+    tcase_add_test(bad, test_breaks_device_limits);
+    suite_add_tcase(s, bad);
+    TCase *limits = tcase_create("limits");
+    tcase_add_checked_fixture(limits, setup, teardown);
+    tcase_add_test(limits, test_tuning_under_limits);
+    suite_add_tcase(s, limits);
+    return trun(s);
+}
