@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #ifdef HAVE_CLBLAST
@@ -73,6 +74,137 @@ static int has_peer(const char *op, ocx_dtype dt)
     return 0;
 }
 
+/* ---- reductions: two kernels each (ours and CLBlast's), so they are timed on the host clock over
+ * batches of back-to-back runs (launch gaps amortised), median of the batches. ---------------- */
+typedef struct red_case {
+    ocx_reduce_op op;
+    ocx_buffer *x, *y, *r, *ri, *scratch;
+    size_t n;
+} red_case;
+
+static const char *const red_names[] = {"sum", "asum", "dot", "nrm2", "min", "max", "argmin", "argmax"};
+
+typedef int (*batch_fn)(bench *b, red_case *c);
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double batch_time_ns(bench *b, batch_fn fn, red_case *c)
+{
+    const int per = 10, batches = b->quick ? 3 : 7;
+    double t[7];
+    if (fn(b, c) || ocx_stream_finish(b->ctx, NULL)) return -1; /* warm-up (and program build) */
+    for (int k = 0; k < batches; k++) {
+        double t0 = now_ns();
+        for (int i = 0; i < per; i++)
+            if (fn(b, c)) return -1;
+        if (ocx_stream_finish(b->ctx, NULL)) return -1;
+        t[k] = (now_ns() - t0) / per;
+    }
+    qsort(t, (size_t)batches, sizeof *t, cmp_d);
+    return t[batches / 2];
+}
+
+static int red_ocx(bench *b, red_case *c)
+{
+    int arg = c->op == OCX_REDUCE_ARGMIN || c->op == OCX_REDUCE_ARGMAX;
+    ocx_status st = ocx_reduce(b->ctx, NULL, c->op, c->n, c->x, 1, c->y, 1, arg ? c->ri : c->r, 0, NULL, NULL);
+    if (st) fprintf(stderr, "ocx-bench: %s: %s\n", red_names[c->op], ocx_last_error());
+    return st != OCX_OK;
+}
+
+#ifdef HAVE_CLBLAST
+static int red_clblast(bench *b, red_case *c)
+{
+    cl_mem x = ocx_buffer_cl_mem(c->x), y = ocx_buffer_cl_mem(c->y), r = ocx_buffer_cl_mem(c->scratch);
+    CLBlastStatusCode s = CLBlastNotImplemented;
+    if (ocx_buffer_dtype(c->x) == OCX_F32) {
+        switch (c->op) {
+        case OCX_REDUCE_SUM: s = CLBlastSsum(c->n, r, 0, x, 0, 1, &b->queue, NULL); break;
+        case OCX_REDUCE_ASUM: s = CLBlastSasum(c->n, r, 0, x, 0, 1, &b->queue, NULL); break;
+        case OCX_REDUCE_DOT: s = CLBlastSdot(c->n, r, 0, x, 0, 1, y, 0, 1, &b->queue, NULL); break;
+        case OCX_REDUCE_NRM2: s = CLBlastSnrm2(c->n, r, 0, x, 0, 1, &b->queue, NULL); break;
+        case OCX_REDUCE_ARGMIN: s = CLBlastiSmin(c->n, r, 0, x, 0, 1, &b->queue, NULL); break;
+        case OCX_REDUCE_ARGMAX: s = CLBlastiSmax(c->n, r, 0, x, 0, 1, &b->queue, NULL); break;
+        default: break;
+        }
+    } else {
+        switch (c->op) {
+        case OCX_REDUCE_SUM: s = CLBlastDsum(c->n, r, 0, x, 0, 1, &b->queue, NULL); break;
+        case OCX_REDUCE_ASUM: s = CLBlastDasum(c->n, r, 0, x, 0, 1, &b->queue, NULL); break;
+        case OCX_REDUCE_DOT: s = CLBlastDdot(c->n, r, 0, x, 0, 1, y, 0, 1, &b->queue, NULL); break;
+        case OCX_REDUCE_NRM2: s = CLBlastDnrm2(c->n, r, 0, x, 0, 1, &b->queue, NULL); break;
+        case OCX_REDUCE_ARGMIN: s = CLBlastiDmin(c->n, r, 0, x, 0, 1, &b->queue, NULL); break;
+        case OCX_REDUCE_ARGMAX: s = CLBlastiDmax(c->n, r, 0, x, 0, 1, &b->queue, NULL); break;
+        default: break;
+        }
+    }
+    if (s != CLBlastSuccess) fprintf(stderr, "ocx-bench: CLBlast %s: status %d\n", red_names[c->op], (int)s);
+    return s != CLBlastSuccess;
+}
+#endif
+
+/* Reductions of n elements of each dtype; bytes = elements read (x, and y for dot). */
+static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
+{
+    ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
+    int rc = 0;
+    bench_header(b, "reductions (bytes = elements read; host clock over batches of 10 runs, both passes; "
+                    "peer: CLBlast Xsum/Xasum/Xdot/Xnrm2/iXmin/iXmax)");
+    for (size_t si = 0; si < nsizes; si++) {
+        size_t n = sizes[si];
+        for (size_t di = 0; di < 3; di++) {
+            ocx_dtype dt = dtypes[di];
+            if (dt == OCX_F64 && !b->info.has_fp64) continue;
+            red_case c = {OCX_REDUCE_SUM, NULL, NULL, NULL, NULL, NULL, n};
+            if (ocx_buffer_create(b->ctx, dt, n, &c.x) || ocx_buffer_create(b->ctx, dt, n, &c.y) ||
+                ocx_buffer_create(b->ctx, dt == OCX_F64 ? OCX_F64 : OCX_F32, 1, &c.r) ||
+                ocx_buffer_create(b->ctx, OCX_U32, 1, &c.ri) || ocx_buffer_create(b->ctx, OCX_F64, 64, &c.scratch)) {
+                bench_note(b, "reduce: %zu %s elements do not fit: %s", n, ocx_dtype_name(dt), ocx_last_error());
+                goto next;
+            }
+            ocx_fill(b->ctx, NULL, n, 1.25, c.x, 1, 0, NULL, NULL);
+            ocx_fill(b->ctx, NULL, n, -0.75, c.y, 1, 0, NULL, NULL);
+            ocx_stream_finish(b->ctx, NULL);
+            char size[32];
+            snprintf(size, sizeof size, "%zu", n);
+            for (int op = 0; op < 8; op++) {
+                c.op = (ocx_reduce_op)op;
+                double ns = batch_time_ns(b, red_ocx, &c);
+                if (ns < 0) {
+                    rc = 1;
+                    continue;
+                }
+                double peer_ns = 0;
+#ifdef HAVE_CLBLAST
+                if (dt != OCX_F16 && op != OCX_REDUCE_MIN && op != OCX_REDUCE_MAX)
+                    peer_ns = batch_time_ns(b, red_clblast, &c);
+#endif
+                double bytes = (op == OCX_REDUCE_DOT ? 2.0 : 1.0) * (double)ocx_dtype_size(dt) * (double)n;
+                bench_row(b, "reduce", red_names[op], ocx_dtype_name(dt), size, ns, bytes, bytes / ocx_dtype_size(dt),
+                          "clblast", peer_ns);
+            }
+        next:
+            ocx_buffer_destroy(c.x);
+            ocx_buffer_destroy(c.y);
+            ocx_buffer_destroy(c.r);
+            ocx_buffer_destroy(c.ri);
+            ocx_buffer_destroy(c.scratch);
+        }
+    }
+    return rc;
+}
+
 int bench_vector(bench *b)
 {
     size_t sizes_gpu[] = {(size_t)1 << 20, (size_t)1 << 24, (size_t)1 << 28};
@@ -129,5 +261,5 @@ int bench_vector(bench *b)
         }
     }
     (void)has_peer;
-    return rc;
+    return rc | bench_reductions(b, sizes, nsizes);
 }
