@@ -7,7 +7,8 @@
  *                 "clock_mhz", "fingerprint" },
  *     "entries": [ { "family": "gemm", "dtype": "f32", "size_class": "large",
  *                    "params": { "MWG": 64, … }, "rate": 1234.5, "unit": "GFLOP/s" }, … ] }
- * Sources, first match wins per (family, dtype, size class): $OCX_PROFILE_DIR, $XDG_DATA_HOME/ocx/
+ * Sources, first match wins per (family, dtype, size class; a source's "all" entry stands in for a
+ * class it lacks): $OCX_PROFILE_DIR, $XDG_DATA_HOME/ocx/
  * profiles (else ~/.local/share/ocx/profiles), the installed $(datadir)/ocx/profiles, built-in
  * defaults. A file that is malformed, of another schema or another device is skipped whole; an entry
  * with unknown keys, wrong types, values out of range or parameters this device cannot run falls back
@@ -290,9 +291,11 @@ ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtyp
     } else {
         pthread_mutex_lock(&ctx->lock);
         struct ocx__profiles *pr = profiles(ctx);
+        /* Source by source: the entry of the size class itself, else the source's "all" entry. */
         for (int s = 0; pr && s < pr->count; s++) {
             int v[OCX__MAX_PARAMS] = {0};
-            if (entry_from(ctx, pr, &pr->src[s], fam, dtype, size_class, v)) {
+            if (entry_from(ctx, pr, &pr->src[s], fam, dtype, size_class, v) ||
+                (strcmp(size_class, "all") != 0 && entry_from(ctx, pr, &pr->src[s], fam, dtype, "all", v))) {
                 memcpy(out->v, v, sizeof v);
                 out->origin = pr->src[s].path;
                 break;

@@ -103,13 +103,21 @@ static void case_free(ocx__tune_case *tc)
 
 static int is_gpu(const ocx_context *ctx) { return ctx->info.type != OCX_DEVICE_CPU; }
 
+/* Problem sizes: "small" is launch-bound (what ocx__size_class_1d calls small), "all" stands for
+ * the large sizes where the roof is reached. */
+static size_t n_1d(const ocx_context *ctx, const char *cls, int quick)
+{
+    if (!strcmp(cls, "small")) return (size_t)1 << 14;
+    return is_gpu(ctx) ? ((size_t)1 << (quick ? 24 : 26)) : ((size_t)1 << (quick ? 21 : 22));
+}
+
 /* vector: z = x + y */
 static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
     ocx__tune_case *tc = calloc(1, sizeof *tc);
     OCX__FAIL_IF(!tc, OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     tc->dtype = tc->out_dtype = dt;
-    tc->n = is_gpu(ctx) ? ((size_t)1 << (quick ? 24 : 26)) : ((size_t)1 << (quick ? 21 : 22));
+    tc->n = n_1d(ctx, cls, quick);
     double *xv = malloc(tc->n * sizeof *xv), *yv = malloc(tc->n * sizeof *yv);
     void *xh = random_host(dt, tc->n, -1, 1, 11, xv), *yh = random_host(dt, tc->n, -1, 1, 12, yv);
     tc->ref = malloc(tc->n * sizeof *tc->ref);
@@ -129,7 +137,6 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     free(yh);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
-    (void)cls;
     return st;
 }
 static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
@@ -145,7 +152,7 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     OCX__FAIL_IF(!tc, OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     tc->dtype = dt;
     tc->out_dtype = dt == OCX_F64 ? OCX_F64 : OCX_F32;
-    tc->n = is_gpu(ctx) ? ((size_t)1 << (quick ? 24 : 26)) : ((size_t)1 << (quick ? 21 : 22));
+    tc->n = n_1d(ctx, cls, quick);
     double *xv = malloc(tc->n * sizeof *xv);
     void *xh = random_host(dt, tc->n, 0.5, 1.5, 21, xv);
     tc->ref = calloc(1, sizeof *tc->ref);
@@ -161,7 +168,6 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     free(xh);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
-    (void)cls;
     return st;
 }
 static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
@@ -175,7 +181,9 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
 {
     ocx__tune_case *tc = calloc(1, sizeof *tc);
     OCX__FAIL_IF(!tc, OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
-    size_t s = is_gpu(ctx) ? (quick ? 2048 : 4096) : (quick ? 256 : 512);
+    /* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults). */
+    size_t s = !strcmp(cls, "small") ? (is_gpu(ctx) ? 128 : 64)
+                                     : is_gpu(ctx) ? (quick ? 2048 : 4096) : (quick ? 256 : 512);
     tc->m = tc->n = tc->k = s;
     tc->dtype = dt;
     tc->out_dtype = dt == OCX_F64 ? OCX_F64 : OCX_F32;
@@ -211,7 +219,6 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
     free(bh);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
-    (void)cls;
     return st;
 }
 static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
@@ -250,6 +257,7 @@ static ocx_status verify(ocx_context *ctx, ocx__tune_case *tc)
 
 typedef struct tuning_def {
     const char *family;
+    const char *size_class;
     const ocx__family *fam;
     const char *const *search; /* parameters searched (NULL: every kernel parameter) */
     ocx_status (*setup)(ocx_context *, ocx_dtype, const char *, int, ocx__tune_case **);
@@ -258,11 +266,17 @@ typedef struct tuning_def {
     const char *unit;
 } tuning_def;
 
+/* What is tuned: each family at the large sizes (the "all" entry, which also stands in for classes
+ * without their own) and at launch-bound small sizes. GEMM's small class is the direct kernel. */
 static const char *const gemm_search[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", NULL};
+static const char *const gemm_small_search[] = {"DWGN", "DWGM", NULL};
 static const tuning_def tunings[] = {
-    {"vector", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
-    {"reduce", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
-    {"gemm", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
+    {"vector", "all", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
+    {"reduce", "all", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
+    {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
+    {"vector", "small", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
+    {"reduce", "small", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
+    {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
 };
 
 /* ---- the search ---------------------------------------------------------------------------------- */
@@ -637,11 +651,11 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     OCX__FAIL_IF(!opt || !opt->out_path, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: options and out_path are required");
     /* Which entries: families × dtypes (f32 and f16 unless told) × size classes ("all"). */
     static const ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
-    struct { const tuning_def *def; ocx_dtype dt; } todo[16];
+    struct { const tuning_def *def; ocx_dtype dt; } todo[32];
     int ntodo = 0;
     for (size_t f = 0; f < sizeof tunings / sizeof *tunings; f++) {
         int lf = listed(opt->families, tunings[f].family);
-        if (lf == 0) continue;
+        if (lf == 0 || (opt->quick && strcmp(tunings[f].size_class, "all") != 0)) continue;
         for (size_t d = 0; d < 3; d++) {
             int ld = listed(opt->dtypes, ocx_dtype_name(dtypes[d]));
             if (ld == 0 || (ld < 0 && (dtypes[d] == OCX_F64 || (opt->quick && dtypes[d] == OCX_F16)))) continue;
@@ -691,12 +705,13 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     /* GEMM candidates cost the most to build and run: they get twice the share of the others. */
     int remaining = 0;
     for (int i = 0; i < ntodo; i++)
-        remaining += !has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), "all") *
-                     (todo[i].def->fam == &ocx__family_gemm ? 2 : 1);
+        remaining += !has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), todo[i].def->size_class) *
+                     (todo[i].def->fam == &ocx__family_gemm && !strcmp(todo[i].def->size_class, "all") ? 2 : 1);
     for (int i = 0; i < ntodo && st == OCX_OK && !(opt->stop && *opt->stop); i++) {
         const char *dname = ocx_dtype_name(todo[i].dt);
-        if (has_entry(root, todo[i].def->family, dname, "all")) continue; /* resumed */
-        int weight = todo[i].def->fam == &ocx__family_gemm ? 2 : 1;
+        const char *cls = todo[i].def->size_class;
+        if (has_entry(root, todo[i].def->family, dname, cls)) continue; /* resumed */
+        int weight = todo[i].def->fam == &ocx__family_gemm && !strcmp(cls, "all") ? 2 : 1;
         if (seconds() >= end) {
             ocx__warn("ocx_tune: %s/%s: the budget is spent; entry left out (--resume continues)",
                       todo[i].def->family, dname);
@@ -712,18 +727,18 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         t->opt = opt;
         t->def = todo[i].def;
         t->dtype = todo[i].dt;
-        t->size_class = "all";
+        t->size_class = cls;
         t->best_rate = -1;
         t->t0 = t0;
         double share = (end - seconds()) * weight / (remaining > 0 ? remaining : 1);
         t->deadline = seconds() + share;
-        t->progress = (ocx_tune_progress){t->def->family, dname, "all", (size_t)i, (size_t)ntodo, 0, 0, 0, 0,
+        t->progress = (ocx_tune_progress){t->def->family, dname, cls, (size_t)i, (size_t)ntodo, 0, 0, 0, 0,
                                           t->def->unit, 0, budget, NULL};
         report(t, "preparing");
         ocx__params start, current;
         st = ocx__params_default(ctx, t->def->fam, t->dtype, &start);
-        if (st == OCX_OK) st = ocx__params_lookup(ctx, t->def->fam, t->dtype, "all", &current);
-        if (st == OCX_OK) st = t->def->setup(ctx, t->dtype, "all", opt->quick, &t->tc);
+        if (st == OCX_OK) st = ocx__params_lookup(ctx, t->def->fam, t->dtype, cls, &current);
+        if (st == OCX_OK) st = t->def->setup(ctx, t->dtype, cls, opt->quick, &t->tc);
         if (st == OCX_OK) {
             search(t, &start, &current, &rng);
             if (t->best_rate > 0) {

@@ -27,13 +27,13 @@ static void progress(void *user, const ocx_tune_progress *p)
     if (tty) {
         int width = 24, fill = p->budget_s > 0 ? (int)(width * p->elapsed_s / p->budget_s) : 0;
         if (fill > width) fill = width;
-        fprintf(stderr, "\r[%.*s%*s] %3.0fs  %zu/%zu %-6s %-4s  %3u tried %2u failed  best %-18s (default %s)   ",
+        fprintf(stderr, "\r[%.*s%*s] %3.0fs  %zu/%zu %-6s %-4s %-5s %3u tried %2u failed  best %-18s (default %s)  ",
                 fill, "########################", width - fill, "", p->elapsed_s, p->entry + 1, p->entries, p->family,
-                p->dtype, p->tried, p->failed, best, base);
+                p->dtype, p->size_class, p->tried, p->failed, best, base);
         if (p->message && !strcmp(p->message, "done")) fputc('\n', stderr);
     } else if (p->message && !strcmp(p->message, "done")) {
-        fprintf(stderr, "ocx-tune: %s/%s: %u candidates (%u failed), best %s, defaults %s, %.0fs elapsed\n", p->family,
-                p->dtype, p->tried, p->failed, best, base, p->elapsed_s);
+        fprintf(stderr, "ocx-tune: %s/%s/%s: %u candidates (%u failed), best %s, defaults %s, %.0fs elapsed\n",
+                p->family, p->dtype, p->size_class, p->tried, p->failed, best, base, p->elapsed_s);
     }
 }
 
