@@ -4,24 +4,35 @@
  * element (m, n) of C lives at C[offC + m*ldc + n]; element (m, k) of op(A) at A[offA + m*sam + k*sak];
  * element (k, n) of op(B) at B[offB + k*sbk + n*sbn]. The host maps every layout and transpose onto
  * these strides (column-major problems are computed as their transpose), so one program serves all
- * of them. Any M, N, K, strides and offsets are legal: tile loads outside the matrices read zeros and
- * stores outside C are skipped.
+ * of them; one of each operand's two strides is always 1 (its "fast" dimension). Any M, N, K, strides
+ * and offsets are legal: tile loads outside the matrices read zeros and stores outside C are skipped.
  *
  * A work-group of MDIMC*NDIMC work-items computes an MWG x NWG tile of C; work-item (tm, tn) holds an
- * MWI x NWI register tile (MWI = MWG/MDIMC, NWI = NWG/NDIMC), whose rows are tm*VWM + i*MDIMC*VWM + v and
- * whose columns tn*VWN + j*NDIMC*VWN + w, so neighbouring work-items read neighbouring local-memory
- * vectors. The K loop walks KWG-deep slices: A and B slices are staged in local memory in two buffers;
- * while the work-group multiplies the slices of one buffer, the next slices are already loaded from
- * global memory into registers (double-buffered K loop, one barrier per slice; STAGE=2). Else the
- * local memory is bypassed: every work-item reads its fragments straight from global memory (STAGE=1).
+ * MWI x NWI register tile (MWI = MWG/MDIMC, NWI = NWG/NDIMC). The K loop walks KWG-deep slices (STAGE=2):
+ * the work-group copies the A and B slices into local memory, keeping each operand's global layout
+ * (rows along its fast dimension, padded so vector accesses stay aligned and spread over the banks),
+ * with loads of AV / BV elements at once along the fast dimension; then every work-item multiplies
+ * its fragments, KU values of k at a time. Work-groups whose tile lies inside the matrices, and every
+ * K slice but a partial last one, load without bounds checks (the test is uniform per work-group).
+ * STAGE=1 bypasses local memory: every work-item reads its fragments straight from global memory.
+ *
+ * Register tile placement: rows tm + i*MDIMC when A is K-fast (conflict-free local reads of k-vectors),
+ * else VWM-wide groups (i/VWM*MDIMC + tm)*VWM + i%VWM (vector reads along m); columns likewise with
+ * NDIMC, VWN and B's layout.
  *
  * Parameters (-D, with defaults so that the file builds on its own):
  *   DTYPE   storage of A and B: 0 f32, 1 f16, 2 f64          CTYPE storage of C (default DTYPE)
  *   NATIVE_F16  1: f16 arithmetic (needs cl_khr_fp16), else f16 inputs are computed in f32
  *   MWG NWG KWG  work-group tile;  MDIMC NDIMC  work-group shape;  VWM VWN  vector widths (1, 2, 4, 8)
- *   STAGE   2: local-memory staging with double buffering, 1: no local memory (fragments from global)
+ *   STAGE   2: local-memory staging, 1: no local memory (fragments from global)
+ *   Chosen by gemm.c from the call: AKF (1: sak == 1, A is K-fast; 0: sam == 1), BKF (1: sbk == 1,
+ *   B is K-fast; 0: sbn == 1), AV BV (global vector widths: up to 4, dividing the tile's fast extent),
+ *   IDX32 (1: every element index fits 32 bits).
+ * flags (argument): bit 0: the base offsets come from offs; bit 1 (A), bit 2 (B): the slow stride and
+ * every base offset are multiples of AV / BV, so vector loads are aligned (else every load of that
+ * operand takes the checked scalar path). Kept out of the defines: fewer programs to build.
  * Constraints (checked by gemm.c before building): MWG % (MDIMC*VWM) == 0, NWG % (NDIMC*VWN) == 0,
- * (MWG*KWG) % (MDIMC*NDIMC) == 0, (KWG*NWG) % (MDIMC*NDIMC) == 0, local memory and work-group limits.
+ * local memory and work-group limits.
  */
 #ifndef DTYPE
 #define DTYPE 0
@@ -55,6 +66,21 @@
 #endif
 #ifndef STAGE
 #define STAGE 2
+#endif
+#ifndef AKF
+#define AKF 1
+#endif
+#ifndef BKF
+#define BKF 0
+#endif
+#ifndef AV
+#define AV 1
+#endif
+#ifndef BV
+#define BV 1
+#endif
+#ifndef IDX32
+#define IDX32 0
 #endif
 
 #define CAT_(a, b) a##b
@@ -113,170 +139,224 @@
 #define SCALAR float
 #endif
 
+
 #define WG (MDIMC * NDIMC)
 #define MWI (MWG / MDIMC)
 #define NWI (NWG / NDIMC)
-#define MVI (MWI / VWM) /* vectors of VWM rows per work-item */
-#define NVI (NWI / VWN) /* vectors of VWN columns per work-item */
-#define LPTA ((MWG * KWG) / WG) /* A elements each work-item loads per slice */
-#define LPTB ((KWG * NWG) / WG)
-/* Local-memory rows are padded by one vector: transposing stores then spread over the banks while
- * vector reads stay aligned. */
-#define LSA (MWG + VWM)
-#define LSB (NWG + VWN)
 
-#if VWN == 1
-#define RVN R
-#define LDVN(p) (*(p))
-#define STVN(v, p) (*(p) = (v))
+#if IDX32
+#define IDX uint
 #else
-#define RVN CAT(R, VWN)
-#define LDVN(p) CAT(vload, VWN)(0, (p))
-#define STVN(v, p) CAT(vstore, VWN)((v), 0, (p))
+#define IDX ulong
 #endif
-/* VWM consecutive rows of an A slice, from local memory into private a[]. */
-#if VWM == 1
-#define LDVM(src, dst) ((dst)[0] = *(src))
+
+/* k values per step of the inner loop (and the width of local reads along k). */
+#if KWG % 4 == 0
+#define KU 4
+#elif KWG % 2 == 0
+#define KU 2
 #else
-#define LDVM(src, dst) CAT(vstore, VWM)(CAT(vload, VWM)(0, (src)), 0, (dst))
+#define KU 1
+#endif
+
+/* Vectors of the arithmetic type; PUTn unpacks one into a private array. */
+#define GLUE_(a, b) a##b /* a second concatenation macro: used inside CAT's expansions */
+#define GLUE(a, b) GLUE_(a, b)
+#define VT_1 R
+#define VT_2 GLUE(R, 2)
+#define VT_4 GLUE(R, 4)
+#define VT_8 GLUE(R, 8)
+#define VT(n) CAT(VT_, n)
+#define PUT1(v, t) ((t)[0] = (v))
+#define PUT2(v, t) vstore2((v), 0, (t))
+#define PUT4(v, t) vstore4((v), 0, (t))
+#define PUT8(v, t) vstore8((v), 0, (t))
+#define UNPACK(n, v, t) CAT(PUT, n)(v, t)
+#define LLD(n, p) (*(const local VT(n) *)(p))
+#define LST(n, p, v) (*(local VT(n) *)(p) = (v))
+
+/* n elements of A or B from global memory (aligned to n elements), converted to VT(n). */
+#if DTYPE == 1 && !NATIVE_F16
+#define GLD_1(p) vload_half(0, (p))
+#define GLD_2(p) vloada_half2(0, (p))
+#define GLD_4(p) vloada_half4(0, (p))
+#define GLD_8(p) vloada_half8(0, (p))
+#else
+#define GLD_1(p) (*(p))
+#define GLD_2(p) (*(const global GLUE(SA, 2) *)(p))
+#define GLD_4(p) (*(const global GLUE(SA, 4) *)(p))
+#define GLD_8(p) (*(const global GLUE(SA, 8) *)(p))
+#endif
+#define GLD(n, p) CAT(GLD_, n)(p)
+
+/* Operand geometry. A: fast extent FA (along k if AKF, else m), slow extent SA_ (the other). */
+#if AKF
+#define FA KWG
+#define SA_ MWG
+#define ARD_W KU
+#else
+#define FA MWG
+#define SA_ KWG
+#define ARD_W VWM
+#endif
+#if BKF
+#define FB KWG
+#define SB_ NWG
+#define BRD_W KU
+#else
+#define FB NWG
+#define SB_ KWG
+#define BRD_W VWN
+#endif
+/* Local rows are padded by the widest vector used on them (alignment kept, banks spread). */
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+#define LFA (FA + MAX2(ARD_W, AV))
+#define LFB (FB + MAX2(BRD_W, BV))
+#define NVA ((MWG * KWG) / AV) /* vectors of an A slice */
+#define NVB ((KWG * NWG) / BV)
+#define LPTA ((NVA + WG - 1) / WG)
+#define LPTB ((NVB + WG - 1) / WG)
+
+/* Row of C (in the tile) of register row i, column of register column j. */
+#if AKF
+#define ROW(i) (tm + (i) * MDIMC)
+#else
+#define ROW(i) ((((i) / VWM) * MDIMC + tm) * VWM + (i) % VWM)
+#endif
+#if BKF
+#define COL(j) (tn + (j) * NDIMC)
+#else
+#define COL(j) ((((j) / VWN) * NDIMC + tn) * VWN + (j) % VWN)
 #endif
 
 /* The batch entry's base offsets: from the offset array when there is one, else by strides. */
 #define BATCH_BASES()                                                                              \
-    const ulong bat = get_group_id(2);                                                             \
-    ulong oa, ob, oc;                                                                              \
-    if (use_offs) {                                                                                \
-        oa = offs[3 * bat];                                                                        \
-        ob = offs[3 * bat + 1];                                                                    \
-        oc = offs[3 * bat + 2];                                                                    \
+    const IDX bat = (IDX)get_group_id(2);                                                          \
+    IDX oa, ob, oc;                                                                                \
+    if (flags & 1) {                                                                               \
+        oa = (IDX)offs[3 * bat];                                                                   \
+        ob = (IDX)offs[3 * bat + 1];                                                               \
+        oc = (IDX)offs[3 * bat + 2];                                                               \
     } else {                                                                                       \
-        oa = offA + bat * strideA;                                                                 \
-        ob = offB + bat * strideB;                                                                 \
-        oc = offC + bat * strideC;                                                                 \
+        oa = (IDX)offA + bat * (IDX)strideA;                                                       \
+        ob = (IDX)offB + bat * (IDX)strideB;                                                       \
+        oc = (IDX)offC + bat * (IDX)strideC;                                                       \
     }
 
-/* Writes the register tile: C = alpha*acc + beta*C (beta == 0: C is not read). */
-#define STORE_TILE()                                                                               \
-    for (int i = 0; i < MVI; i++)                                                                  \
-        for (int v = 0; v < VWM; v++) {                                                            \
-            const ulong m = m0 + (ulong)((i * MDIMC + tm) * VWM + v);                              \
-            if (m >= M) continue;                                                                  \
-            global SC *crow = C + oc + m * ldc;                                                    \
-            for (int j = 0; j < NVI; j++) {                                                        \
-                R tmp[VWN];                                                                        \
-                STVN(acc[i * VWM + v][j], tmp);                                   \
-                for (int w = 0; w < VWN; w++) {                                                    \
-                    const ulong n = n0 + (ulong)((j * NDIMC + tn) * VWN + w);                      \
-                    if (n >= N) continue;                                                          \
-                    const R r = (R)alpha * tmp[w];                                                 \
-                    if (beta == (SCALAR)0)                                                         \
-                        STC_(crow, n, r);                                                          \
-                    else                                                                           \
-                        STC_(crow, n, r + (R)beta * LDC_(crow, n));                                \
-                }                                                                                  \
-            }                                                                                      \
-        }
+/* Copies one operand's slice into local memory. X: A or B; base: global index of the slice's
+ * first element; sld: the slow stride; slim, flim: in-range extents (slow, fast) from the slice start;
+ * checked: bounds tests (else the whole slice lies inside the matrix). */
+#define COPY_SLICE(Xs, X, XV, FX, LFX, NVX, LPTX, base, sld, slim, flim, checked)                 \
+    for (int l = 0; l < LPTX; l++) {                                                               \
+        const int e = l * WG + tid;                                                                \
+        if (NVX % WG != 0 && e >= NVX) break;                                                      \
+        const int f = (e % (FX / XV)) * XV, s = e / (FX / XV);                                     \
+        local R *dst = Xs + s * LFX + f;                                                           \
+        const global SA *src = X + (base) + (IDX)s * (sld) + (IDX)f;                                \
+        if (!(checked)) {                                                                          \
+            LST(XV, dst, GLD(XV, src));                                                            \
+        } else {                                                                                   \
+            for (int c = 0; c < XV; c++)                                                           \
+                dst[c] = ((IDX)s < (slim) && (IDX)(f + c) < (flim)) ? (R)LDA_(src, c) : (R)0;      \
+        }                                                                                          \
+    }
 
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void
-gemm_tiled(const ulong M, const ulong N, const ulong K, const SCALAR alpha, const SCALAR beta,
-           const global SA *restrict A, const ulong offA, const ulong sam, const ulong sak, const ulong strideA,
-           const global SA *restrict B, const ulong offB, const ulong sbk, const ulong sbn, const ulong strideB,
-           global SC *restrict C, const ulong offC, const ulong ldc, const ulong strideC,
-           const global ulong *restrict offs, const int use_offs)
+gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, const SCALAR beta,
+           const global SA *restrict A, const ulong offA, const ulong sam_, const ulong sak_, const ulong strideA,
+           const global SA *restrict B, const ulong offB, const ulong sbk_, const ulong sbn_, const ulong strideB,
+           global SC *restrict C, const ulong offC, const ulong ldc_, const ulong strideC,
+           const global ulong *restrict offs, const int flags)
 {
+    const IDX M = (IDX)M_, N = (IDX)N_, K = (IDX)K_, ldc = (IDX)ldc_;
+    const IDX sam = (IDX)sam_, sak = (IDX)sak_, sbk = (IDX)sbk_, sbn = (IDX)sbn_;
     const int tid = (int)get_local_id(0);
     const int tn = tid % NDIMC, tm = tid / NDIMC;
-    const ulong n0 = (ulong)get_group_id(0) * NWG, m0 = (ulong)get_group_id(1) * MWG;
+    const IDX n0 = (IDX)get_group_id(0) * NWG, m0 = (IDX)get_group_id(1) * MWG;
     BATCH_BASES();
+    const int full_mn = M - m0 >= (IDX)MWG && N - n0 >= (IDX)NWG;
 
-    RVN acc[MWI][NVI];
+    R acc[MWI][NWI];
     for (int i = 0; i < MWI; i++)
-        for (int j = 0; j < NVI; j++) acc[i][j] = (RVN)(0);
+        for (int j = 0; j < NWI; j++) acc[i][j] = (R)0;
 
 #if STAGE == 2
-    local R As[2][KWG * LSA];
-    local R Bs[2][KWG * LSB];
+    local R As[SA_ * LFA] __attribute__((aligned(64)));
+    local R Bs[SB_ * LFB] __attribute__((aligned(64)));
 
-    /* Each work-item loads LPTA elements of every A slice and LPTB of every B slice. Consecutive
-     * work-items walk the dimension that is contiguous in memory (coalesced loads); the element
-     * positions inside a slice are the same for every slice, so their offsets are computed once. */
-    const int a_kfast = sak == 1, b_nfast = sbn == 1;
-    int a_mm[LPTA], a_kk[LPTA], b_kk[LPTB], b_nn[LPTB];
-    ulong a_off[LPTA], b_off[LPTB];
-    for (int l = 0; l < LPTA; l++) {
-        const int e = l * WG + tid;
-        a_mm[l] = a_kfast ? e / KWG : e % MWG;
-        a_kk[l] = a_kfast ? e % KWG : e / MWG;
-        a_off[l] = oa + (m0 + (ulong)a_mm[l]) * sam + (ulong)a_kk[l] * sak;
-    }
-    for (int l = 0; l < LPTB; l++) {
-        const int e = l * WG + tid;
-        b_nn[l] = b_nfast ? e % NWG : e / KWG;
-        b_kk[l] = b_nfast ? e / NWG : e % KWG;
-        b_off[l] = ob + (ulong)b_kk[l] * sbk + (n0 + (ulong)b_nn[l]) * sbn;
-    }
-    const ulong a_step = (ulong)KWG * sak, b_step = (ulong)KWG * sbk;
-
-    R ra[LPTA], rb[LPTB];
-#define FETCH(k0)                                                                                  \
-    do {                                                                                           \
-        for (int l = 0; l < LPTA; l++)                                                             \
-            ra[l] = (m0 + (ulong)a_mm[l] < M && (k0) + (ulong)a_kk[l] < K) ? (R)LDA_(A, a_off[l]) : (R)0; \
-        for (int l = 0; l < LPTB; l++)                                                             \
-            rb[l] = (n0 + (ulong)b_nn[l] < N && (k0) + (ulong)b_kk[l] < K) ? (R)LDA_(B, b_off[l]) : (R)0; \
-        for (int l = 0; l < LPTA; l++) a_off[l] += a_step;                                         \
-        for (int l = 0; l < LPTB; l++) b_off[l] += b_step;                                         \
-    } while (0)
-#define PUT(buf)                                                                                   \
-    do {                                                                                           \
-        for (int l = 0; l < LPTA; l++) As[buf][a_kk[l] * LSA + a_mm[l]] = ra[l];                    \
-        for (int l = 0; l < LPTB; l++) Bs[buf][b_kk[l] * LSB + b_nn[l]] = rb[l];                    \
-    } while (0)
-
-    const ulong slices = (K + KWG - 1) / KWG;
-    if (slices > 0) {
-        FETCH((ulong)0);
-        PUT(0);
+    for (IDX k0 = 0; k0 < K; k0 += KWG) {
+        const int checked = !full_mn || K - k0 < (IDX)KWG;
+        const int checked_a = checked || !(flags & 2), checked_b = checked || !(flags & 4);
+#if AKF
+        COPY_SLICE(As, A, AV, FA, LFA, NVA, LPTA, oa + m0 * sam + k0, sam, M - m0, K - k0, checked_a);
+#else
+        COPY_SLICE(As, A, AV, FA, LFA, NVA, LPTA, oa + k0 * sak + m0, sak, K - k0, M - m0, checked_a);
+#endif
+#if BKF
+        COPY_SLICE(Bs, B, BV, FB, LFB, NVB, LPTB, ob + n0 * sbn + k0, sbn, N - n0, K - k0, checked_b);
+#else
+        COPY_SLICE(Bs, B, BV, FB, LFB, NVB, LPTB, ob + k0 * sbk + n0, sbk, K - k0, N - n0, checked_b);
+#endif
         barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    for (ulong s = 0; s < slices; s++) {
-        const int cur = (int)(s & 1);
-        if (s + 1 < slices) FETCH((s + 1) * KWG);
-        const local R *as = As[cur] + tm * VWM;
-        const local R *bs = Bs[cur] + tn * VWN;
 
-        for (int k = 0; k < KWG; k++) {
-            R a[MWI];
-            RVN b[NVI];
-            for (int i = 0; i < MVI; i++) LDVM(as + k * LSA + i * MDIMC * VWM, a + i * VWM);
-            for (int j = 0; j < NVI; j++) b[j] = LDVN(bs + k * LSB + j * NDIMC * VWN);
-            for (int i = 0; i < MWI; i++)
-                for (int j = 0; j < NVI; j++) acc[i][j] = mad((RVN)(a[i]), b[j], acc[i][j]);
+        for (int kk = 0; kk < KWG; kk += KU) {
+            R a[KU][MWI], b[KU][NWI];
+#if AKF
+            for (int i = 0; i < MWI; i++) {
+                R t[KU];
+                UNPACK(KU, LLD(KU, As + ROW(i) * LFA + kk), t);
+                for (int u = 0; u < KU; u++) a[u][i] = t[u];
+            }
+#else
+            for (int u = 0; u < KU; u++)
+                for (int i = 0; i < MWI; i += VWM) UNPACK(VWM, LLD(VWM, As + (kk + u) * LFA + ROW(i)), a[u] + i);
+#endif
+#if BKF
+            for (int j = 0; j < NWI; j++) {
+                R t[KU];
+                UNPACK(KU, LLD(KU, Bs + COL(j) * LFB + kk), t);
+                for (int u = 0; u < KU; u++) b[u][j] = t[u];
+            }
+#else
+            for (int u = 0; u < KU; u++)
+                for (int j = 0; j < NWI; j += VWN) UNPACK(VWN, LLD(VWN, Bs + (kk + u) * LFB + COL(j)), b[u] + j);
+#endif
+            for (int u = 0; u < KU; u++)
+                for (int i = 0; i < MWI; i++)
+                    for (int j = 0; j < NWI; j++) acc[i][j] = mad(a[u][i], b[u][j], acc[i][j]);
         }
-        if (s + 1 < slices) PUT(cur ^ 1);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 #else
     /* No local memory: the fragments come straight from global memory (caches do the sharing). */
-    for (ulong k = 0; k < K; k++) {
-        R a[MWI];
-        RVN b[NVI];
-        for (int i = 0; i < MVI; i++)
-            for (int v = 0; v < VWM; v++) {
-                const ulong m = m0 + (ulong)((i * MDIMC + tm) * VWM + v);
-                a[i * VWM + v] = m < M ? (R)LDA_(A, oa + m * sam + k * sak) : (R)0;
-            }
-        for (int j = 0; j < NVI; j++) {
-            R t[VWN];
-            for (int w = 0; w < VWN; w++) {
-                const ulong n = n0 + (ulong)((j * NDIMC + tn) * VWN + w);
-                t[w] = n < N ? (R)LDA_(B, ob + k * sbk + n * sbn) : (R)0;
-            }
-            b[j] = LDVN(t);
+    for (IDX k = 0; k < K; k++) {
+        R a[MWI], b[NWI];
+        for (int i = 0; i < MWI; i++) {
+            const IDX m = m0 + (IDX)ROW(i);
+            a[i] = (full_mn || m < M) ? (R)LDA_(A, oa + m * sam + k * sak) : (R)0;
+        }
+        for (int j = 0; j < NWI; j++) {
+            const IDX n = n0 + (IDX)COL(j);
+            b[j] = (full_mn || n < N) ? (R)LDA_(B, ob + k * sbk + n * sbn) : (R)0;
         }
         for (int i = 0; i < MWI; i++)
-            for (int j = 0; j < NVI; j++) acc[i][j] = mad((RVN)(a[i]), b[j], acc[i][j]);
+            for (int j = 0; j < NWI; j++) acc[i][j] = mad(a[i], b[j], acc[i][j]);
     }
 #endif
-    STORE_TILE();
+
+    /* C = alpha*acc + beta*C (beta == 0: C is not read). */
+    for (int i = 0; i < MWI; i++) {
+        const IDX m = m0 + (IDX)ROW(i);
+        if (!full_mn && m >= M) continue;
+        global SC *crow = C + oc + m * ldc;
+        for (int j = 0; j < NWI; j++) {
+            const IDX n = n0 + (IDX)COL(j);
+            if (!full_mn && n >= N) continue;
+            const R r = (R)alpha * acc[i][j];
+            if (beta == (SCALAR)0)
+                STC_(crow, n, r);
+            else
+                STC_(crow, n, r + (R)beta * LDC_(crow, n));
+        }
+    }
 }

@@ -3,7 +3,7 @@
  *
  * Same conventions as gemm.cl: element (m, n) of C at C[oc + m*ldc + n], op(A)(m, k) at
  * A[oa + m*sam + k*sak], op(B)(k, n) at B[ob + k*sbk + n*sbn]; batch entry b takes its base offsets
- * from `offs` (3 per entry) when use_offs is set, else offX + b*strideX.
+ * from `offs` (3 per entry) when bit 0 of flags is set, else offX + b*strideX (other bits: gemm.cl's).
  *
  * Parameters (-D, with defaults so that the file builds on its own):
  *   DTYPE, CTYPE, NATIVE_F16   as in gemm.cl
@@ -81,12 +81,12 @@ gemm_direct(const ulong M, const ulong N, const ulong K, const SCALAR alpha, con
             const global SA *restrict A, const ulong offA, const ulong sam, const ulong sak, const ulong strideA,
             const global SA *restrict B, const ulong offB, const ulong sbk, const ulong sbn, const ulong strideB,
             global SC *restrict C, const ulong offC, const ulong ldc, const ulong strideC,
-            const global ulong *restrict offs, const int use_offs)
+            const global ulong *restrict offs, const int flags)
 {
     const ulong n = get_global_id(0), m = get_global_id(1), bat = get_group_id(2);
     if (m >= M || n >= N) return;
     ulong oa, ob, oc;
-    if (use_offs) {
+    if (flags & 1) {
         oa = offs[3 * bat];
         ob = offs[3 * bat + 1];
         oc = offs[3 * bat + 2];

@@ -11,25 +11,23 @@
 #include <string.h>
 
 /* Parameters of both GEMM kernels; see the headers of cl/gemm.cl and cl/gemm_direct.cl.
- * GPU defaults: 128x128 work-group tiles, 256 work-items with 8x8 register tiles, 2-wide vectors
- * (best of the few sets tried on an H200 at 4096^3). CPU (PoCL): a work-group runs on one thread, so small
- * work-groups with wide vectors along N; the tile of one work-group stays inside L1/L2. */
+ * GPU defaults (best of the sets tried on an H200 at 4096^3): 128x128 work-group tiles, KWG=32 slices,
+ * 128 work-items (8 x 16) with 16x8 register tiles, 4-wide vectors along n. CPU (PoCL): see def_cpu. */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_DWGN, P_DWGM, P_DIRECT, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
-    /* name      gpu   cpu   min  max   pow2 */
-    {"MWG", 128, 64, 1, 256, 1},
-    {"NWG", 128, 64, 1, 256, 1},
-    {"KWG", 16, 32, 1, 64, 1},
-    {"MDIMC", 16, 8, 1, 64, 1},
-    {"NDIMC", 16, 8, 1, 64, 1},
-    {"VWM", 2, 1, 1, 8, 1},
-    {"VWN", 2, 8, 1, 8, 1},
-    {"STAGE", 2, 2, 1, 2, 0},   /* 2: local memory, double-buffered; 1: no local memory */
-    {"DWGN", 16, 16, 1, 256, 1},
-    {"DWGM", 8, 4, 1, 256, 1},
-    /* Direct kernel when M*N*K <= DIRECT^3. Host-only; its minimum is close to the defaults so that
-     * shrinking to fit a small device (profile.c picks the largest value/minimum first) leaves it be. */
-    {"DIRECT", 256, 96, 64, 4096, 0},
+    /* name      gpu   cpu   min  max   pow2 host */
+    {"MWG", 128, 64, 1, 256, 1, 0},
+    {"NWG", 128, 64, 1, 256, 1, 0},
+    {"KWG", 32, 32, 1, 64, 1, 0},
+    {"MDIMC", 8, 8, 1, 64, 1, 0},
+    {"NDIMC", 16, 8, 1, 64, 1, 0},
+    {"VWM", 4, 1, 1, 8, 1, 0},
+    {"VWN", 4, 8, 1, 8, 1, 0},
+    {"STAGE", 2, 2, 1, 2, 0, 0},   /* 2: local-memory staging; 1: no local memory */
+    {"DWGN", 16, 16, 1, 256, 1, 0},
+    {"DWGM", 8, 4, 1, 256, 1, 0},
+    /* Direct kernel when M*N*K <= DIRECT^3 (host-only). */
+    {"DIRECT", 256, 96, 1, 4096, 0, 1},
 };
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
@@ -45,10 +43,13 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
         return "MDIMC*NDIMC exceeds the device's work-group size";
     if ((v[P_MWG] / v[P_MDIMC]) * (v[P_NWG] / v[P_NDIMC]) > 256) return "register tile above 256 elements";
     if (v[P_STAGE] == 2) {
-        if ((size_t)(v[P_MWG] * v[P_KWG]) % wg || (size_t)(v[P_KWG] * v[P_NWG]) % wg)
-            return "the A and B slices (MWG*KWG, KWG*NWG) must divide among MDIMC*NDIMC work-items";
-        size_t bytes = 2 * (size_t)v[P_KWG] * (size_t)(v[P_MWG] + v[P_VWM] + v[P_NWG] + v[P_VWN]) * arith_bytes(dtype);
-        if (bytes > dev->local_mem_bytes) return "the double-buffered slices exceed the device's local memory";
+        /* One slice of each operand in local memory, in either layout, rows padded by up to
+         * max(4, VW) elements (gemm.cl: LFA, LFB). */
+        size_t pa = v[P_VWM] > 4 ? (size_t)v[P_VWM] : 4, pb = v[P_VWN] > 4 ? (size_t)v[P_VWN] : 4;
+        size_t mwg = (size_t)v[P_MWG], nwg = (size_t)v[P_NWG], kwg = (size_t)v[P_KWG];
+        size_t a1 = mwg * (kwg + pa), a2 = kwg * (mwg + pa), b1 = nwg * (kwg + pb), b2 = kwg * (nwg + pb);
+        size_t bytes = ((a1 > a2 ? a1 : a2) + (b1 > b2 ? b1 : b2)) * arith_bytes(dtype);
+        if (bytes > dev->local_mem_bytes) return "the A and B slices exceed the device's local memory";
     }
     size_t dwg = (size_t)v[P_DWGN] * (size_t)v[P_DWGM];
     if (dwg > dev->max_work_group_size || (size_t)v[P_DWGN] > dev->max_work_item_sizes[0] ||
@@ -192,6 +193,24 @@ static ocx__arg scalar_arg(ocx_dtype dtype, const double *value, float *f32)
     return (ocx__arg){OCX__ARG_VALUE, sizeof(cl_float), f32};
 }
 
+/* Widest vector (4, 2 or 1 elements) for tile loads along an operand's fast dimension: one that
+ * divides the tile's fast extent (a define: it does not depend on the call). */
+static int load_width(int fast_extent) { return fast_extent % 4 == 0 ? 4 : fast_extent % 2 == 0 ? 2 : 1; }
+
+/* Whether vector loads of width v are aligned for this call: the slow stride and every batch entry's
+ * base offset are multiples of v (a kernel argument bit, so unaligned calls reuse the same program). */
+static int aligned_for(const ocx_buffer *x, const batch_offs *o, size_t batch, size_t slow, int v)
+{
+    size_t w = (size_t)v;
+    if (slow % w || x->offset % w) return 0;
+    if (o->arr) {
+        for (size_t i = 0; i < batch; i++)
+            if (o->arr[i] % w) return 0;
+        return 1;
+    }
+    return o->base % w == 0 && (batch < 2 || o->stride % w == 0);
+}
+
 static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb, size_t m,
                             size_t n, size_t k, double alpha, const ocx_buffer *a, batch_offs oa, size_t lda,
                             const ocx_buffer *b, batch_offs ob, size_t ldb, double beta, ocx_buffer *c,
@@ -300,12 +319,25 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     size_t ol = strlen(options);
     snprintf(options + ol, sizeof options - ol, " -DCTYPE=%d -DNATIVE_F16=%d", dtype_code(c->dtype),
              compute == OCX_COMPUTE_F16);
-    /* Every parameter but DIRECT (host-only: it must not force a rebuild) becomes a -D define. */
+    /* Every kernel parameter becomes a -D define (host-only ones such as DIRECT must not force a rebuild). */
     for (unsigned i = 0; i < P_COUNT; i++) {
-        if (i == P_DIRECT) continue;
+        if (gemm_params[i].host) continue;
         ol = strlen(options);
         snprintf(options + ol, sizeof options - ol, " -D%s=%d", gemm_params[i].name, p.v[i]);
     }
+    /* Layout and alignment of the call: each operand's fast dimension (one of its strides is 1), the
+     * widest global vector its tile loads may use, and whether 32-bit element indices suffice. */
+    int akf = sak == 1, bkf = sbn != 1;
+    int av = load_width(akf ? p.v[P_KWG] : p.v[P_MWG]), bv = load_width(bkf ? p.v[P_KWG] : p.v[P_NWG]);
+    int flags = (aligned_for(ka, &koa, batch, akf ? sam : sak, av) ? 2 : 0) |
+                (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, bv) ? 4 : 0);
+    const ocx_buffer *bufs[3] = {ka, kb, c};
+    int idx32 = 1;
+    for (int i = 0; i < 3; i++)
+        if (bufs[i]->offset + bufs[i]->length > 0xFFFFFFFFu) idx32 = 0;
+    ol = strlen(options);
+    snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d", akf, bkf, av, bv,
+             idx32);
 
     double direct = (double)p.v[P_DIRECT];
     int use_direct = k == 0 || (double)km * (double)kn * (double)k <= direct * direct * direct;
@@ -348,7 +380,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                        OCX__ARG_U64(ldc),
                        OCX__ARG_U64(oc.arr ? 0 : oc.stride),
                        {OCX__ARG_VALUE, sizeof(cl_mem), &offs},
-                       OCX__ARG_I32(offs != NULL)};
+                       OCX__ARG_I32((offs != NULL) | flags)};
     ocx__launch_desc d;
     if (use_direct) {
         size_t gn = (size_t)p.v[P_DWGN], gm = (size_t)p.v[P_DWGM];
