@@ -111,30 +111,50 @@ static size_t n_1d(const ocx_context *ctx, const char *cls, int quick)
     return is_gpu(ctx) ? ((size_t)1 << (quick ? 24 : 26)) : ((size_t)1 << (quick ? 21 : 22));
 }
 
-/* vector: z = x + y */
-static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+/* A device input of n random values in [lo, hi); their exact values go to *vals (caller frees). */
+static ocx_status make_input(ocx_context *ctx, ocx_dtype dt, size_t n, double lo, double hi, uint64_t seed,
+                             ocx_buffer **buf, double **vals)
+{
+    *vals = malloc(n * sizeof **vals);
+    void *host = *vals ? random_host(dt, n, lo, hi, seed, *vals) : NULL;
+    ocx_status st = host ? upload(ctx, dt, n, host, buf) : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    free(host);
+    return st;
+}
+
+/* A case with an output of `nout` elements of out_dtype and room for `nref` reference values. */
+static ocx_status case_new(ocx_context *ctx, ocx_dtype dt, ocx_dtype out_dtype, size_t nout, size_t nref, int scaled,
+                           ocx__tune_case **out)
 {
     ocx__tune_case *tc = calloc(1, sizeof *tc);
     OCX__FAIL_IF(!tc, OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
-    tc->dtype = tc->out_dtype = dt;
-    tc->n = n_1d(ctx, cls, quick);
-    double *xv = malloc(tc->n * sizeof *xv), *yv = malloc(tc->n * sizeof *yv);
-    void *xh = random_host(dt, tc->n, -1, 1, 11, xv), *yh = random_host(dt, tc->n, -1, 1, 12, yv);
-    tc->ref = malloc(tc->n * sizeof *tc->ref);
-    ocx_status st = (!xv || !yv || !xh || !yh || !tc->ref) ? ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory")
-                                                           : OCX_OK;
-    if (st == OCX_OK) st = upload(ctx, dt, tc->n, xh, &tc->x);
-    if (st == OCX_OK) st = upload(ctx, dt, tc->n, yh, &tc->y);
-    if (st == OCX_OK) st = upload(ctx, dt, tc->n, NULL, &tc->z);
-    if (st == OCX_OK) {
-        for (size_t i = 0; i < tc->n; i++) tc->ref[i] = xv[i] + yv[i];
-        tc->nref = tc->n;
-        tc->tol = dt == OCX_F16 ? ldexp(1, -10) : dt == OCX_F64 ? ldexp(1, -52) : ldexp(1, -23);
-    }
+    tc->dtype = dt;
+    tc->out_dtype = out_dtype;
+    tc->nref = nref;
+    tc->ref = calloc(nref, sizeof *tc->ref);
+    tc->refscale = scaled ? calloc(nref, sizeof *tc->refscale) : NULL;
+    ocx_status st = (!tc->ref || (scaled && !tc->refscale)) ? ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory")
+                                                            : upload(ctx, out_dtype, nout, NULL, &tc->z);
+    if (st != OCX_OK) case_free(tc), tc = NULL;
+    *out = tc;
+    return st;
+}
+
+/* vector: z = x + y */
+static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+{
+    size_t n = n_1d(ctx, cls, quick);
+    ocx__tune_case *tc;
+    OCX__FORWARD(case_new(ctx, dt, dt, n, n, 0, &tc));
+    tc->n = n;
+    double *xv = NULL, *yv = NULL;
+    ocx_status st = make_input(ctx, dt, n, -1, 1, 11, &tc->x, &xv);
+    if (st == OCX_OK) st = make_input(ctx, dt, n, -1, 1, 12, &tc->y, &yv);
+    if (st == OCX_OK)
+        for (size_t i = 0; i < n; i++) tc->ref[i] = xv[i] + yv[i];
+    tc->tol = dt == OCX_F16 ? ldexp(1, -10) : dt == OCX_F64 ? ldexp(1, -52) : ldexp(1, -23);
     free(xv);
     free(yv);
-    free(xh);
-    free(yh);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
@@ -148,24 +168,15 @@ static double vector_work(const ocx__tune_case *tc) { return 3.0 * tc->n * ocx_d
 /* reduce: sum of x into a one-element result */
 static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
-    ocx__tune_case *tc = calloc(1, sizeof *tc);
-    OCX__FAIL_IF(!tc, OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
-    tc->dtype = dt;
-    tc->out_dtype = dt == OCX_F64 ? OCX_F64 : OCX_F32;
+    ocx__tune_case *tc;
+    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, 1, 1, 0, &tc));
     tc->n = n_1d(ctx, cls, quick);
-    double *xv = malloc(tc->n * sizeof *xv);
-    void *xh = random_host(dt, tc->n, 0.5, 1.5, 21, xv);
-    tc->ref = calloc(1, sizeof *tc->ref);
-    ocx_status st = (!xv || !xh || !tc->ref) ? ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory") : OCX_OK;
-    if (st == OCX_OK) st = upload(ctx, dt, tc->n, xh, &tc->x);
-    if (st == OCX_OK) st = upload(ctx, tc->out_dtype, 1, NULL, &tc->z);
-    if (st == OCX_OK) {
+    double *xv = NULL;
+    ocx_status st = make_input(ctx, dt, tc->n, 0.5, 1.5, 21, &tc->x, &xv);
+    if (st == OCX_OK)
         for (size_t i = 0; i < tc->n; i++) tc->ref[0] += xv[i];
-        tc->nref = 1;
-        tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
-    }
+    tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
     free(xv);
-    free(xh);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
@@ -179,44 +190,30 @@ static double reduce_work(const ocx__tune_case *tc) { return (double)tc->n * ocx
 /* gemm: C (f32 for f16 inputs) = A * B, row-major, square */
 static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
-    ocx__tune_case *tc = calloc(1, sizeof *tc);
-    OCX__FAIL_IF(!tc, OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     /* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults). */
     size_t s = !strcmp(cls, "small") ? (is_gpu(ctx) ? 128 : 64)
                                      : is_gpu(ctx) ? (quick ? 2048 : 4096) : (quick ? 256 : 512);
-    tc->m = tc->n = tc->k = s;
-    tc->dtype = dt;
-    tc->out_dtype = dt == OCX_F64 ? OCX_F64 : OCX_F32;
-    double *av = malloc(s * s * sizeof *av), *bv = malloc(s * s * sizeof *bv);
-    void *ah = random_host(dt, s * s, -1, 1, 31, av), *bh = random_host(dt, s * s, -1, 1, 32, bv);
-    /* Checking every element of a 4096² product on the host is too slow: check 64 rows. */
+    /* Checking every element of a 4096² product on the host is too slow: 64 rows spread over it. */
     size_t rows = s < 64 ? s : 64;
-    tc->nref = rows * s;
-    tc->ref = calloc(tc->nref, sizeof *tc->ref);
-    tc->refscale = calloc(tc->nref, sizeof *tc->refscale);
-    ocx_status st = (!av || !bv || !ah || !bh || !tc->ref || !tc->refscale)
-                        ? ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory")
-                        : OCX_OK;
-    if (st == OCX_OK) st = upload(ctx, dt, s * s, ah, &tc->x);
-    if (st == OCX_OK) st = upload(ctx, dt, s * s, bh, &tc->y);
-    if (st == OCX_OK) st = upload(ctx, tc->out_dtype, s * s, NULL, &tc->z);
-    if (st == OCX_OK) {
-        for (size_t r = 0; r < rows; r++) {
-            size_t i = r * (s / rows); /* rows spread over the matrix */
-            for (size_t p = 0; p < s; p++) {
-                double a = av[i * s + p];
-                for (size_t j = 0; j < s; j++) {
-                    tc->ref[r * s + j] += a * bv[p * s + j];
-                    tc->refscale[r * s + j] += fabs(a * bv[p * s + j]);
-                }
+    ocx__tune_case *tc;
+    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, s * s, rows * s, 1, &tc));
+    tc->m = tc->n = tc->k = s;
+    double *av = NULL, *bv = NULL;
+    ocx_status st = make_input(ctx, dt, s * s, -1, 1, 31, &tc->x, &av);
+    if (st == OCX_OK) st = make_input(ctx, dt, s * s, -1, 1, 32, &tc->y, &bv);
+    for (size_t r = 0; st == OCX_OK && r < rows; r++) {
+        size_t i = r * (s / rows);
+        for (size_t p = 0; p < s; p++) {
+            double a = av[i * s + p];
+            for (size_t j = 0; j < s; j++) {
+                tc->ref[r * s + j] += a * bv[p * s + j];
+                tc->refscale[r * s + j] += fabs(a * bv[p * s + j]);
             }
         }
-        tc->tol = 2.0 * (double)(s + 2) * (tc->out_dtype == OCX_F64 ? ldexp(1, -53) : ldexp(1, -24));
     }
+    tc->tol = 2.0 * (double)(s + 2) * (tc->out_dtype == OCX_F64 ? ldexp(1, -53) : ldexp(1, -24));
     free(av);
     free(bv);
-    free(ah);
-    free(bh);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
