@@ -311,9 +311,19 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         kn = m;
     }
 
+    /* Size classes: "all" holds the tiled kernel's parameters and the DIRECT threshold; products
+     * under the threshold take the direct kernel with the "small" class's DWGN/DWGM. */
     ocx__params p;
-    OCX__FORWARD(ocx__params_get(ctx, &ocx__family_gemm, a->dtype, &p));
+    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "all", &p));
     OCX__FORWARD(params_override(ctx, a->dtype, &p));
+    double direct = (double)p.v[P_DIRECT];
+    int use_direct = k == 0 || (double)km * (double)kn * (double)k <= direct * direct * direct;
+    if (use_direct && !getenv("OCX_GEMM_PARAMS")) {
+        ocx__params small;
+        OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "small", &small));
+        p.v[P_DWGN] = small.v[P_DWGN];
+        p.v[P_DWGM] = small.v[P_DWGM];
+    }
     char options[512];
     ocx__dtype_defines(ctx, a->dtype, options, sizeof options);
     size_t ol = strlen(options);
@@ -338,9 +348,6 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     ol = strlen(options);
     snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d", akf, bkf, av, bv,
              idx32);
-
-    double direct = (double)p.v[P_DIRECT];
-    int use_direct = k == 0 || (double)km * (double)kn * (double)k <= direct * direct * direct;
 
     /* Offsets per batch entry, when given as arrays, go to the device in a small read-only buffer
      * (copied at creation; OpenCL keeps it alive until the kernel is done with it). */
