@@ -162,6 +162,38 @@ START_TEST(test_strides)
 }
 END_TEST
 
+/* Small integers: every partial sum is exact, so sum, asum and dot must equal the reference exactly
+ * and a single element dropped or counted twice shows (the random-data tests need a tolerance). */
+START_TEST(test_exact_integers)
+{
+    ocx_dtype dt = dtypes[_i];
+    if (!tdtype_ok(dt)) return;
+    const size_t sizes[] = {1000003, 77, ((size_t)1 << 24) + 7}, incs[] = {1, 3, 1};
+    for (int k = 0; k < 3; k++) {
+        size_t n = sizes[k], inc = incs[k], len = (n - 1) * inc + 1, es = ocx_dtype_size(dt);
+        void *hx = malloc(len * es), *hy = malloc(len * es);
+        uint64_t seed = 31 + k;
+        for (size_t i = 0; i < len; i++) {
+            int a = (int)(trand_next(&seed) % 7) - 3, b = (int)(trand_next(&seed) % 5) - 2;
+            tset(dt, hx, i, a ? a : 1);
+            tset(dt, hy, i, b ? b : -1);
+        }
+        ocx_buffer *x = tbuffer(dt, len, hx), *y = tbuffer(dt, len, hy);
+        for (int op = 0; op < 3; op++) {
+            if (k == 2 && op > 0) continue; /* |partial sums| of asum/dot would pass 2^24 there */
+            double want = reference(op, dt, n, hx, inc, hy, inc, NULL, NULL), got = 0.5;
+            ck_ok(ocx_reduce_host(tctx, NULL, (ocx_reduce_op)op, n, x, inc, y, inc, &got, NULL, 0, NULL));
+            ck_assert_msg(got == want, "%s %s n=%zu inc=%zu: %.17g, want exactly %.17g", names[op], ocx_dtype_name(dt),
+                          n, inc, got, want);
+        }
+        ocx_buffer_destroy(x);
+        ocx_buffer_destroy(y);
+        free(hx);
+        free(hy);
+    }
+}
+END_TEST
+
 /* One value at a time placed into a data set: NaN, inf, ties. */
 static void run_special(ocx_dtype dt, size_t n, const double *vals, const size_t *pos, size_t k, double fill)
 {
@@ -395,6 +427,7 @@ int main(void)
     tcase_add_loop_test(tc, test_lengths, 0, 3);
     tcase_add_loop_test(tc, test_over_2_24, 0, 3);
     tcase_add_loop_test(tc, test_strides, 0, 3);
+    tcase_add_loop_test(tc, test_exact_integers, 0, 3);
     tcase_add_loop_test(tc, test_nan_inf_ties, 0, 3);
     tcase_add_loop_test(tc, test_nrm2_scaling, 0, 3);
     tcase_add_test(tc, test_sum_1e8);
