@@ -87,7 +87,6 @@
 #define AV A
 #define IV IDX
 #define LANES ((IDX)0)
-#define ANY(m) (m)
 #undef LDV
 #define LDV(p, i) LD(p, i)
 #elif VW == 2
@@ -95,29 +94,24 @@
 #define AV CAT(A, 2)
 #define IV CAT(IDX, 2)
 #define LANES ((IV)(0, 1))
-#define ANY(m) any(m)
 #elif VW == 4
 #define MV CAT(MASK, 4)
 #define AV CAT(A, 4)
 #define IV CAT(IDX, 4)
 #define LANES ((IV)(0, 1, 2, 3))
-#define ANY(m) any(m)
 #elif VW == 8
 #define MV CAT(MASK, 8)
 #define AV CAT(A, 8)
 #define IV CAT(IDX, 8)
 #define LANES ((IV)(0, 1, 2, 3, 4, 5, 6, 7))
-#define ANY(m) any(m)
 #elif VW == 16
 #define MV CAT(MASK, 16)
 #define AV CAT(A, 16)
 #define IV CAT(IDX, 16)
 #define LANES ((IV)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
-#define ANY(m) any(m)
 #else
 #error "VW must be 1, 2, 4, 8 or 16"
 #endif
-#define SANY(m) (m) /* ANY for scalars: a scalar comparison gives 1, not a set top bit */
 
 #define NONE ((IDX)0xffffffffu) /* "no index yet": above every index, so that real ones win ties */
 
