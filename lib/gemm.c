@@ -60,39 +60,6 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
 
 const ocx__family ocx__family_gemm = {"gemm", "gemm", P_COUNT, gemm_params, gemm_invalid};
 
-/* Developer knob for tuning by hand and for ocx-bench: OCX_GEMM_PARAMS="MWG=64,KWG=32,…" overrides
- * parameters after the defaults; a set the family rejects is an error, never a failed build. */
-static ocx_status params_override(const ocx_context *ctx, ocx_dtype dtype, ocx__params *p)
-{
-    const char *env = getenv("OCX_GEMM_PARAMS");
-    if (!env || !*env) return OCX_OK;
-    const char *s = env;
-    while (*s) {
-        char name[32];
-        size_t len = 0;
-        while (*s && *s != '=' && *s != ',' && len + 1 < sizeof name) name[len++] = *s++;
-        name[len] = 0;
-        OCX__FAIL_IF(*s != '=', OCX_ERR_INVALID_ARGUMENT, "OCX_GEMM_PARAMS: expected NAME=VALUE near '%s'", name);
-        char *end;
-        long value = strtol(s + 1, &end, 10);
-        unsigned i = 0;
-        while (i < P_COUNT && strcmp(gemm_params[i].name, name) != 0) i++;
-        OCX__FAIL_IF(i == P_COUNT || end == s + 1, OCX_ERR_INVALID_ARGUMENT, "OCX_GEMM_PARAMS: bad entry '%s'", name);
-        /* DIRECT is host-only: any value is safe (tests force either kernel with it). */
-        OCX__FAIL_IF(i == P_DIRECT ? value < 0 || value > 1 << 20 : value < gemm_params[i].min || value > gemm_params[i].max,
-                     OCX_ERR_INVALID_ARGUMENT,
-                     "OCX_GEMM_PARAMS: %s=%ld outside [%d, %d]", name, value, gemm_params[i].min,
-                     gemm_params[i].max);
-        p->v[i] = (int)value;
-        s = end;
-        if (*s == ',') s++;
-    }
-    const char *why = gemm_invalid(p->v, &ctx->info, dtype);
-    OCX__FAIL_IF(why, OCX_ERR_INVALID_ARGUMENT, "OCX_GEMM_PARAMS=%s: %s", env, why);
-    p->origin = "OCX_GEMM_PARAMS";
-    return OCX_OK;
-}
-
 /* One stored matrix: rows x cols in `layout` with leading dimension ld. Its span (elements from the
  * first to one past the last touched, relative to the offset) and its strides. */
 typedef struct mat {
@@ -315,10 +282,9 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * under the threshold take the direct kernel with the "small" class's DWGN/DWGM. */
     ocx__params p;
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "all", &p));
-    OCX__FORWARD(params_override(ctx, a->dtype, &p));
     double direct = (double)p.v[P_DIRECT];
     int use_direct = k == 0 || (double)km * (double)kn * (double)k <= direct * direct * direct;
-    if (use_direct && !getenv("OCX_GEMM_PARAMS")) {
+    if (use_direct) {
         ocx__params small;
         OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "small", &small));
         p.v[P_DWGN] = small.v[P_DWGN];

@@ -7,6 +7,7 @@
  *                 "clock_mhz", "fingerprint" },
  *     "entries": [ { "family": "gemm", "dtype": "f32", "size_class": "large",
  *                    "params": { "MWG": 64, … }, "rate": 1234.5, "unit": "GFLOP/s" }, … ] }
+ * OCX_<FAMILY>_PARAMS="NAME=V,…" in the environment overrides all of them (experiments).
  * Sources, first match wins per (family, dtype, size class; a source's "all" entry stands in for a
  * class it lacks): $OCX_PROFILE_DIR, $XDG_DATA_HOME/ocx/
  * profiles (else ~/.local/share/ocx/profiles), the installed $(datadir)/ocx/profiles, built-in
@@ -280,6 +281,36 @@ static void record(const ocx__params *p, ocx_dtype dtype, const char *size_class
                               p->v[i]);
 }
 
+/* OCX_<FAMILY>_PARAMS="NAME=V,…" (OCX_GEMM_PARAMS, …): a developer's override of the looked-up
+ * values for experiments, checked like a profile entry; a bad one is an error, never a bad kernel. */
+static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *p)
+{
+    char var[64];
+    int n = snprintf(var, sizeof var, "OCX_");
+    for (const char *c = fam->name; *c && n < 40; c++) var[n++] = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+    snprintf(var + n, sizeof var - (size_t)n, "_PARAMS");
+    const char *e = getenv(var);
+    if (!e || !*e) return OCX_OK;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", e);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '='), *end = NULL;
+        OCX__FAIL_IF(!eq, OCX_ERR_INVALID_ARGUMENT, "%s: '%s' is not NAME=VALUE", var, t);
+        *eq = 0;
+        unsigned i = 0;
+        while (i < fam->nparams && strcmp(fam->params[i].name, t)) i++;
+        OCX__FAIL_IF(i == fam->nparams, OCX_ERR_INVALID_ARGUMENT, "%s: %s has no parameter %s", var, fam->name, t);
+        long v = strtol(eq + 1, &end, 10);
+        OCX__FAIL_IF(end == eq + 1 || *end || v < INT32_MIN || v > INT32_MAX, OCX_ERR_INVALID_ARGUMENT,
+                     "%s: %s=%s is not a number", var, t, eq + 1);
+        p->v[i] = (int)v;
+    }
+    const char *why = ocx__params_check(fam, p->v, &ctx->info, dtype);
+    OCX__FAIL_IF(why, OCX_ERR_INVALID_ARGUMENT, "%s=%s: %s", var, e, why);
+    p->origin = "environment (OCX_<FAMILY>_PARAMS)";
+    return OCX_OK;
+}
+
 ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, const char *size_class,
                               ocx__params *out)
 {
@@ -302,6 +333,7 @@ ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtyp
             }
         }
         pthread_mutex_unlock(&ctx->lock);
+        OCX__FORWARD(env_override(ctx, fam, dtype, out));
     }
     record(out, dtype, size_class);
     return OCX_OK;

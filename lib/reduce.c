@@ -43,33 +43,6 @@ static ocx_dtype result_dtype(ocx_reduce_op op, ocx_dtype x)
     return is_arg(op) ? OCX_U32 : x == OCX_F64 ? OCX_F64 : OCX_F32;
 }
 
-/* Experiments until the tuner lands: OCX_REDUCE_PARAMS="WG=64,VW=8" overrides the built-in values
- * (still checked against the device). */
-static ocx_status env_params(ocx__params *p, const ocx_context *ctx, ocx_dtype dtype, const char *var)
-{
-    const char *e = getenv(var);
-    if (!e || !*e) return OCX_OK;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", e);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(t, '=');
-        OCX__FAIL_IF(!eq, OCX_ERR_INVALID_ARGUMENT, "%s: '%s' is not NAME=VALUE", var, t);
-        *eq = 0;
-        unsigned i = 0;
-        while (i < p->family->nparams && strcmp(p->family->params[i].name, t)) i++;
-        OCX__FAIL_IF(i == p->family->nparams, OCX_ERR_INVALID_ARGUMENT, "%s: no parameter %s", var, t);
-        int v = atoi(eq + 1);
-        const ocx__param_def *d = &p->family->params[i];
-        OCX__FAIL_IF(v < d->min || v > d->max || (d->pow2 && (v & (v - 1))), OCX_ERR_INVALID_ARGUMENT,
-                     "%s: %s=%d is outside its range", var, t, v);
-        p->v[i] = v;
-    }
-    const char *why = p->family->invalid(p->v, &ctx->info, dtype);
-    OCX__FAIL_IF(why, OCX_ERR_INVALID_ARGUMENT, "%s: %s", var, why);
-    p->origin = var;
-    return OCX_OK;
-}
-
 static ocx_status check_args(ocx_context *ctx, ocx_reduce_op op, size_t n, const ocx_buffer *x, size_t incx,
                              const ocx_buffer *y, size_t incy)
 {
@@ -98,7 +71,6 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     ocx_dtype dt = x->dtype;
     ocx__params p;
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_reduce, dt, ocx__size_class_1d(n), &p));
-    OCX__FORWARD(env_params(&p, ctx, dt, "OCX_REDUCE_PARAMS"));
     /* Only DTYPE, not ocx__dtype_defines' HAS_FP64 (reduce.cl reads f64 only as DTYPE=2): one program
      * per dtype whether or not the device (or OCX_DISABLE_FP64) offers fp64. */
     /* VW counts f32/f16 elements; f64 takes half as many (H200, 2^28 f64 dot: 3.7 TB/s with double4,

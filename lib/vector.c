@@ -28,33 +28,6 @@ static const char *vector_invalid(const int *v, const ocx_device_info *dev, ocx_
 const ocx__family ocx__family_vector = {
     .name = "vector", .source = "vector", .nparams = 4, .params = vector_params, .invalid = vector_invalid};
 
-/* Experiments until the tuner lands: OCX_VECTOR_PARAMS="WG=64,VW=8" overrides the built-in values
- * (still checked against the device). */
-static ocx_status env_params(ocx__params *p, const ocx_context *ctx, ocx_dtype dtype, const char *var)
-{
-    const char *e = getenv(var);
-    if (!e || !*e) return OCX_OK;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", e);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(t, '=');
-        OCX__FAIL_IF(!eq, OCX_ERR_INVALID_ARGUMENT, "%s: '%s' is not NAME=VALUE", var, t);
-        *eq = 0;
-        unsigned i = 0;
-        while (i < p->family->nparams && strcmp(p->family->params[i].name, t)) i++;
-        OCX__FAIL_IF(i == p->family->nparams, OCX_ERR_INVALID_ARGUMENT, "%s: no parameter %s", var, t);
-        int v = atoi(eq + 1);
-        const ocx__param_def *d = &p->family->params[i];
-        OCX__FAIL_IF(v < d->min || v > d->max || (d->pow2 && (v & (v - 1))), OCX_ERR_INVALID_ARGUMENT,
-                     "%s: %s=%d is outside its range", var, t, v);
-        p->v[i] = v;
-    }
-    const char *why = p->family->invalid(p->v, &ctx->info, dtype);
-    OCX__FAIL_IF(why, OCX_ERR_INVALID_ARGUMENT, "%s: %s", var, why);
-    p->origin = var;
-    return OCX_OK;
-}
-
 /* The one launch path of this file: parameters → defines → geometry → ocx__launch. `items` is the
  * number of work-items that would cover the whole range (per element, or per vector when the kernel
  * takes its vectorised path). */
@@ -64,7 +37,6 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
 {
     ocx__params p;
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_vector, dtype, ocx__size_class_1d(n), &p));
-    OCX__FORWARD(env_params(&p, ctx, dtype, "OCX_VECTOR_PARAMS"));
     /* VW counts f32/f16 elements; f64 takes half as many, the same 16 bytes as f32 (H200, 2^28
      * f64 add: 2.9 TB/s with double4, 4.2 TB/s with double2). */
     if (dtype == OCX_F64) p.v[1] = p.v[1] > 1 ? p.v[1] / 2 : 1;
