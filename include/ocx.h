@@ -380,6 +380,77 @@ typedef struct ocx_tune_options {
 OCX_API ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt);
 
 /* ---------------------------------------------------------------------------------------------- */
+/* Measured peaks and the roofline                                                                */
+/* ---------------------------------------------------------------------------------------------- */
+/* The device's ceilings, measured by micro-kernels (cl/peaks.cl), and the roofline model over them:
+ * an operation of arithmetic intensity AI = flops / bytes can reach at most
+ *   min(peak FLOP/s, bandwidth × AI).
+ * Rates are in units of 1e9 per second (GB/s, GFLOP/s); bytes count what is read plus what is
+ * written. A figure of 0 means "not measured" (f16 without cl_khr_fp16, f64 without cl_khr_fp64).
+ * Results are cached per device fingerprint in the binary cache directory as peaks-<fp>.json
+ * (peaks-<fp>-quick.json for quick mode; no caching under OCX_CACHE=0) and reused by later calls. */
+typedef struct ocx_peaks {
+    char fingerprint[17];      /* the device's ocx_device_info.fingerprint */
+    int quick;                 /* 1: measured with small sizes (tests); rougher figures */
+    int from_cache;            /* 1: this result was read from the cache file, not measured now */
+    double global_gbps;        /* global memory bandwidth: best of the read kernels over vector widths */
+    unsigned global_width;     /* the float vector width that gave global_gbps */
+    double copy_gbps;          /* device-to-device copy kernel (read + write), best vector width */
+    double f32_gflops;         /* FMA throughput (2 flops per mad), best vector width */
+    double f16_gflops;         /* 0 unless cl_khr_fp16 */
+    double f64_gflops;         /* 0 unless cl_khr_fp64 */
+    double h2d_pageable_gbps;  /* clEnqueueWriteBuffer from malloc'd memory (profiling events) */
+    double d2h_pageable_gbps;
+    double h2d_pinned_gbps;    /* from/to a mapped CL_MEM_ALLOC_HOST_PTR buffer */
+    double d2h_pinned_gbps;
+    double launch_latency_us;  /* empty kernel, a work-group per compute unit: queued → end on the
+                                  device timeline (median), as clpeak counts it */
+    double launch_wall_us;     /* empty kernel: enqueue + finish on the host clock (median) */
+    double measure_s;          /* wall time the measurement took (from the original run when cached) */
+} ocx_peaks;
+
+#define OCX_PEAKS_REFRESH 1u /* measure again even when a cached result exists (and store it) */
+#define OCX_PEAKS_QUICK 2u   /* small sizes, few repetitions: seconds on a CPU, rough figures */
+
+/*! ocx_measure_peaks() : fills *out with ctx's device ceilings, from the cache file when one for this
+ *  device fingerprint (and capabilities, and mode) exists and OCX_PEAKS_REFRESH is not set; else
+ *  measures them (blocking: a few seconds on a GPU, tens of seconds on a CPU; the device should be
+ *  otherwise idle) and stores them. A cache file that does not parse or does not match is replaced.
+ *  Uses the default stream; thread-safe like any enqueueing call, but concurrent work skews figures.
+ *  @return OCX_OK, OCX_ERR_INVALID_ARGUMENT (NULL, unknown flag bits), OCX_ERR_OUT_OF_MEMORY, or the
+ *  error of a failed kernel or transfer. A cache that cannot be written is only a warning. */
+OCX_API ocx_status ocx_measure_peaks(ocx_context *ctx, unsigned flags, ocx_peaks *out);
+
+/*! ocx_peaks_cache_path() : the cache file ocx_measure_peaks() uses for ctx's device in the mode of
+ *  `flags` ("" when caching is off). @return OCX_ERR_INVALID_ARGUMENT for NULL or a too small cap. */
+OCX_API ocx_status ocx_peaks_cache_path(const ocx_context *ctx, unsigned flags, char *path, size_t cap);
+
+/* Where one measured operation stands against the roofs. */
+typedef struct ocx_roofline {
+    double intensity;       /* flops / bytes; 0 when either is 0 (then the op has only one roof) */
+    double achieved_gflops; /* flops / ns */
+    double achieved_gbps;   /* bytes / ns */
+    double peak_gflops;     /* the compute roof used for the dtype (0 when flops = 0) */
+    double bound_gflops;    /* min(peak_gflops, bandwidth × intensity); peak_gflops when bytes = 0;
+                               0 when flops = 0 */
+    double bound_gbps;      /* the bandwidth roof when flops = 0 (pure traffic), else bound / AI */
+    double efficiency;      /* achieved / bound as a fraction (1.0 = on the roof; may exceed 1 when
+                               caches beat the measured bandwidth) */
+    int memory_bound;       /* 1 when the bandwidth roof is the lower one (or the op has no flops) */
+} ocx_roofline;
+
+/*! ocx_roofline_eval() : places an operation that moved `bytes` and did `flops` in `ns` nanoseconds
+ *  on the roofline of `peaks`, for arithmetic in `dtype` (its compute roof: f32 → f32_gflops; f16 →
+ *  the larger of f16_gflops and f32_gflops, since f16 storage computes in f32 unless native; f64 →
+ *  f64_gflops; integers → f32_gflops). `bandwidth_gbps` > 0 replaces peaks->global_gbps as the
+ *  bandwidth roof (host transfers are bound by the link, not by device memory). Pure arithmetic,
+ *  no device work; thread-safe.
+ *  @return OCX_OK, or OCX_ERR_INVALID_ARGUMENT: NULL, ns ≤ 0, negative or non-finite bytes/flops,
+ *  both 0, or a roof it needs that is not positive (f64 on a device without fp64, unmeasured peaks). */
+OCX_API ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flops, double bytes,
+                                     double ns, double bandwidth_gbps, ocx_roofline *out);
+
+/* ---------------------------------------------------------------------------------------------- */
 /* Element-wise vector operations                                                                 */
 /* ---------------------------------------------------------------------------------------------- */
 /* Common rules of this section:

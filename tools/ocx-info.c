@@ -1,5 +1,7 @@
 /* ocx-info — the OpenCL platforms and devices ocx sees, and their capabilities.
- *   ocx-info [--json] [--device SPEC] */
+ *   ocx-info [--json] [--device SPEC] [--peaks [--refresh] [--quick]]
+ * --peaks measures the chosen device's ceilings (ocx_measure_peaks: memory bandwidth, FMA throughput,
+ * host link, launch latency), or reads them from the cache of an earlier run. */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,18 +52,78 @@ static void print_profiles(size_t i)
     ocx_context_destroy(ctx);
 }
 
+/* The measured ceilings of device `spec` (the chosen one): printed, or added to `root` as "peaks". */
+static int print_peaks(const char *spec, unsigned flags, json_t *root)
+{
+    ocx_context *ctx = NULL;
+    ocx_peaks p;
+    if (ocx_context_create(spec, &ctx) != OCX_OK || ocx_measure_peaks(ctx, flags, &p) != OCX_OK) {
+        fprintf(stderr, "ocx-info: peaks: %s\n", ocx_last_error());
+        ocx_context_destroy(ctx);
+        return 1;
+    }
+    ocx_device_info d;
+    ocx_context_device_info(ctx, &d);
+    char path[4200] = "";
+    ocx_peaks_cache_path(ctx, flags, path, sizeof path);
+    ocx_context_destroy(ctx);
+    if (root) {
+        json_object_set_new(
+            root, "peaks",
+            json_pack("{s:s, s:s, s:b, s:b, s:s, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+                      "device", d.name, "fingerprint", p.fingerprint, "quick", p.quick, "from_cache", p.from_cache,
+                      "cache_file", path, "global_gbps", p.global_gbps, "global_width", (int)p.global_width,
+                      "copy_gbps", p.copy_gbps, "f32_gflops", p.f32_gflops, "f16_gflops", p.f16_gflops, "f64_gflops",
+                      p.f64_gflops, "h2d_pageable_gbps", p.h2d_pageable_gbps, "d2h_pageable_gbps",
+                      p.d2h_pageable_gbps, "h2d_pinned_gbps", p.h2d_pinned_gbps, "d2h_pinned_gbps",
+                      p.d2h_pinned_gbps, "launch_latency_us", p.launch_latency_us, "launch_wall_us",
+                      p.launch_wall_us));
+        return 0;
+    }
+    printf("peaks of %s%s\n", d.name, p.quick ? " (quick mode: rough figures)" : "");
+    printf("  global memory     %10.2f GB/s  (read kernel, float%u; bytes read + written)\n", p.global_gbps,
+           p.global_width);
+    printf("  copy kernel       %10.2f GB/s  (read + write)\n", p.copy_gbps);
+    printf("  FMA f32           %10.2f GFLOP/s\n", p.f32_gflops);
+    if (p.f16_gflops > 0)
+        printf("  FMA f16           %10.2f GFLOP/s\n", p.f16_gflops);
+    else
+        printf("  FMA f16           %10s          (no cl_khr_fp16)\n", "-");
+    if (p.f64_gflops > 0)
+        printf("  FMA f64           %10.2f GFLOP/s\n", p.f64_gflops);
+    else
+        printf("  FMA f64           %10s          (no cl_khr_fp64)\n", "-");
+    printf("  host->device      %10.2f GB/s pageable, %.2f GB/s pinned\n", p.h2d_pageable_gbps, p.h2d_pinned_gbps);
+    printf("  device->host      %10.2f GB/s pageable, %.2f GB/s pinned\n", p.d2h_pageable_gbps, p.d2h_pinned_gbps);
+    printf("  launch latency    %10.2f us    (queued -> end; %.2f us enqueue to finish on the host)\n",
+           p.launch_latency_us, p.launch_wall_us);
+    if (p.from_cache)
+        printf("  (from %s, measured in %.1f s; --refresh measures again)\n", path, p.measure_s);
+    else
+        printf("  (measured in %.1f s%s%s)\n", p.measure_s, path[0] ? "; cached in " : "; cache off", path);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int json = 0;
+    int json = 0, peaks = 0;
+    unsigned pflags = 0;
     const char *spec = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
         else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
             spec = argv[++i];
+        else if (strcmp(argv[i], "--peaks") == 0)
+            peaks = 1;
+        else if (strcmp(argv[i], "--refresh") == 0)
+            pflags |= OCX_PEAKS_REFRESH;
+        else if (strcmp(argv[i], "--quick") == 0)
+            pflags |= OCX_PEAKS_QUICK;
         else {
-            fprintf(stderr, "usage: ocx-info [--json] [--device SPEC]\n"
-                            "  SPEC: index, platform:device, gpu, cpu, or part of a device/vendor name\n");
+            fprintf(stderr, "usage: ocx-info [--json] [--device SPEC] [--peaks [--refresh] [--quick]]\n"
+                            "  SPEC: index, platform:device, gpu, cpu, or part of a device/vendor name\n"
+                            "  --peaks: the chosen device's measured ceilings (cached per device)\n");
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
     }
@@ -76,6 +138,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ocx-info: %s\n", ocx_last_error());
         return 1;
     }
+    if (peaks && !json) return print_peaks(spec, pflags, NULL);
     json_t *arr = json ? json_array() : NULL;
     if (!json) printf("ocx %s: %zu OpenCL device(s); * marks the one ocx uses by default (OCX_DEVICE, --device)\n\n",
                       ocx_version_string(), count);
@@ -110,6 +173,10 @@ int main(int argc, char **argv)
     }
     if (json) {
         json_t *root = json_pack("{s:s, s:o}", "ocx_version", ocx_version_string(), "devices", arr);
+        if (peaks && print_peaks(spec, pflags, root) != 0) {
+            json_decref(root);
+            return 1;
+        }
         json_dumpf(root, stdout, JSON_INDENT(2));
         putchar('\n');
         json_decref(root);

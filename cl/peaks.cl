@@ -1,0 +1,94 @@
+/* peaks.cl — micro-kernels that measure a device's ceilings (lib/peaks.c): global memory bandwidth,
+ * FMA throughput, launch latency. Valid OpenCL C 1.2 on its own; parameters arrive as -D defines:
+ *   DTYPE   0 float (default), 1 half (needs cl_khr_fp16), 2 double (needs cl_khr_fp64)
+ *   VW      vector width 1, 2, 4, 8 or 16 (default 4)
+ *   FETCH   elements each work-item reads in bw_read (default 16)
+ * fma_peak's loop count (32 mads per trip) is an argument, so one build serves every duration.
+ */
+#ifndef DTYPE
+#define DTYPE 0
+#endif
+#ifndef VW
+#define VW 4
+#endif
+#ifndef FETCH
+#define FETCH 16
+#endif
+
+#if DTYPE == 1
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#define REAL half
+#elif DTYPE == 2
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define REAL double
+#else
+#define REAL float
+#endif
+
+#define PK_CAT2(a, b) a##b
+#define PK_CAT(a, b) PK_CAT2(a, b)
+#if VW == 1
+#define REALV REAL
+#else
+#define REALV PK_CAT(REAL, VW)
+#endif
+
+/* Reads FETCH vectors per work-item, coalesced: consecutive work-items read consecutive vectors,
+ * and each work-item steps by the work-group's width. One vector written per work-item keeps the
+ * reads alive. Global size × FETCH vectors must fit in `a`. */
+__kernel void bw_read(__global const REALV *a, __global REALV *b)
+{
+    size_t lsz = get_local_size(0);
+    size_t id = get_group_id(0) * lsz * FETCH + get_local_id(0);
+    REALV s = (REALV)(0);
+    for (int i = 0; i < FETCH; i++) {
+        s += a[id];
+        id += lsz;
+    }
+    b[get_global_id(0)] = s;
+}
+
+/* One vector copied per work-item. */
+__kernel void bw_copy(__global const REALV *a, __global REALV *b)
+{
+    size_t i = get_global_id(0);
+    b[i] = a[i];
+}
+
+/* Eight independent chains of dependent mads, 32 mads per loop trip: enough independent work per
+ * work-item to cover the FMA latency of CPU cores (clpeak's single chain measures that latency on a
+ * CPU rather than the throughput); GPUs hide it across work-items either way. The multiplier comes
+ * from an argument and the addend from the work-item's id, and the sum is always stored, so the
+ * compiler can neither fold nor drop the chains (no fast-math: a chain of roundings cannot be
+ * reassociated). 2 × VW flops per mad. */
+#define PK_MAD8 \
+    x0 = mad(x0, m, c); x1 = mad(x1, m, c); x2 = mad(x2, m, c); x3 = mad(x3, m, c); \
+    x4 = mad(x4, m, c); x5 = mad(x5, m, c); x6 = mad(x6, m, c); x7 = mad(x7, m, c);
+__kernel void fma_peak(__global REAL *out, REAL a, int iters)
+{
+    REALV m = (REALV)(a);
+    REALV c = (REALV)((REAL)get_local_id(0)) * (REALV)((REAL)0.0009765625);
+    REALV x0 = c, x1 = c + (REALV)((REAL)1), x2 = c + (REALV)((REAL)2), x3 = c + (REALV)((REAL)3);
+    REALV x4 = c + (REALV)((REAL)4), x5 = c + (REALV)((REAL)5), x6 = c + (REALV)((REAL)6), x7 = c + (REALV)((REAL)7);
+    for (int i = 0; i < iters; i++) {
+        PK_MAD8 PK_MAD8 PK_MAD8 PK_MAD8
+    }
+    REALV r = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));
+#if VW == 1
+    out[get_global_id(0)] = r;
+#elif VW == 2
+    out[get_global_id(0)] = r.s0 + r.s1;
+#elif VW == 4
+    out[get_global_id(0)] = (r.s0 + r.s1) + (r.s2 + r.s3);
+#elif VW == 8
+    out[get_global_id(0)] = (r.s0 + r.s1) + (r.s2 + r.s3) + (r.s4 + r.s5) + (r.s6 + r.s7);
+#else
+    out[get_global_id(0)] = (r.s0 + r.s1) + (r.s2 + r.s3) + (r.s4 + r.s5) + (r.s6 + r.s7) + (r.s8 + r.s9) +
+                            (r.sa + r.sb) + (r.sc + r.sd) + (r.se + r.sf);
+#endif
+}
+
+/* Does nothing: the launch latency. */
+__kernel void empty(__global int *unused)
+{
+}

@@ -1,0 +1,495 @@
+/* peaks.c — the device's measured ceilings (cl/peaks.cl), cached per device fingerprint as a small
+ * JSON file beside the binary cache, and the roofline arithmetic over them.
+ *
+ * Cache file (peaks-<fingerprint>.json, or peaks-<fingerprint>-quick.json):
+ *   {"format": 1, "ocx_version": "0.1.0", "fingerprint": "…", "device": "…", "driver": "…",
+ *    "quick": false, "fp16": false, "fp64": true, "global_gbps": 21.3, …every double of ocx_peaks…}
+ * A file whose format, fingerprint, mode or capabilities differ, or whose figures are missing,
+ * non-numeric, negative or inconsistent (f64 figure without fp64), is ignored with one warning and
+ * replaced by a fresh measurement.
+ */
+#include "config.h"
+#include "ocx_internal.h"
+#include "peaks_internal.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PEAKS_FORMAT 1
+
+static atomic_ulong measurements;
+
+unsigned long ocx__peaks_measurements(void) { return atomic_load(&measurements); }
+
+/* ---- the roofline ------------------------------------------------------------------------------ */
+
+static double compute_roof(const ocx_peaks *p, ocx_dtype dtype)
+{
+    switch (dtype) {
+    case OCX_F16: return p->f16_gflops > p->f32_gflops ? p->f16_gflops : p->f32_gflops;
+    case OCX_F64: return p->f64_gflops;
+    default: return p->f32_gflops;
+    }
+}
+
+ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flops, double bytes, double ns,
+                             double bandwidth_gbps, ocx_roofline *out)
+{
+    OCX__FAIL_IF(!peaks || !out, OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: peaks and out must not be NULL");
+    memset(out, 0, sizeof *out);
+    OCX__FAIL_IF(!(ns > 0) || !isfinite(ns), OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: time %g ns is not positive",
+                 ns);
+    OCX__FAIL_IF(!(flops >= 0) || !(bytes >= 0) || !isfinite(flops) || !isfinite(bytes), OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_roofline_eval: flops (%g) and bytes (%g) must be finite and not negative", flops, bytes);
+    OCX__FAIL_IF(flops == 0 && bytes == 0, OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_roofline_eval: an operation with neither flops nor bytes has no roof");
+    OCX__FAIL_IF((unsigned)dtype >= OCX_DTYPE_COUNT, OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: unknown dtype %d",
+                 (int)dtype);
+    double bw = bandwidth_gbps > 0 ? bandwidth_gbps : peaks->global_gbps;
+    OCX__FAIL_IF(bytes > 0 && !(bw > 0), OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_roofline_eval: no bandwidth roof (peaks not measured?)");
+    out->achieved_gflops = flops / ns;
+    out->achieved_gbps = bytes / ns;
+    if (flops == 0) { /* pure traffic: the bandwidth roof alone */
+        out->bound_gbps = bw;
+        out->efficiency = out->achieved_gbps / bw;
+        out->memory_bound = 1;
+        return OCX_OK;
+    }
+    double peak = compute_roof(peaks, dtype);
+    OCX__FAIL_IF(!(peak > 0), OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: no %s compute roof on this device",
+                 ocx_dtype_name(dtype));
+    out->peak_gflops = peak;
+    if (bytes == 0) { /* traffic unknown: the compute roof alone */
+        out->bound_gflops = peak;
+        out->efficiency = out->achieved_gflops / peak;
+        return OCX_OK;
+    }
+    out->intensity = flops / bytes;
+    double slope = bw * out->intensity;
+    out->memory_bound = slope < peak;
+    out->bound_gflops = out->memory_bound ? slope : peak;
+    out->bound_gbps = out->bound_gflops / out->intensity;
+    out->efficiency = out->achieved_gflops / out->bound_gflops;
+    return OCX_OK;
+}
+
+/* ---- the cache file ---------------------------------------------------------------------------- */
+
+/* The doubles of ocx_peaks by name: one table for the writer, the reader and the tests. */
+static const struct {
+    const char *name;
+    size_t offset;
+} fields[] = {
+#define F(x) {#x, offsetof(ocx_peaks, x)}
+    F(global_gbps),       F(copy_gbps),         F(f32_gflops),      F(f16_gflops),
+    F(f64_gflops),        F(h2d_pageable_gbps), F(d2h_pageable_gbps), F(h2d_pinned_gbps),
+    F(d2h_pinned_gbps),   F(launch_latency_us), F(launch_wall_us),  F(measure_s),
+#undef F
+};
+#define NFIELDS (sizeof fields / sizeof fields[0])
+#define FIELD(p, i) (*(double *)((char *)(p) + fields[i].offset))
+
+ocx_status ocx_peaks_cache_path(const ocx_context *ctx, unsigned flags, char *path, size_t cap)
+{
+    OCX__FAIL_IF(!path || cap == 0, OCX_ERR_INVALID_ARGUMENT, "ocx_peaks_cache_path: path must not be NULL");
+    path[0] = '\0';
+    OCX__FORWARD(ocx__check_context(ctx));
+    char dir[4096];
+    ocx__cache_dir(dir, sizeof dir);
+    if (!dir[0]) return OCX_OK;
+    int n = snprintf(path, cap, "%s/peaks-%s%s.json", dir, ctx->info.fingerprint,
+                     (flags & OCX_PEAKS_QUICK) ? "-quick" : "");
+    if (n < 0 || (size_t)n >= cap) {
+        path[0] = '\0';
+        return ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_peaks_cache_path: %zu bytes are too few", cap);
+    }
+    return OCX_OK;
+}
+
+/* mkdir -p; 0 on success. */
+static int make_dirs(const char *dir)
+{
+    char tmp[4400];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *s = tmp + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+        *s = '/';
+    }
+    return mkdir(tmp, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+/* NULL when the parsed file is a valid result for ctx in this mode (and fills *p), else why not. */
+static const char *peaks_from_json(const ocx_context *ctx, int quick, json_t *root, ocx_peaks *p)
+{
+    if (!json_is_object(root)) return "not a JSON object";
+    json_t *fmt = json_object_get(root, "format");
+    if (!json_is_integer(fmt) || json_integer_value(fmt) != PEAKS_FORMAT) return "unknown format";
+    const char *fp = json_string_value(json_object_get(root, "fingerprint"));
+    if (!fp || strcmp(fp, ctx->info.fingerprint) != 0) return "another device's fingerprint";
+    json_t *q = json_object_get(root, "quick"), *h = json_object_get(root, "fp16"), *d = json_object_get(root, "fp64");
+    if (!json_is_boolean(q) || json_is_true(q) != quick) return "another measuring mode";
+    if (!json_is_boolean(h) || !json_is_boolean(d) || json_is_true(h) != !!ctx->info.has_fp16 ||
+        json_is_true(d) != !!ctx->info.has_fp64)
+        return "measured with other device capabilities";
+    memset(p, 0, sizeof *p);
+    for (size_t i = 0; i < NFIELDS; i++) {
+        json_t *v = json_object_get(root, fields[i].name);
+        if (!json_is_number(v)) return "a figure is missing or not a number";
+        double x = json_number_value(v);
+        if (!isfinite(x) || x < 0) return "a figure is negative or not finite";
+        FIELD(p, i) = x;
+    }
+    json_t *w = json_object_get(root, "global_width");
+    if (!json_is_integer(w) || json_integer_value(w) < 1 || json_integer_value(w) > 16) return "bad global_width";
+    p->global_width = (unsigned)json_integer_value(w);
+    if (!(p->global_gbps > 0) || !(p->copy_gbps > 0) || !(p->f32_gflops > 0) || !(p->launch_latency_us >= 0))
+        return "a required figure is zero";
+    if ((p->f16_gflops > 0) != !!ctx->info.has_fp16 || (p->f64_gflops > 0) != !!ctx->info.has_fp64)
+        return "figures disagree with the device's capabilities";
+    snprintf(p->fingerprint, sizeof p->fingerprint, "%s", ctx->info.fingerprint);
+    p->quick = quick;
+    return NULL;
+}
+
+static int peaks_load(const ocx_context *ctx, const char *path, int quick, ocx_peaks *p)
+{
+    if (access(path, F_OK) != 0) return 0;
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    const char *why = root ? peaks_from_json(ctx, quick, root, p) : jerr.text;
+    json_decref(root);
+    if (why) {
+        ocx__warn("peaks cache %s: %s; measuring again", path, why);
+        return 0;
+    }
+    p->from_cache = 1;
+    return 1;
+}
+
+static void peaks_store(const ocx_context *ctx, const char *path, const ocx_peaks *p)
+{
+    char dir[4400], tmp[4400];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    json_t *root = json_pack("{s:i, s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:i}", "format", PEAKS_FORMAT, "ocx_version",
+                             OCX_VERSION_STRING, "fingerprint", ctx->info.fingerprint, "device", ctx->info.name,
+                             "driver", ctx->info.driver_version, "quick", p->quick, "fp16", ctx->info.has_fp16,
+                             "fp64", ctx->info.has_fp64, "global_width", (int)p->global_width);
+    for (size_t i = 0; root && i < NFIELDS; i++)
+        json_object_set_new(root, fields[i].name, json_real(FIELD(p, i)));
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int ok = root && make_dirs(dir) == 0 && json_dump_file(root, tmp, JSON_INDENT(2)) == 0 && rename(tmp, path) == 0;
+    if (!ok) {
+        unlink(tmp);
+        ocx__warn("peaks cache %s could not be written (%s); the figures are not kept", path, strerror(errno));
+    }
+    json_decref(root);
+}
+
+/* ---- measuring --------------------------------------------------------------------------------- */
+
+static double wall_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+#define MAX_REPS 128
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* Profiling time of one finished event: start → end (or queued → end when `latency`). */
+static ocx_status event_ns(cl_event ev, int latency, double *ns)
+{
+    cl_ulong a = 0, b = 0;
+    OCX__CL_FORWARD(clWaitForEvents(1, &ev), "clWaitForEvents");
+    OCX__CL_FORWARD(clGetEventProfilingInfo(ev, latency ? CL_PROFILING_COMMAND_QUEUED : CL_PROFILING_COMMAND_START,
+                                            sizeof a, &a, NULL),
+                    "clGetEventProfilingInfo");
+    OCX__CL_FORWARD(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL),
+                    "clGetEventProfilingInfo");
+    *ns = b > a ? (double)(b - a) : 0.0;
+    return OCX_OK;
+}
+
+/* Median device time of `reps` launches after one warm-up. */
+static ocx_status time_kernel(ocx_context *ctx, const ocx__launch_desc *d, int reps, double *ns)
+{
+    double t[MAX_REPS];
+    for (int r = -1; r < reps; r++) {
+        cl_event ev = NULL;
+        OCX__FORWARD(ocx__launch(ctx, NULL, d, 0, NULL, &ev));
+        double x = 0;
+        ocx_status st = event_ns(ev, 0, &x);
+        clReleaseEvent(ev);
+        OCX__FORWARD(st);
+        if (r >= 0) t[r] = x;
+    }
+    *ns = median(t, reps);
+    return OCX_OK;
+}
+
+static ocx_status make_mem(ocx_context *ctx, cl_mem_flags flags, size_t bytes, cl_mem *out)
+{
+    cl_int err;
+    *out = clCreateBuffer(ctx->context, flags, bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+        *out = NULL;
+        return ocx__cl_error(err, "peaks: clCreateBuffer");
+    }
+    return OCX_OK;
+}
+
+/* The work-group size of every peak kernel: a power of two ≤ 256 the device accepts. */
+static size_t peak_wg(const ocx_context *ctx)
+{
+    size_t lim = ctx->info.max_work_group_size < ctx->info.max_work_item_sizes[0] ? ctx->info.max_work_group_size
+                                                                                   : ctx->info.max_work_item_sizes[0];
+    size_t wg = 256;
+    while (wg > 1 && wg > lim) wg /= 2;
+    return wg;
+}
+
+typedef struct plan {
+    int quick, reps;
+    size_t wg;
+    size_t bw_bytes;  /* the array the bandwidth kernels stream */
+    size_t xfer_bytes;
+    double fma_target_ns;
+} plan;
+
+#define BW_FETCH 16
+
+static ocx_status measure_bandwidth(ocx_context *ctx, const plan *pl, ocx_peaks *p)
+{
+    static const unsigned widths[] = {1, 2, 4, 8, 16};
+    cl_mem a = NULL, b = NULL;
+    ocx_status st = make_mem(ctx, CL_MEM_READ_WRITE, pl->bw_bytes, &a);
+    if (st == OCX_OK) st = make_mem(ctx, CL_MEM_READ_WRITE, pl->bw_bytes, &b);
+    if (st == OCX_OK) { /* the array is read: give it defined contents */
+        cl_float zero = 0;
+        cl_int err = clEnqueueFillBuffer(ctx->stream.queue, a, &zero, sizeof zero, 0, pl->bw_bytes, 0, NULL, NULL);
+        if (err == CL_SUCCESS) err = clFinish(ctx->stream.queue);
+        if (err != CL_SUCCESS) st = ocx__cl_error(err, "peaks: clEnqueueFillBuffer");
+    }
+    for (size_t i = 0; st == OCX_OK && i < sizeof widths / sizeof widths[0]; i++) {
+        unsigned vw = widths[i];
+        if (pl->quick && vw != 4) continue;
+        char opt[96];
+        snprintf(opt, sizeof opt, "-DDTYPE=0 -DVW=%u -DFETCH=%d", vw, BW_FETCH);
+        size_t vecs = pl->bw_bytes / (sizeof(cl_float) * vw);
+        ocx__arg args[] = {{OCX__ARG_VALUE, sizeof(cl_mem), &a}, {OCX__ARG_VALUE, sizeof(cl_mem), &b}};
+        ocx__launch_desc rd = {"peaks", opt, "bw_read", 1, {vecs / BW_FETCH}, {pl->wg}, 2, args};
+        double ns = 0;
+        st = time_kernel(ctx, &rd, pl->reps, &ns);
+        if (st != OCX_OK) break;
+        double gbps = ns > 0 ? (pl->bw_bytes + pl->bw_bytes / BW_FETCH) / ns : 0;
+        if (gbps > p->global_gbps) {
+            p->global_gbps = gbps;
+            p->global_width = vw;
+        }
+        ocx__launch_desc cp = {"peaks", opt, "bw_copy", 1, {vecs}, {pl->wg}, 2, args};
+        st = time_kernel(ctx, &cp, pl->reps, &ns);
+        gbps = ns > 0 ? 2.0 * pl->bw_bytes / ns : 0;
+        if (st == OCX_OK && gbps > p->copy_gbps) p->copy_gbps = gbps;
+    }
+    if (a) clReleaseMemObject(a);
+    if (b) clReleaseMemObject(b);
+    return st;
+}
+
+/* FMA throughput of one dtype: best over vector widths. The loop count comes as an argument and is
+ * scaled from a probe so that one launch lasts about pl->fma_target_ns. */
+static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, double *gflops)
+{
+    static const unsigned widths[] = {1, 2, 4, 8, 16};
+    size_t groups = (size_t)(ctx->info.compute_units ? ctx->info.compute_units : 1) *
+                    (ctx->info.type == OCX_DEVICE_CPU ? 4 : 16);
+    size_t global = groups * pl->wg;
+    size_t es = dtype_code == 1 ? 2 : dtype_code == 2 ? 8 : 4;
+    cl_mem out = NULL;
+    OCX__FORWARD(make_mem(ctx, CL_MEM_WRITE_ONLY, global * es, &out));
+    ocx_status st = OCX_OK;
+    *gflops = 0;
+    for (size_t i = 0; st == OCX_OK && i < sizeof widths / sizeof widths[0]; i++) {
+        unsigned vw = widths[i];
+        if (pl->quick && vw != 4) continue;
+        char opt[96];
+        snprintf(opt, sizeof opt, "-DDTYPE=%d -DVW=%u", dtype_code, vw);
+        cl_ushort a16 = 0x3c00; /* 1.0 in binary16 */
+        cl_float a32 = 1.0f;
+        cl_double a64 = 1.0;
+        cl_int iters = 8;
+        ocx__arg args[] = {{OCX__ARG_VALUE, sizeof(cl_mem), &out},
+                           dtype_code == 1   ? (ocx__arg){OCX__ARG_VALUE, sizeof a16, &a16}
+                           : dtype_code == 2 ? (ocx__arg){OCX__ARG_VALUE, sizeof a64, &a64}
+                                             : (ocx__arg){OCX__ARG_VALUE, sizeof a32, &a32},
+                           {OCX__ARG_VALUE, sizeof iters, &iters}};
+        ocx__launch_desc d = {"peaks", opt, "fma_peak", 1, {global}, {pl->wg}, 3, args};
+        double ns = 0;
+        st = time_kernel(ctx, &d, 1, &ns);
+        if (st != OCX_OK) break;
+        double scale = ns > 0 ? pl->fma_target_ns / ns : 64;
+        if (scale > 1) iters = (cl_int)fmin(iters * scale, 1 << 20);
+        st = time_kernel(ctx, &d, pl->reps, &ns);
+        double flops = (double)global * iters * 32 * 2 * vw;
+        if (st == OCX_OK && ns > 0 && flops / ns > *gflops) *gflops = flops / ns;
+    }
+    clReleaseMemObject(out);
+    return st;
+}
+
+/* Median bandwidth of blocking writes (or reads) between `host` and a device buffer, after two
+ * warm-up transfers (the first touches fresh pages). */
+static ocx_status time_transfer(ocx_context *ctx, const plan *pl, cl_mem dev, void *host, int write, double *gbps)
+{
+    double t[MAX_REPS];
+    for (int r = -2; r < pl->reps; r++) {
+        cl_event ev = NULL;
+        cl_int err = write ? clEnqueueWriteBuffer(ctx->stream.queue, dev, CL_TRUE, 0, pl->xfer_bytes, host, 0, NULL, &ev)
+                           : clEnqueueReadBuffer(ctx->stream.queue, dev, CL_TRUE, 0, pl->xfer_bytes, host, 0, NULL, &ev);
+        if (err != CL_SUCCESS) return ocx__cl_error(err, write ? "peaks: clEnqueueWriteBuffer" : "peaks: clEnqueueReadBuffer");
+        double ns = 0;
+        ocx_status st = event_ns(ev, 0, &ns);
+        clReleaseEvent(ev);
+        OCX__FORWARD(st);
+        if (r >= 0) t[r] = ns;
+    }
+    double ns = median(t, pl->reps);
+    *gbps = ns > 0 ? pl->xfer_bytes / ns : 0;
+    return OCX_OK;
+}
+
+static ocx_status measure_transfers(ocx_context *ctx, const plan *pl, ocx_peaks *p)
+{
+    cl_mem dev = NULL, pinned = NULL;
+    void *pinned_ptr = NULL;
+    unsigned char *pageable = malloc(pl->xfer_bytes);
+    OCX__FAIL_IF(!pageable, OCX_ERR_OUT_OF_MEMORY, "peaks: %zu bytes of host memory", pl->xfer_bytes);
+    memset(pageable, 1, pl->xfer_bytes); /* touch every page first */
+    ocx_status st = make_mem(ctx, CL_MEM_READ_WRITE, pl->xfer_bytes, &dev);
+    if (st == OCX_OK) st = make_mem(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, pl->xfer_bytes, &pinned);
+    if (st == OCX_OK) {
+        cl_int err;
+        pinned_ptr = clEnqueueMapBuffer(ctx->stream.queue, pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                        pl->xfer_bytes, 0, NULL, NULL, &err);
+        if (err != CL_SUCCESS) st = ocx__cl_error(err, "peaks: clEnqueueMapBuffer");
+        else memset(pinned_ptr, 2, pl->xfer_bytes);
+    }
+    if (st == OCX_OK) st = time_transfer(ctx, pl, dev, pageable, 1, &p->h2d_pageable_gbps);
+    if (st == OCX_OK) st = time_transfer(ctx, pl, dev, pageable, 0, &p->d2h_pageable_gbps);
+    if (st == OCX_OK) st = time_transfer(ctx, pl, dev, pinned_ptr, 1, &p->h2d_pinned_gbps);
+    if (st == OCX_OK) st = time_transfer(ctx, pl, dev, pinned_ptr, 0, &p->d2h_pinned_gbps);
+    if (pinned_ptr) {
+        clEnqueueUnmapMemObject(ctx->stream.queue, pinned, pinned_ptr, 0, NULL, NULL);
+        clFinish(ctx->stream.queue);
+    }
+    if (pinned) clReleaseMemObject(pinned);
+    if (dev) clReleaseMemObject(dev);
+    free(pageable);
+    return st;
+}
+
+/* Launch latency the way clpeak counts it: queued → end of a kernel that does nothing, one work-group
+ * per compute unit, each launched on an idle queue (clpeak's kernel reads a little memory: ours is
+ * the pure launch); and the host's view: enqueue until finish returns. */
+static ocx_status measure_latency(ocx_context *ctx, const plan *pl, ocx_peaks *p)
+{
+    cl_mem dummy = NULL;
+    OCX__FORWARD(make_mem(ctx, CL_MEM_READ_WRITE, sizeof(cl_int), &dummy));
+    ocx__arg args[] = {{OCX__ARG_VALUE, sizeof(cl_mem), &dummy}};
+    size_t units = ctx->info.compute_units ? ctx->info.compute_units : 1;
+    ocx__launch_desc d = {"peaks", "-DDTYPE=0", "empty", 1, {units * pl->wg}, {pl->wg}, 1, args};
+    int reps = pl->quick ? 16 : MAX_REPS;
+    double lat[MAX_REPS], wall[MAX_REPS];
+    ocx_status st = OCX_OK;
+    for (int r = -1; st == OCX_OK && r < reps; r++) {
+        cl_event ev = NULL;
+        double t0 = wall_s();
+        st = ocx__launch(ctx, NULL, &d, 0, NULL, &ev);
+        if (st != OCX_OK) break;
+        cl_int err = clFinish(ctx->stream.queue);
+        double t1 = wall_s(), ns = 0;
+        st = err != CL_SUCCESS ? ocx__cl_error(err, "peaks: clFinish") : event_ns(ev, 1, &ns);
+        clReleaseEvent(ev);
+        if (r >= 0) {
+            lat[r] = ns;
+            wall[r] = (t1 - t0) * 1e9;
+        }
+    }
+    if (st == OCX_OK) {
+        p->launch_latency_us = median(lat, reps) / 1e3;
+        p->launch_wall_us = median(wall, reps) / 1e3;
+    }
+    clReleaseMemObject(dummy);
+    return st;
+}
+
+static ocx_status measure(ocx_context *ctx, int quick, ocx_peaks *p)
+{
+    atomic_fetch_add(&measurements, 1);
+    double t0 = wall_s();
+    memset(p, 0, sizeof *p);
+    snprintf(p->fingerprint, sizeof p->fingerprint, "%s", ctx->info.fingerprint);
+    p->quick = quick;
+    plan pl = {quick, quick ? 3 : 9, peak_wg(ctx), 0, 0, quick ? 2e6 : 20e6};
+    /* Streamed arrays well beyond any cache (256 MiB), smaller where allocations are limited; quick:
+     * 8 MiB. Multiples of 1 MiB keep every global size a multiple of the work-group. */
+    size_t want = quick ? (size_t)8 << 20 : (size_t)256 << 20;
+    size_t cap = (size_t)(ctx->info.max_alloc_bytes / 2) & ~(((size_t)1 << 20) - 1);
+    pl.bw_bytes = want < cap ? want : cap;
+    OCX__FAIL_IF(pl.bw_bytes < ((size_t)1 << 20), OCX_ERR_OUT_OF_MEMORY,
+                 "peaks: the device allows allocations of %llu bytes only", (unsigned long long)ctx->info.max_alloc_bytes);
+    /* Transfers as large as the streamed array: on PoCL, 64 MiB copies ran at 60-70% of the rate of
+     * 256 MiB ones (per-call overhead), and GPUs reach their link rate well below either. */
+    pl.xfer_bytes = quick ? (size_t)4 << 20 : pl.bw_bytes;
+
+    OCX__FORWARD(measure_bandwidth(ctx, &pl, p));
+    OCX__FORWARD(measure_fma(ctx, &pl, 0, &p->f32_gflops));
+    if (ctx->info.has_fp16) OCX__FORWARD(measure_fma(ctx, &pl, 1, &p->f16_gflops));
+    if (ctx->info.has_fp64) OCX__FORWARD(measure_fma(ctx, &pl, 2, &p->f64_gflops));
+    OCX__FORWARD(measure_transfers(ctx, &pl, p));
+    OCX__FORWARD(measure_latency(ctx, &pl, p));
+    p->measure_s = wall_s() - t0;
+    return OCX_OK;
+}
+
+ocx_status ocx_measure_peaks(ocx_context *ctx, unsigned flags, ocx_peaks *out)
+{
+    OCX__FAIL_IF(!out, OCX_ERR_INVALID_ARGUMENT, "ocx_measure_peaks: out must not be NULL");
+    memset(out, 0, sizeof *out);
+    OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FAIL_IF(flags & ~(OCX_PEAKS_REFRESH | OCX_PEAKS_QUICK), OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_measure_peaks: unknown flags 0x%x", flags);
+    int quick = !!(flags & OCX_PEAKS_QUICK);
+    char path[4300];
+    OCX__FORWARD(ocx_peaks_cache_path(ctx, flags, path, sizeof path));
+    if (path[0] && !(flags & OCX_PEAKS_REFRESH) && peaks_load(ctx, path, quick, out)) return OCX_OK;
+    ocx_peaks p;
+    OCX__FORWARD(measure(ctx, quick, &p));
+    if (path[0]) peaks_store(ctx, path, &p);
+    *out = p;
+    return OCX_OK;
+}
