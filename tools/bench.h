@@ -1,10 +1,12 @@
 /* bench.h — what the parts of ocx-bench share: timing by OpenCL profiling events, the result table
- * (plain or JSON), random data. ocx-bench sees only the public API (ocx.h). */
+ * (plain text, JSON or CSV, each row placed on the device's roofline), random data. ocx-bench sees
+ * only the public API (ocx.h). */
 #ifndef OCX_BENCH_H
 #define OCX_BENCH_H
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ocx.h"
 
@@ -12,13 +14,17 @@ typedef struct bench {
     ocx_context *ctx;
     ocx_device_info info;
     int json;          /* --json: results go to `rows`, printed at the end */
-    int quick;         /* --quick: small sizes, few repetitions */
+    int csv;           /* --csv: the rows as CSV at the end */
+    int quick;         /* --quick: small sizes, few repetitions (and quick peaks) */
     int reps;          /* timed repetitions (median reported) */
-    json_t *rows;
+    json_t *rows;      /* every row, whatever the output mode (the plot and CSV read them) */
+    json_t *extra;     /* further JSON sections by part ("streams"), merged into the document */
     double copy_gbps;  /* measured device copy bandwidth (read + write), the roof of streaming ops */
     cl_command_queue queue; /* the default stream's queue, for peers such as CLBlast */
     cl_context clctx;
     int failures;      /* results that failed their check */
+    ocx_peaks peaks;   /* the device's measured ceilings (ocx_measure_peaks) */
+    int have_peaks;    /* 0: peaks unavailable, rows carry no roofline columns */
 } bench;
 
 /* Enqueues one run of the measured operation and returns its (last) event; 0 on success. */
@@ -28,7 +34,9 @@ typedef int (*bench_run_fn)(bench *b, void *arg, cl_event *event);
  * the run failed (the reason is printed). */
 double bench_time_ns(bench *b, bench_run_fn fn, void *arg);
 
-/* One result row. bytes/flops may be 0 (not applicable); peer_ns ≤ 0 means no peer measured. */
+/* One result row. bytes/flops may be 0 (not applicable); peer_ns ≤ 0 means no peer measured. The
+ * row is placed on the roofline of b->peaks: arithmetic intensity flops/bytes, the bound
+ * min(peak FLOP/s, bandwidth × AI) for its dtype, the efficiency against that bound. */
 void bench_row(bench *b, const char *group, const char *op, const char *dtype, const char *size, double ns,
                double bytes, double flops, const char *peer, double peer_ns);
 void bench_note(bench *b, const char *fmt, ...);
@@ -37,10 +45,18 @@ void bench_header(bench *b, const char *title);
 /* Uniform random floats in [lo, hi), never exactly zero. */
 void bench_random(float *x, size_t n, float lo, float hi, unsigned seed);
 
+/* The report (bench_report.c): the document for --json, the rows for --csv. */
+json_t *bench_report_json(bench *b);
+void bench_report_csv(bench *b, FILE *out);
+/* The roofline picture (bench_plot.c): the device's roofs and every row with flops as a point, as
+ * SVG through cairo. 0 on success. */
+int bench_plot_svg(bench *b, const char *path);
+
 /* The parts. */
 int bench_demo(bench *b);
 int bench_vector(bench *b);
 int bench_gemm(bench *b);
 int bench_transfer(bench *b);
+int bench_streams(bench *b);
 
 #endif

@@ -1,8 +1,12 @@
-/* ocx-bench — measures ocx's operations on a device, beside a peer library where one is present.
- *   ocx-bench [demo|vector|transfer|gemm|all] [--quick] [--json] [--reps N] [--device SPEC]
+/* ocx-bench — measures ocx's operations on a device, beside a peer library where one is present, and
+ * places every result on the device's roofline (measured peaks: ocx_measure_peaks, cached).
+ *   ocx-bench [PART[,PART…]] [--quick] [--json | --csv] [--plot FILE.svg]
+ *             [--refresh-peaks] [--reps N] [--device SPEC]
+ * PART: demo, vector, transfer, gemm, streams, peaks (only the peaks line), all (the default).
  * "demo" (the default with --quick from quickstart.sh) runs one kernel through the library and checks
  * its result against the host. Times come from OpenCL profiling events: the median of the repetitions
- * after one warm-up run. */
+ * after one warm-up run. --json and --csv print the report at the end (schema: bench_report.c);
+ * --plot draws the roofline with every operation that has flops. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,53 +54,6 @@ double bench_time_ns(bench *b, bench_run_fn fn, void *arg)
     double med = b->reps % 2 ? t[b->reps / 2] : 0.5 * (t[b->reps / 2 - 1] + t[b->reps / 2]);
     free(t);
     return med;
-}
-
-void bench_header(bench *b, const char *title)
-{
-    if (b->json) return;
-    printf("\n%s\n", title);
-    printf("%-8s %-10s %-5s %12s %11s %10s %10s %9s %-10s %11s %7s\n", "group", "op", "dtype", "size", "time[us]",
-           "GB/s", "GFLOP/s", "%roof", "peer", "peer[us]", "ours/x");
-}
-
-void bench_row(bench *b, const char *group, const char *op, const char *dtype, const char *size, double ns,
-               double bytes, double flops, const char *peer, double peer_ns)
-{
-    double gbps = bytes > 0 && ns > 0 ? bytes / ns : 0;
-    double gflops = flops > 0 && ns > 0 ? flops / ns : 0;
-    double roof = bytes > 0 && b->copy_gbps > 0 ? 100.0 * gbps / b->copy_gbps : 0;
-    double ratio = peer_ns > 0 && ns > 0 ? peer_ns / ns : 0;
-    if (b->json) {
-        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:f}", "group", group, "op", op, "dtype", dtype,
-                              "size", size, "time_us", ns / 1e3, "gb_per_s", gbps, "gflop_per_s", gflops);
-        if (roof > 0) json_object_set_new(o, "percent_of_copy_bandwidth", json_real(roof));
-        if (peer && peer_ns > 0) {
-            json_object_set_new(o, "peer", json_string(peer));
-            json_object_set_new(o, "peer_time_us", json_real(peer_ns / 1e3));
-            json_object_set_new(o, "speedup_vs_peer", json_real(ratio));
-        }
-        json_array_append_new(b->rows, o);
-        return;
-    }
-    char g[16] = "-", f[16] = "-", r[16] = "-", pt[16] = "-", ra[16] = "-";
-    if (gbps > 0) snprintf(g, sizeof g, "%.1f", gbps);
-    if (gflops > 0) snprintf(f, sizeof f, "%.1f", gflops);
-    if (roof > 0) snprintf(r, sizeof r, "%.0f%%", roof);
-    if (peer_ns > 0) snprintf(pt, sizeof pt, "%.1f", peer_ns / 1e3);
-    if (ratio > 0) snprintf(ra, sizeof ra, "%.2f", ratio);
-    printf("%-8s %-10s %-5s %12s %11.1f %10s %10s %9s %-10s %11s %7s\n", group, op, dtype, size, ns / 1e3, g, f, r,
-           peer && peer_ns > 0 ? peer : "-", pt, ra);
-}
-
-void bench_note(bench *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    FILE *out = b->json ? stderr : stdout;
-    vfprintf(out, fmt, ap);
-    fputc('\n', out);
-    va_end(ap);
 }
 
 void bench_random(float *x, size_t n, float lo, float hi, unsigned seed)
@@ -160,18 +117,26 @@ out:
 static int usage(int rc)
 {
     fprintf(rc ? stderr : stdout,
-            "usage: ocx-bench [demo|vector|transfer|gemm|all] [--quick] [--json] [--reps N] [--device SPEC]\n");
+            "usage: ocx-bench [demo|vector|transfer|gemm|streams|peaks|all] [--quick] [--json | --csv]\n"
+            "                 [--plot FILE.svg] [--refresh-peaks] [--reps N] [--device SPEC]\n");
     return rc;
 }
 
 int main(int argc, char **argv)
 {
     bench b = {0};
-    const char *what = "all", *spec = NULL;
+    const char *what = "all", *spec = NULL, *plot = NULL;
+    int refresh = 0;
     b.reps = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             b.json = 1;
+        else if (strcmp(argv[i], "--csv") == 0)
+            b.csv = 1;
+        else if (strcmp(argv[i], "--plot") == 0 && i + 1 < argc)
+            plot = argv[++i];
+        else if (strcmp(argv[i], "--refresh-peaks") == 0)
+            refresh = 1;
         else if (strcmp(argv[i], "--quick") == 0)
             b.quick = 1;
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
@@ -186,6 +151,24 @@ int main(int argc, char **argv)
             return usage(2);
     }
     if (b.reps <= 0) b.reps = b.quick ? 5 : 21;
+    if (b.json && b.csv) {
+        fprintf(stderr, "ocx-bench: --json and --csv exclude each other\n");
+        return 2;
+    }
+    /* `what` is one part or several, comma-separated ("vector,streams"). */
+    static const char *parts[] = {"all", "demo", "vector", "transfer", "gemm", "streams", "peaks"};
+    int want[sizeof parts / sizeof *parts] = {0};
+    char list[256];
+    snprintf(list, sizeof list, "%s", what);
+    for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        size_t i = 0;
+        while (i < sizeof parts / sizeof *parts && strcmp(t, parts[i]) != 0) i++;
+        if (i == sizeof parts / sizeof *parts) {
+            fprintf(stderr, "ocx-bench: unknown part '%s'\n", t);
+            return usage(2);
+        }
+        want[i] = 1;
+    }
     if (ocx_context_create(spec, &b.ctx) != OCX_OK) {
         fprintf(stderr, "ocx-bench: %s\n", ocx_last_error());
         return 1;
@@ -194,29 +177,43 @@ int main(int argc, char **argv)
     ocx_context_cl(b.ctx, &b.clctx, NULL);
     b.queue = ocx_stream_cl_queue(ocx_context_stream(b.ctx));
     b.rows = json_array();
+    b.extra = json_object();
     bench_note(&b, "ocx-bench %s on '%s' (%s, %u compute units)", ocx_version_string(), b.info.name,
                b.info.platform_name, b.info.compute_units);
-
-    int rc = 0, all = strcmp(what, "all") == 0;
-    if (all || strcmp(what, "demo") == 0) rc |= bench_demo(&b);
-    if (all || strcmp(what, "vector") == 0) rc |= bench_vector(&b);
-    if (all || strcmp(what, "transfer") == 0) rc |= bench_transfer(&b);
-    if (all || strcmp(what, "gemm") == 0) rc |= bench_gemm(&b);
-    if (!all && strcmp(what, "demo") != 0 && strcmp(what, "vector") != 0 && strcmp(what, "gemm") != 0 &&
-        strcmp(what, "transfer") != 0) {
-        fprintf(stderr, "ocx-bench: unknown part '%s'\n", what);
-        rc = 2;
+    unsigned pflags = (b.quick ? OCX_PEAKS_QUICK : 0) | (refresh ? OCX_PEAKS_REFRESH : 0);
+    if (ocx_measure_peaks(b.ctx, pflags, &b.peaks) == OCX_OK) {
+        const ocx_peaks *p = &b.peaks;
+        b.have_peaks = 1;
+        bench_note(&b, "peaks%s%s: memory %.1f GB/s (copy %.1f), FMA f32 %.1f GFLOP/s%s, host link pinned %.1f/%.1f "
+                       "GB/s (h2d/d2h), launch %.1f us",
+                   p->quick ? " (quick)" : "", p->from_cache ? " (cached; --refresh-peaks measures again)" : "",
+                   p->global_gbps, p->copy_gbps, p->f32_gflops, p->f64_gflops > 0 ? "" : ", no f64", p->h2d_pinned_gbps,
+                   p->d2h_pinned_gbps, p->launch_latency_us);
+        if (p->f16_gflops > 0 || p->f64_gflops > 0)
+            bench_note(&b, "peaks: FMA f16 %.1f GFLOP/s, f64 %.1f GFLOP/s (0: not supported)", p->f16_gflops,
+                       p->f64_gflops);
+    } else {
+        bench_note(&b, "ocx-bench: peaks unavailable (%s): no roofline columns", ocx_last_error());
     }
+
+    int rc = 0, all = want[0];
+    if (all || want[1]) rc |= bench_demo(&b);
+    if (all || want[2]) rc |= bench_vector(&b);
+    if (all || want[3]) rc |= bench_transfer(&b);
+    if (all || want[4]) rc |= bench_gemm(&b);
+    if (all || want[5]) rc |= bench_streams(&b);
+    if (want[6] && !b.have_peaks) rc = 1;
     if (b.json) {
-        json_t *root = json_pack("{s:s, s:s, s:s, s:f, s:o}", "ocx_version", ocx_version_string(), "device",
-                                 b.info.name, "fingerprint", b.info.fingerprint, "copy_gb_per_s", b.copy_gbps,
-                                 "results", b.rows);
+        json_t *root = bench_report_json(&b);
         json_dumpf(root, stdout, JSON_INDENT(2));
         putchar('\n');
         json_decref(root);
-    } else {
-        json_decref(b.rows);
+    } else if (b.csv) {
+        bench_report_csv(&b, stdout);
     }
+    if (plot && bench_plot_svg(&b, plot) != 0) rc = 1;
+    json_decref(b.rows);
+    json_decref(b.extra);
     ocx_context_destroy(b.ctx);
     return rc || b.failures ? 1 : 0;
 }

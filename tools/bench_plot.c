@@ -1,0 +1,207 @@
+/* bench_plot.c — the roofline picture of an ocx-bench run, drawn with cairo into an SVG file:
+ * log-log axes of arithmetic intensity (flop/byte) against GFLOP/s, the device's roofs from the
+ * measured peaks (the global-memory bandwidth slope, one compute ceiling per measured precision),
+ * and every row that did flops as a point. Rows whose traffic was not reported (bytes = 0) sit on the
+ * right edge, in the "AI not reported" band; rows without flops (copies, transfers) have no place on a
+ * FLOP/s roofline and are listed under the plot with their share of the bandwidth roof. */
+#include <cairo-svg.h>
+#include <cairo.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define W 900.0
+#define H 640.0
+#define ML 80.0  /* margins: left, right, top, bottom */
+#define MR 150.0
+#define MT 50.0
+#define MB 120.0
+
+typedef struct axes {
+    double x0, x1, y0, y1; /* log10 ranges */
+} axes;
+
+static double px(const axes *a, double x) { return ML + (log10(x) - a->x0) / (a->x1 - a->x0) * (W - ML - MR); }
+static double py(const axes *a, double y) { return H - MB - (log10(y) - a->y0) / (a->y1 - a->y0) * (H - MT - MB); }
+
+static void group_color(cairo_t *cr, const char *group)
+{
+    static const struct {
+        const char *g;
+        double r, gr, bl;
+    } c[] = {{"vector", 0.12, 0.47, 0.71}, {"reduce", 0.17, 0.63, 0.17}, {"gemm", 0.84, 0.15, 0.16},
+             {"transfer", 0.58, 0.40, 0.74}, {"streams", 1.0, 0.50, 0.05}};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+        if (strcmp(group, c[i].g) == 0) {
+            cairo_set_source_rgb(cr, c[i].r, c[i].gr, c[i].bl);
+            return;
+        }
+    cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+}
+
+static void text(cairo_t *cr, double x, double y, double size, const char *s)
+{
+    cairo_set_font_size(cr, size);
+    cairo_move_to(cr, x, y);
+    cairo_show_text(cr, s);
+}
+
+/* One compute ceiling: the bandwidth slope up to the ridge, then flat. */
+static void roof(cairo_t *cr, const axes *a, double bw, double peak)
+{
+    double ridge = peak / bw, xmin = pow(10, a->x0), xmax = pow(10, a->x1);
+    cairo_move_to(cr, px(a, xmin), py(a, bw * xmin));
+    if (ridge > xmin) cairo_line_to(cr, px(a, ridge), py(a, peak));
+    cairo_line_to(cr, px(a, xmax), py(a, peak));
+    cairo_stroke(cr);
+}
+
+int bench_plot_svg(bench *b, const char *path)
+{
+    if (!b->have_peaks) {
+        fprintf(stderr, "ocx-bench: --plot needs the measured peaks\n");
+        return 1;
+    }
+    const ocx_peaks *p = &b->peaks;
+    double bw = p->global_gbps;
+    double top = fmax(p->f32_gflops, fmax(p->f16_gflops, p->f64_gflops)), bottom = top;
+    size_t i;
+    json_t *row;
+    json_array_foreach(b->rows, i, row) {
+        double f = json_real_value(json_object_get(row, "gflop_per_s"));
+        if (f > 0 && f < bottom) bottom = f;
+        if (f > top) top = f;
+    }
+    axes a = {-2, 3, floor(log10(fmin(bottom, bw * 0.01))) - 0.2, ceil(log10(top * 2))};
+    cairo_surface_t *surf = cairo_svg_surface_create(path, W, H);
+    if (cairo_surface_status(surf) != CAIRO_STATUS_SUCCESS) {
+        fprintf(stderr, "ocx-bench: %s: %s\n", path, cairo_status_to_string(cairo_surface_status(surf)));
+        cairo_surface_destroy(surf);
+        return 1;
+    }
+    cairo_t *cr = cairo_create(surf);
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+
+    /* grid and decade labels */
+    cairo_set_line_width(cr, 0.5);
+    char s[512];
+    for (int e = (int)a.x0; e <= (int)a.x1; e++) {
+        cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
+        cairo_move_to(cr, px(&a, pow(10, e)), MT);
+        cairo_line_to(cr, px(&a, pow(10, e)), H - MB);
+        cairo_stroke(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        snprintf(s, sizeof s, "%g", pow(10, e));
+        text(cr, px(&a, pow(10, e)) - 10, H - MB + 16, 11, s);
+    }
+    for (int e = (int)a.y0; e <= (int)a.y1; e++) {
+        cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
+        cairo_move_to(cr, ML, py(&a, pow(10, e)));
+        cairo_line_to(cr, W - MR, py(&a, pow(10, e)));
+        cairo_stroke(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        snprintf(s, sizeof s, "%g", pow(10, e));
+        text(cr, ML - 8 - 6.5 * strlen(s), py(&a, pow(10, e)) + 4, 11, s);
+    }
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, ML, MT, W - ML - MR, H - MT - MB);
+    cairo_stroke(cr);
+    text(cr, ML + (W - ML - MR) / 2 - 110, H - MB + 34, 13, "arithmetic intensity [flop/byte]");
+    cairo_save(cr);
+    cairo_move_to(cr, 24, MT + (H - MT - MB) / 2 + 30);
+    cairo_rotate(cr, -M_PI / 2);
+    cairo_set_font_size(cr, 13);
+    cairo_show_text(cr, "GFLOP/s");
+    cairo_restore(cr);
+    snprintf(s, sizeof s, "Roofline of %s — memory %.1f GB/s%s", b->info.name, bw, p->quick ? " (quick peaks)" : "");
+    text(cr, ML, MT - 18, 14, s);
+
+    /* the roofs, clipped to the plot */
+    cairo_save(cr);
+    cairo_rectangle(cr, ML, MT, W - ML - MR, H - MT - MB);
+    cairo_clip(cr);
+    cairo_set_line_width(cr, 2);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    if (p->f32_gflops > 0) roof(cr, &a, bw, p->f32_gflops);
+    cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+    if (p->f16_gflops > 0) roof(cr, &a, bw, p->f16_gflops);
+    if (p->f64_gflops > 0) roof(cr, &a, bw, p->f64_gflops);
+    cairo_restore(cr);
+    /* the ceilings' labels sit in the right margin: draw them unclipped */
+    static const char *names[] = {"f32", "f16", "f64"};
+    double peaks[] = {p->f32_gflops, p->f16_gflops, p->f64_gflops};
+    for (int k = 0; k < 3; k++) {
+        if (!(peaks[k] > 0)) continue;
+        cairo_set_source_rgb(cr, k ? 0.4 : 0, k ? 0.4 : 0, k ? 0.4 : 0);
+        snprintf(s, sizeof s, "%s FMA %.4g", names[k], peaks[k]);
+        text(cr, W - MR + 4, py(&a, peaks[k]) + 4, 11, s);
+    }
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    snprintf(s, sizeof s, "%.4g GB/s", bw);
+    {
+        double x = pow(10, a.x0 + 0.3);
+        text(cr, px(&a, x) + 4, py(&a, bw * x) - 6, 11, s);
+    }
+    /* the "AI not reported" band at the right edge */
+    cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.12);
+    cairo_rectangle(cr, W - MR - 40, MT, 40, H - MT - MB);
+    cairo_fill(cr);
+
+    /* the points */
+    char traffic[4][96];
+    int ntraffic = 0, more = 0;
+    json_array_foreach(b->rows, i, row) {
+        const char *group = json_string_value(json_object_get(row, "group"));
+        const char *op = json_string_value(json_object_get(row, "op"));
+        const char *dt = json_string_value(json_object_get(row, "dtype"));
+        double f = json_real_value(json_object_get(row, "gflop_per_s"));
+        double ai = json_real_value(json_object_get(row, "intensity")); /* 0 for null */
+        json_t *eff = json_object_get(row, "efficiency_percent");
+        if (f <= 0) {
+            if (ntraffic < 4 && json_is_number(eff))
+                snprintf(traffic[ntraffic++], sizeof traffic[0], "%s %s %s: %.0f%% of %.1f GB/s", group, op, dt,
+                         json_number_value(eff), json_real_value(json_object_get(row, "bound_gb_per_s")));
+            else
+                more++;
+            continue;
+        }
+        double x = ai > 0 ? px(&a, fmin(fmax(ai, pow(10, a.x0)), pow(10, a.x1))) : W - MR - 20;
+        double y = py(&a, f);
+        group_color(cr, group);
+        cairo_arc(cr, x, y, 4, 0, 2 * M_PI);
+        cairo_fill(cr);
+        snprintf(s, sizeof s, "%s %s", op, dt);
+        cairo_set_source_rgba(cr, 0, 0, 0, 0.75);
+        text(cr, x + 6, y - 4, 9, s);
+    }
+    /* legend: groups, then the traffic-only rows */
+    static const char *groups[] = {"vector", "reduce", "gemm", "streams"};
+    for (int g = 0; g < 4; g++) {
+        group_color(cr, groups[g]);
+        cairo_arc(cr, ML + 10 + 110 * g, H - MB + 56, 4, 0, 2 * M_PI);
+        cairo_fill(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        text(cr, ML + 18 + 110 * g, H - MB + 60, 11, groups[g]);
+    }
+    text(cr, ML + 450, H - MB + 60, 11, "grey band: traffic not reported (bound: compute)");
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    for (int t = 0; t < ntraffic; t++)
+        text(cr, ML + 10 + (t % 2) * 380, H - MB + 80 + (t / 2) * 15, 10, traffic[t]);
+    if (more) {
+        snprintf(s, sizeof s, "… and %d more rows without flops (see the report)", more);
+        text(cr, ML + 10, H - MB + 112, 10, s);
+    }
+    cairo_destroy(cr);
+    cairo_surface_finish(surf);
+    cairo_status_t cs = cairo_surface_status(surf);
+    cairo_surface_destroy(surf);
+    if (cs != CAIRO_STATUS_SUCCESS) {
+        fprintf(stderr, "ocx-bench: %s: %s\n", path, cairo_status_to_string(cs));
+        return 1;
+    }
+    return 0;
+}
