@@ -3,7 +3,8 @@
  * measured peaks (the global-memory bandwidth slope, one compute ceiling per measured precision),
  * and every row that did flops as a point. Rows whose traffic was not reported (bytes = 0) sit on the
  * right edge, in the "AI not reported" band; rows without flops (copies, transfers) have no place on a
- * FLOP/s roofline and are listed under the plot with their share of the bandwidth roof. */
+ * FLOP/s roofline and are listed under the plot with their share of the bandwidth roof. A path
+ * ending in .png gives a PNG image instead. */
 #include <cairo-svg.h>
 #include <cairo.h>
 #include <math.h>
@@ -41,6 +42,26 @@ static void group_color(cairo_t *cr, const char *group)
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
 }
 
+/* Labels already placed (device units), so that a point's label that would overlap one is left out:
+ * the point stays, the report has its name. */
+typedef struct labels {
+    double x0[512], y0[512], x1[512], y1[512];
+    int n;
+} labels;
+
+static int label_free(labels *l, double x, double y, double w, double h)
+{
+    for (int i = 0; i < l->n; i++)
+        if (x < l->x1[i] && x + w > l->x0[i] && y - h < l->y1[i] && y > l->y0[i]) return 0;
+    if (l->n < 512) {
+        l->x0[l->n] = x;
+        l->x1[l->n] = x + w;
+        l->y0[l->n] = y - h;
+        l->y1[l->n++] = y;
+    }
+    return 1;
+}
+
 static void text(cairo_t *cr, double x, double y, double size, const char *s)
 {
     cairo_set_font_size(cr, size);
@@ -75,7 +96,10 @@ int bench_plot_svg(bench *b, const char *path)
         if (f > top) top = f;
     }
     axes a = {-2, 3, floor(log10(fmin(bottom, bw * 0.01))) - 0.2, ceil(log10(top * 2))};
-    cairo_surface_t *surf = cairo_svg_surface_create(path, W, H);
+    size_t plen = strlen(path);
+    int png = plen > 4 && strcmp(path + plen - 4, ".png") == 0;
+    cairo_surface_t *surf = png ? cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H)
+                                : cairo_svg_surface_create(path, W, H);
     if (cairo_surface_status(surf) != CAIRO_STATUS_SUCCESS) {
         fprintf(stderr, "ocx-bench: %s: %s\n", path, cairo_status_to_string(cairo_surface_status(surf)));
         cairo_surface_destroy(surf);
@@ -134,17 +158,28 @@ int bench_plot_svg(bench *b, const char *path)
     /* the ceilings' labels sit in the right margin: draw them unclipped */
     static const char *names[] = {"f32", "f16", "f64"};
     double peaks[] = {p->f32_gflops, p->f16_gflops, p->f64_gflops};
+    labels placed = {.n = 0};
     for (int k = 0; k < 3; k++) {
         if (!(peaks[k] > 0)) continue;
         cairo_set_source_rgb(cr, k ? 0.4 : 0, k ? 0.4 : 0, k ? 0.4 : 0);
         snprintf(s, sizeof s, "%s FMA %.4g", names[k], peaks[k]);
-        text(cr, W - MR + 4, py(&a, peaks[k]) + 4, 11, s);
+        double y = py(&a, peaks[k]) + 4;
+        while (!label_free(&placed, W - MR + 4, y, MR - 8, 12)) y += 13; /* equal ceilings: stack */
+        text(cr, W - MR + 4, y, 11, s);
     }
-    cairo_set_source_rgb(cr, 0, 0, 0);
-    snprintf(s, sizeof s, "%.4g GB/s", bw);
+    /* the bandwidth label along its slope, left of the ridge */
     {
-        double x = pow(10, a.x0 + 0.3);
-        text(cr, px(&a, x) + 4, py(&a, bw * x) - 6, 11, s);
+        double x = pow(10, a.x0 + 0.15), x2 = pow(10, a.x0 + 1.15);
+        double angle = atan2(py(&a, bw * x2) - py(&a, bw * x), px(&a, x2) - px(&a, x));
+        snprintf(s, sizeof s, "%.4g GB/s", bw);
+        cairo_save(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        cairo_move_to(cr, px(&a, x), py(&a, bw * x) - 6);
+        cairo_rotate(cr, angle);
+        cairo_set_font_size(cr, 11);
+        cairo_show_text(cr, s);
+        cairo_restore(cr);
+        label_free(&placed, px(&a, x), py(&a, bw * x) - 6, px(&a, x2) - px(&a, x), py(&a, bw * x) - py(&a, bw * x2));
     }
     /* the "AI not reported" band at the right edge */
     cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.12);
@@ -175,8 +210,13 @@ int bench_plot_svg(bench *b, const char *path)
         cairo_arc(cr, x, y, 4, 0, 2 * M_PI);
         cairo_fill(cr);
         snprintf(s, sizeof s, "%s %s", op, dt);
-        cairo_set_source_rgba(cr, 0, 0, 0, 0.75);
-        text(cr, x + 6, y - 4, 9, s);
+        cairo_set_font_size(cr, 9);
+        cairo_text_extents_t ext;
+        cairo_text_extents(cr, s, &ext);
+        if (label_free(&placed, x + 6, y - 2, ext.x_advance, 10)) {
+            cairo_set_source_rgba(cr, 0, 0, 0, 0.75);
+            text(cr, x + 6, y - 2, 9, s);
+        }
     }
     /* legend: groups, then the traffic-only rows */
     static const char *groups[] = {"vector", "reduce", "gemm", "streams"};
@@ -196,8 +236,9 @@ int bench_plot_svg(bench *b, const char *path)
         text(cr, ML + 10, H - MB + 112, 10, s);
     }
     cairo_destroy(cr);
+    cairo_status_t cs = png ? cairo_surface_write_to_png(surf, path) : CAIRO_STATUS_SUCCESS;
     cairo_surface_finish(surf);
-    cairo_status_t cs = cairo_surface_status(surf);
+    if (cs == CAIRO_STATUS_SUCCESS) cs = cairo_surface_status(surf);
     cairo_surface_destroy(surf);
     if (cs != CAIRO_STATUS_SUCCESS) {
         fprintf(stderr, "ocx-bench: %s: %s\n", path, cairo_status_to_string(cs));
