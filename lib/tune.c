@@ -698,7 +698,9 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     OCX__FAIL_IF(!root, OCX_ERR_OUT_OF_MEMORY, "ocx_tune: out of host memory");
 
     double budget = opt->budget_s > 0 ? opt->budget_s : 60.0;
-    double t0 = seconds(), end = t0 + budget;
+    /* A margin for the candidate in flight at the deadline and the final write, so that the whole
+     * run (setup included) stays inside the budget. */
+    double t0 = seconds(), end = t0 + budget - (budget * 0.05 < 2.0 ? budget * 0.05 : 2.0);
     uint64_t rng = 0x2545f4914f6cdd1dull ^ (uint64_t)t0;
     ocx_status st = OCX_OK;
     /* GEMM candidates cost the most to build and run: they get twice the share of the others. */
