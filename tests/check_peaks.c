@@ -297,13 +297,13 @@ END_TEST
 
 /* ---- the ocx-bench report ---------------------------------------------------------------------- */
 
-/* Runs ocx-bench with args, stdout into `out`; returns the exit status. */
-static int run_bench(const char *out, const char *const *args)
+/* Runs tools/`tool` with args, stdout into `out`; returns the exit status. */
+static int run_tool(const char *tool, const char *out, const char *const *args)
 {
     const char *tools = getenv("OCX_TEST_TOOLS");
     ck_assert_msg(tools != NULL, "the test environment sets OCX_TEST_TOOLS");
     char bench[8192];
-    snprintf(bench, sizeof bench, "%s/ocx-bench", tools);
+    snprintf(bench, sizeof bench, "%s/%s", tools, tool);
     char *argv[32];
     int n = 0;
     argv[n++] = bench;
@@ -320,6 +320,8 @@ static int run_bench(const char *out, const char *const *args)
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+static int run_bench(const char *out, const char *const *args) { return run_tool("ocx-bench", out, args); }
 
 static void expect_type(json_t *o, const char *key, const char *types, const char *where)
 {
@@ -512,6 +514,20 @@ START_TEST(bench_json_and_plot)
     ck_assert_int_eq(run_bench("/dev/null", bad1), 2);
     const char *bad2[] = {"demo", "--json", "--csv", NULL};
     ck_assert_int_eq(run_bench("/dev/null", bad2), 2);
+
+    /* ocx-info --json --peaks: the device list with the peaks object (quick: from the cache the
+     * bench run above filled) */
+    const char *iargs[] = {"--json", "--peaks", "--quick", NULL};
+    ck_assert_int_eq(run_tool("ocx-info", json_path, iargs), 0);
+    root = json_load_file(json_path, 0, &jerr);
+    ck_assert_msg(root != NULL, "ocx-info --json does not parse: %s", jerr.text);
+    expect_type(root, "devices", "a", "ocx-info");
+    expect_type(root, "peaks", "o", "ocx-info");
+    peaks = json_object_get(root, "peaks");
+    for (size_t k = 0; k < sizeof pk / sizeof *pk; k++) expect_type(peaks, pk[k], "n", "ocx-info peaks");
+    ck_assert(json_is_true(json_object_get(peaks, "from_cache")));
+    ck_assert_msg(json_number_value(json_object_get(peaks, "f32_gflops")) > 0, "ocx-info: f32 peak not positive");
+    json_decref(root);
 }
 END_TEST
 

@@ -68,16 +68,19 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
     ocx_peaks_cache_path(ctx, flags, path, sizeof path);
     ocx_context_destroy(ctx);
     if (root) {
-        json_object_set_new(
-            root, "peaks",
-            json_pack("{s:s, s:s, s:b, s:b, s:s, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+        json_t *o =
+            json_pack("{s:s, s:s, s:b, s:b, s:s, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
                       "device", d.name, "fingerprint", p.fingerprint, "quick", p.quick, "from_cache", p.from_cache,
                       "cache_file", path, "global_gbps", p.global_gbps, "global_width", (int)p.global_width,
                       "copy_gbps", p.copy_gbps, "f32_gflops", p.f32_gflops, "f16_gflops", p.f16_gflops, "f64_gflops",
                       p.f64_gflops, "h2d_pageable_gbps", p.h2d_pageable_gbps, "d2h_pageable_gbps",
                       p.d2h_pageable_gbps, "h2d_pinned_gbps", p.h2d_pinned_gbps, "d2h_pinned_gbps",
                       p.d2h_pinned_gbps, "launch_latency_us", p.launch_latency_us, "launch_wall_us",
-                      p.launch_wall_us));
+                      p.launch_wall_us);
+        if (!o || json_object_set_new(root, "peaks", o) != 0) {
+            fprintf(stderr, "ocx-info: peaks: could not build the JSON object\n");
+            return 1;
+        }
         return 0;
     }
     printf("peaks of %s%s\n", d.name, p.quick ? " (quick mode: rough figures)" : "");
