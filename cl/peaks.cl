@@ -67,7 +67,7 @@ __kernel void bw_copy(__global const REALV *a, __global REALV *b)
 __kernel void fma_peak(__global REAL *out, REAL a, int iters)
 {
     REALV m = (REALV)(a);
-    REALV c = (REALV)((REAL)get_local_id(0)) * (REALV)((REAL)0.0009765625);
+    REALV c = (REALV)((REAL)get_local_id(0)) * (REALV)((REAL)0.0009765625f);
     REALV x0 = c, x1 = c + (REALV)((REAL)1), x2 = c + (REALV)((REAL)2), x3 = c + (REALV)((REAL)3);
     REALV x4 = c + (REALV)((REAL)4), x5 = c + (REALV)((REAL)5), x6 = c + (REALV)((REAL)6), x7 = c + (REALV)((REAL)7);
     for (int i = 0; i < iters; i++) {
