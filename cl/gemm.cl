@@ -15,6 +15,8 @@
  * its fragments, KU values of k at a time. Work-groups whose tile lies inside the matrices, and every
  * K slice but a partial last one, load without bounds checks (the test is uniform per work-group).
  * STAGE=1 bypasses local memory: every work-item reads its fragments straight from global memory.
+ * STAGE=3 and 4 are pipelined (see the comment above FETCH_SLICE): k-major local slices, the next
+ * slice prefetched into registers during the multiply; 4 double-buffers local memory (1 barrier a slice).
  *
  * Register tile placement: rows tm + i*MDIMC when A is K-fast (conflict-free local reads of k-vectors),
  * else VWM-wide groups (i/VWM*MDIMC + tm)*VWM + i%VWM (vector reads along m); columns likewise with
@@ -24,7 +26,7 @@
  *   DTYPE   storage of A and B: 0 f32, 1 f16, 2 f64          CTYPE storage of C (default DTYPE)
  *   NATIVE_F16  1: f16 arithmetic (needs cl_khr_fp16), else f16 inputs are computed in f32
  *   MWG NWG KWG  work-group tile;  MDIMC NDIMC  work-group shape;  VWM VWN  vector widths (1, 2, 4, 8)
- *   STAGE   2: local-memory staging, 1: no local memory (fragments from global)
+ *   STAGE   2: local-memory staging, 1: no local memory (fragments from global), 3, 4: pipelined
  *   Chosen by gemm.c from the call: AKF (1: sak == 1, A is K-fast; 0: sam == 1), BKF (1: sbk == 1,
  *   B is K-fast; 0: sbn == 1), AV BV (global vector widths: up to 4, dividing the tile's fast extent),
  *   IDX32 (1: every element index fits 32 bits).
@@ -218,12 +220,12 @@
 #define LPTB ((NVB + WG - 1) / WG)
 
 /* Row of C (in the tile) of register row i, column of register column j. */
-#if AKF
+#if AKF && STAGE < 3
 #define ROW(i) (tm + (i) * MDIMC)
 #else
 #define ROW(i) ((((i) / VWM) * MDIMC + tm) * VWM + (i) % VWM)
 #endif
-#if BKF
+#if BKF && STAGE < 3
 #define COL(j) (tn + (j) * NDIMC)
 #else
 #define COL(j) ((((j) / VWN) * NDIMC + tn) * VWN + (j) % VWN)
@@ -261,6 +263,69 @@
         }                                                                                          \
     }
 
+/* STAGE 3 and 4 (pipelined): both slices are kept k-major in local memory (K-fast operands are
+ * transposed on the copy), so the inner loop reads one k at a time: MWI + NWI fragment registers
+ * instead of KU*(MWI + NWI). The next slice is loaded from global memory into registers (PA, PB)
+ * while the current one is multiplied. STAGE 3: one local buffer (store, barrier, compute, barrier);
+ * STAGE 4: two local buffers, one barrier per slice. LMA, LMB: padded k-row lengths. */
+#define LMA (MWG + MAX2(VWM, AV))
+#define LMB (NWG + MAX2(VWN, BV))
+#define PK1(t) ((t)[0])
+#define PK2(t) vload2(0, (t))
+#define PK4(t) vload4(0, (t))
+#define PK8(t) vload8(0, (t))
+#define PACK(n, t) CAT(PK, n)(t)
+/* Registers P[LPTX][XV] <- slice of X; slow/fast as in COPY_SLICE. */
+#define FETCH_SLICE(P, X, XV, FX, NVX, LPTX, base, sld, slim, flim, checked)                      \
+    for (int l = 0; l < LPTX; l++) {                                                               \
+        const int e = l * WG + tid;                                                                \
+        if (NVX % WG != 0 && e >= NVX) break;                                                      \
+        const int f = (e % (FX / XV)) * XV, s = e / (FX / XV);                                     \
+        const global SA *src = X + (base) + (IDX)s * (sld) + (IDX)f;                                \
+        if (!(checked)) {                                                                          \
+            UNPACK(XV, GLD(XV, src), P[l]);                                                        \
+        } else {                                                                                   \
+            for (int c = 0; c < XV; c++)                                                           \
+                P[l][c] = ((IDX)s < (slim) && (IDX)(f + c) < (flim)) ? (R)LDA_(src, c) : (R)0;     \
+        }                                                                                          \
+    }
+/* Registers -> k-major local rows of length LMX. KF: the operand is K-fast (transpose). */
+#define STORE_SLICE(Xs, P, XV, FX, NVX, LPTX, LMX, KF)                                             \
+    for (int l = 0; l < LPTX; l++) {                                                               \
+        const int e = l * WG + tid;                                                                \
+        if (NVX % WG != 0 && e >= NVX) break;                                                      \
+        const int f = (e % (FX / XV)) * XV, s = e / (FX / XV);                                     \
+        if (KF) {                                                                                  \
+            for (int c = 0; c < XV; c++) (Xs)[(f + c) * (LMX) + s] = P[l][c];                      \
+        } else {                                                                                   \
+            LST(XV, (Xs) + s * (LMX) + f, PACK(XV, P[l]));                                         \
+        }                                                                                          \
+    }
+#if AKF
+#define FETCH_A(k0, chk) FETCH_SLICE(pa, A, AV, FA, NVA, LPTA, oa + m0 * sam + (k0), sam, M - m0, K - (k0), chk)
+#else
+#define FETCH_A(k0, chk) FETCH_SLICE(pa, A, AV, FA, NVA, LPTA, oa + (k0) * sak + m0, sak, K - (k0), M - m0, chk)
+#endif
+#if BKF
+#define FETCH_B(k0, chk) FETCH_SLICE(pb, B, BV, FB, NVB, LPTB, ob + n0 * sbn + (k0), sbn, N - n0, K - (k0), chk)
+#else
+#define FETCH_B(k0, chk) FETCH_SLICE(pb, B, BV, FB, NVB, LPTB, ob + (k0) * sbk + n0, sbk, K - (k0), N - n0, chk)
+#endif
+#define FETCH(k0)                                                                                  \
+    do {                                                                                           \
+        const int chk_ = !full_mn || K - (k0) < (IDX)KWG;                                          \
+        FETCH_A(k0, chk_ || !(flags & 2));                                                         \
+        FETCH_B(k0, chk_ || !(flags & 4));                                                         \
+    } while (0)
+#define MULTIPLY(La, Lb)                                                                           \
+    for (int k = 0; k < KWG; k++) {                                                                \
+        R a[MWI], b[NWI];                                                                          \
+        for (int i = 0; i < MWI; i += VWM) UNPACK(VWM, LLD(VWM, (La) + k * LMA + ROW(i)), a + i);  \
+        for (int j = 0; j < NWI; j += VWN) UNPACK(VWN, LLD(VWN, (Lb) + k * LMB + COL(j)), b + j);  \
+        for (int i = 0; i < MWI; i++)                                                              \
+            for (int j = 0; j < NWI; j++) acc[i][j] = mad(a[i], b[j], acc[i][j]);                  \
+    }
+
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void
 gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, const SCALAR beta,
            const global SA *restrict A, const ulong offA, const ulong sam_, const ulong sak_, const ulong strideA,
@@ -280,7 +345,30 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
     for (int i = 0; i < MWI; i++)
         for (int j = 0; j < NWI; j++) acc[i][j] = (R)0;
 
-#if STAGE == 2
+#if STAGE >= 3
+#if STAGE == 4
+#define NBUF 2
+#else
+#define NBUF 1
+#endif
+    local R As[NBUF][KWG * LMA] __attribute__((aligned(64)));
+    local R Bs[NBUF][KWG * LMB] __attribute__((aligned(64)));
+    R pa[LPTA][AV], pb[LPTB][BV];
+    FETCH((IDX)0);
+    int buf = 0;
+    for (IDX k0 = 0; k0 < K; k0 += KWG) {
+        STORE_SLICE(As[buf], pa, AV, FA, NVA, LPTA, LMA, AKF);
+        STORE_SLICE(Bs[buf], pb, BV, FB, NVB, LPTB, LMB, BKF);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (k0 + KWG < K) FETCH(k0 + KWG);
+        MULTIPLY(As[buf], Bs[buf]);
+#if STAGE == 4
+        buf ^= 1;
+#else
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    }
+#elif STAGE == 2
     local R As[SA_ * LFA] __attribute__((aligned(64)));
     local R Bs[SB_ * LFB] __attribute__((aligned(64)));
 

@@ -23,7 +23,7 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     {"NDIMC", 16, 8, 1, 64, 1, 0},
     {"VWM", 4, 1, 1, 8, 1, 0},
     {"VWN", 4, 8, 1, 8, 1, 0},
-    {"STAGE", 2, 2, 1, 2, 0, 0},   /* 2: local-memory staging; 1: no local memory */
+    {"STAGE", 2, 2, 1, 4, 0, 0},   /* 2: local-memory staging; 1: no local memory; 3, 4: pipelined (gemm.cl) */
     {"DWGN", 16, 16, 1, 256, 1, 0},
     {"DWGM", 8, 4, 1, 256, 1, 0},
     /* Direct kernel when M*N*K <= DIRECT^3 (host-only). */
@@ -42,13 +42,14 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
     if (wg > dev->max_work_group_size || wg > dev->max_work_item_sizes[0])
         return "MDIMC*NDIMC exceeds the device's work-group size";
     if ((v[P_MWG] / v[P_MDIMC]) * (v[P_NWG] / v[P_NDIMC]) > 256) return "register tile above 256 elements";
-    if (v[P_STAGE] == 2) {
+    if (v[P_STAGE] >= 2) {
         /* One slice of each operand in local memory, in either layout, rows padded by up to
          * max(4, VW) elements (gemm.cl: LFA, LFB). */
         size_t pa = v[P_VWM] > 4 ? (size_t)v[P_VWM] : 4, pb = v[P_VWN] > 4 ? (size_t)v[P_VWN] : 4;
         size_t mwg = (size_t)v[P_MWG], nwg = (size_t)v[P_NWG], kwg = (size_t)v[P_KWG];
         size_t a1 = mwg * (kwg + pa), a2 = kwg * (mwg + pa), b1 = nwg * (kwg + pb), b2 = kwg * (nwg + pb);
         size_t bytes = ((a1 > a2 ? a1 : a2) + (b1 > b2 ? b1 : b2)) * arith_bytes(dtype);
+        if (v[P_STAGE] == 4) bytes *= 2; /* double-buffered */
         if (bytes > dev->local_mem_bytes) return "the A and B slices exceed the device's local memory";
     }
     size_t dwg = (size_t)v[P_DWGN] * (size_t)v[P_DWGM];

@@ -324,6 +324,23 @@ START_TEST(test_no_local_memory)
 }
 END_TEST
 
+/* Pipelined kernels (STAGE=3: register prefetch, one local buffer; STAGE=4: two local buffers), with
+ * small and uneven tiles too (partial loads per work-item, transposed copies, K-fast operands). */
+START_TEST(test_pipelined)
+{
+    static const char *envs[] = {"DIRECT=1,STAGE=3", "DIRECT=1,STAGE=4,KWG=8",
+                                 "DIRECT=1,STAGE=4,MWG=32,NWG=16,KWG=8,MDIMC=4,NDIMC=8,VWM=2,VWN=1",
+                                 "DIRECT=1,STAGE=3,MWG=16,NWG=64,KWG=4,MDIMC=8,NDIMC=4,VWM=1,VWN=4"};
+    uint64_t seed = test_seed(), rng = seed;
+    for (int c = 0; c < 16; c++) {
+        gcase g = random_case(&rng, c);
+        if (g.in == OCX_F16 && g.out == OCX_F16) g.out = OCX_F32; /* fewer builds */
+        g.kernel_env = envs[c % 4];
+        check_case(&g, seed, &rng);
+    }
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     ocx_buffer *A = tbuffer(OCX_F32, 64, NULL), *B = tbuffer(OCX_F32, 64, NULL), *C = tbuffer(OCX_F32, 64, NULL);
@@ -466,6 +483,7 @@ int main(void)
     tcase_add_test(core, test_batched);
     tcase_add_test(core, test_degenerate);
     tcase_add_test(core, test_no_local_memory);
+    tcase_add_test(core, test_pipelined);
     tcase_add_test(core, test_bad_arguments);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
