@@ -265,7 +265,8 @@ OCX_API size_t ocx_buffer_offset(const ocx_buffer *buf);
 OCX_API cl_mem ocx_buffer_cl_mem(const ocx_buffer *buf);
 
 /*! ocx_buffer_write() : copies `count` elements from host `src` to buf[offset…]. Blocking: returns
- *  when `src` may be reused. Large transfers to a discrete GPU go through pinned staging memory. */
+ *  when `src` may be reused. OCX_STAGING=1 sends large transfers to a discrete GPU through pinned
+ *  staging memory (off by default: measured no faster on an H200, see README). */
 OCX_API ocx_status ocx_buffer_write(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf, size_t offset,
                                     size_t count, const void *src, size_t num_wait,
                                     const ocx_event *wait, ocx_event *event);

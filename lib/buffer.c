@@ -126,11 +126,15 @@ static ocx_status empty_transfer(cl_command_queue q, size_t num_wait, const ocx_
     return OCX_OK;
 }
 
-/* OCX_STAGING: 0 never, 1 (default) for large transfers to devices with their own memory, 2 for
- * every large transfer (lets the tests exercise the staged path on PoCL). */
+/* OCX_STAGING: 0 (default) direct; 1 pinned staging for large transfers to devices with their own
+ * memory; 2 staging for every large transfer (lets the tests exercise it on PoCL). Staging is off by
+ * default because it was not faster where it was meant to help: on an H200 (driver 580) the staged
+ * blocking transfers ran 0.75-1.08x the direct ones host-to-device and 0.57-0.75x device-to-host
+ * (ocx-bench transfer), the host-side copy into the pinned buffer (~10 GB/s) being the limit, while
+ * the pinned buffer itself moves 55 GB/s. */
 static int use_staging(const ocx_context *ctx, size_t bytes)
 {
-    unsigned long mode = ocx__env_ulong("OCX_STAGING", 1);
+    unsigned long mode = ocx__env_ulong("OCX_STAGING", 0);
     return bytes >= STAGING_MIN_BYTES && (mode == 2 || (mode == 1 && !ctx->info.host_unified_memory));
 }
 

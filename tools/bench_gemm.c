@@ -242,6 +242,8 @@ int bench_gemm(bench *b)
             char size[64];
             snprintf(size, sizeof size, "%zux%zux%zu", g.m, g.n, g.k);
             double flops = 2.0 * g.m * g.n * g.k;
+            /* The fewest bytes a GEMM must move: A and B read once, C written (beta = 0). */
+            double bytes = (double)ocx_dtype_size(in) * (g.m * g.k + g.k * g.n) + (double)ocx_dtype_size(out) * g.m * g.n;
             double ns = wall_ns(b, run_ocx, &g), dev_ns = bench_time_ns(b, run_ocx, &g);
             if (ns < 0) rc = 1;
             double peer = 0;
@@ -249,18 +251,18 @@ int bench_gemm(bench *b)
 #ifdef HAVE_CLBLAST
             if (in == out && in != OCX_F16) peer = wall_ns(b, run_clblast, &g);
 #endif
-            if (!g.tuned_pass) bench_row(b, "gemm", "gemm", dt, size, ns, 0, flops, peer_name, peer);
+            if (!g.tuned_pass) bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, peer_name, peer);
 #ifdef HAVE_CLBLAST
             if (g.tuned_pass) {
                 /* Second pass: CLBlast with the tuned set, ocx measured again beside it. */
-                bench_row(b, "gemm", "gemm", dt, size, ns, 0, flops, "clblast-tuned", peer);
+                bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, "clblast-tuned", peer);
                 ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
                 continue;
             }
 #endif
 #ifdef HAVE_OPENBLAS
             if (in == OCX_F32 && out == OCX_F32 && b->info.type == OCX_DEVICE_CPU)
-                bench_row(b, "gemm", "gemm", dt, size, ns, 0, flops, "openblas", openblas_ns(b, g.m, g.n, g.k));
+                bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, "openblas", openblas_ns(b, g.m, g.n, g.k));
 #endif
             if (!g.tuned_pass && dev_ns > 0)
                 bench_note(b, "gemm: %s %s: kernel time %.1f us = %.1f GFLOP/s (%.0f%% of the FMA peak)", size, dt,

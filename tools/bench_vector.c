@@ -215,7 +215,7 @@ int bench_vector(bench *b)
     ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
     const char *ops[] = {"add", "mul", "axpy", "scale", "copy", "fill"};
     int rc = 0;
-    bench_header(b, "vector operations (bytes = reads + writes; %roof = share of the measured copy bandwidth)");
+    bench_header(b, "vector operations and reductions (bytes = reads + writes; %bound = share of the roofline bound)");
     for (size_t si = 0; si < nsizes; si++) {
         size_t n = sizes[si];
         for (size_t di = 0; di < 3; di++) {
