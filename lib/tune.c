@@ -11,6 +11,9 @@
  *   3. Refine: hill-climb from the best so far, trying every single-parameter step up or down its
  *      ladder; move to the best neighbour while it improves by more than 1%; stop when none does,
  *      when a step would revisit known ground, or when the budget is spent.
+ *   4. Confirm: measure the winner and the defaults again, alternately; keep the winner only if it
+ *      still beats the defaults by more than 2% (timings on CPUs are noisy).
+ * Problem sizes are those of real work: beyond the caches on CPUs, at the bandwidth roof on GPUs.
  * Each batch is compiled ahead of timing, on several threads (ocx__launch's build-only mode), so
  * that compilation, the dominant cost on PoCL, neither serialises with nor disturbs the timed runs.
  * Every candidate's output is checked against a host reference (on poisoned outputs) before it is
@@ -110,7 +113,7 @@ static size_t n_1d(const ocx_context *ctx, const char *cls, int quick)
     if (!strcmp(cls, "small")) return (size_t)1 << 14;
     /* 2^24 elements (64 MiB of f32 per operand) already run at the roof on an H200; larger sizes
      * only spend the budget on making and checking data. */
-    return is_gpu(ctx) ? ((size_t)1 << (quick ? 23 : 24)) : ((size_t)1 << (quick ? 21 : 22));
+    return is_gpu(ctx) ? ((size_t)1 << (quick ? 23 : 24)) : ((size_t)1 << (quick ? 23 : 24));
 }
 
 /* A device input of n random values in [lo, hi); their exact values go to *vals (caller frees). */
@@ -194,7 +197,7 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
 {
     /* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults). */
     size_t s = !strcmp(cls, "small") ? (is_gpu(ctx) ? 128 : 64)
-                                     : is_gpu(ctx) ? (quick ? 2048 : 4096) : (quick ? 256 : 512);
+                                     : is_gpu(ctx) ? (quick ? 2048 : 4096) : (quick ? 768 : 1024);
     /* Checking every element of a 4096² product on the host is too slow: 64 rows spread over it. */
     size_t rows = s < 64 ? s : 64;
     ocx__tune_case *tc;
@@ -566,6 +569,28 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
     }
 }
 
+/* 4. Confirmation: one noisy median can crown a candidate that is no better. The winner and the
+ * defaults are measured again, alternately, and the winner is kept only if it still beats the
+ * defaults by more than 2%. */
+static void confirm(tuner *t, const ocx__params *start)
+{
+    if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || stopped(t)) return;
+    double best[3], base[3];
+    for (int r = 0; r < 3; r++) {
+        best[r] = evaluate(t, t->best);
+        base[r] = evaluate(t, start->v);
+    }
+    qsort(best, 3, sizeof *best, cmp_double);
+    qsort(base, 3, sizeof *base, cmp_double);
+    if (base[1] > 0 && best[1] <= base[1] * 1.02) {
+        memcpy(t->best, start->v, sizeof t->best);
+        t->best_rate = base[1];
+    } else if (best[1] > 0) {
+        t->best_rate = best[1];
+    }
+    if (base[1] > 0) t->default_rate = base[1];
+}
+
 /* ---- the profile file ------------------------------------------------------------------------ */
 
 static json_t *profile_new(const ocx_context *ctx)
@@ -742,6 +767,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         if (st == OCX_OK) st = t->def->setup(ctx, t->dtype, cls, opt->quick, &t->tc);
         if (st == OCX_OK) {
             search(t, &start, &current, &rng);
+            confirm(t, &start);
             if (t->best_rate > 0) {
                 add_entry(root, t);
                 st = profile_write(root, opt->out_path); /* after every entry: Ctrl-C and --resume */
