@@ -254,6 +254,11 @@ extern const ocx__family ocx__family_gemm;
 void ocx__launch_build_only(int on);
 
 size_t ocx__round_up(size_t x, size_t m);
+/* Monotonic wall clock in seconds; a qsort comparison of doubles; the median of n values (sorts
+ * them; -1 when n is 0). */
+double ocx__now_s(void);
+int ocx__cmp_double(const void *a, const void *b);
+double ocx__median(double *v, int n);
 size_t ocx__div_up(size_t x, size_t m);
 
 #endif

@@ -199,26 +199,7 @@ static void peaks_store(const ocx_context *ctx, const char *path, const ocx_peak
 
 /* ---- measuring --------------------------------------------------------------------------------- */
 
-static double wall_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 #define MAX_REPS 128
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 /* Profiling time of one finished event: start → end (or queued → end when `latency`). */
 static ocx_status event_ns(cl_event ev, int latency, double *ns)
@@ -247,7 +228,7 @@ static ocx_status time_kernel(ocx_context *ctx, const ocx__launch_desc *d, int r
         OCX__FORWARD(st);
         if (r >= 0) t[r] = x;
     }
-    *ns = median(t, reps);
+    *ns = ocx__median(t, reps);
     return OCX_OK;
 }
 
@@ -377,7 +358,7 @@ static ocx_status time_transfer(ocx_context *ctx, const plan *pl, cl_mem dev, vo
         OCX__FORWARD(st);
         if (r >= 0) t[r] = ns;
     }
-    double ns = median(t, pl->reps);
+    double ns = ocx__median(t, pl->reps);
     *gbps = ns > 0 ? pl->xfer_bytes / ns : 0;
     return OCX_OK;
 }
@@ -427,11 +408,11 @@ static ocx_status measure_latency(ocx_context *ctx, const plan *pl, ocx_peaks *p
     ocx_status st = OCX_OK;
     for (int r = -1; st == OCX_OK && r < reps; r++) {
         cl_event ev = NULL;
-        double t0 = wall_s();
+        double t0 = ocx__now_s();
         st = ocx__launch(ctx, NULL, &d, 0, NULL, &ev);
         if (st != OCX_OK) break;
         cl_int err = clFinish(ctx->stream.queue);
-        double t1 = wall_s(), ns = 0;
+        double t1 = ocx__now_s(), ns = 0;
         st = err != CL_SUCCESS ? ocx__cl_error(err, "peaks: clFinish") : event_ns(ev, 1, &ns);
         clReleaseEvent(ev);
         if (r >= 0) {
@@ -440,8 +421,8 @@ static ocx_status measure_latency(ocx_context *ctx, const plan *pl, ocx_peaks *p
         }
     }
     if (st == OCX_OK) {
-        p->launch_latency_us = median(lat, reps) / 1e3;
-        p->launch_wall_us = median(wall, reps) / 1e3;
+        p->launch_latency_us = ocx__median(lat, reps) / 1e3;
+        p->launch_wall_us = ocx__median(wall, reps) / 1e3;
     }
     clReleaseMemObject(dummy);
     return st;
@@ -450,7 +431,7 @@ static ocx_status measure_latency(ocx_context *ctx, const plan *pl, ocx_peaks *p
 static ocx_status measure(ocx_context *ctx, int quick, ocx_peaks *p)
 {
     atomic_fetch_add(&measurements, 1);
-    double t0 = wall_s();
+    double t0 = ocx__now_s();
     memset(p, 0, sizeof *p);
     snprintf(p->fingerprint, sizeof p->fingerprint, "%s", ctx->info.fingerprint);
     p->quick = quick;
@@ -472,7 +453,7 @@ static ocx_status measure(ocx_context *ctx, int quick, ocx_peaks *p)
     if (ctx->info.has_fp64) OCX__FORWARD(measure_fma(ctx, &pl, 2, &p->f64_gflops));
     OCX__FORWARD(measure_transfers(ctx, &pl, p));
     OCX__FORWARD(measure_latency(ctx, &pl, p));
-    p->measure_s = wall_s() - t0;
+    p->measure_s = ocx__now_s() - t0;
     return OCX_OK;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define OCX__LAST_ERROR_CAP 16384
 static _Thread_local char last_error[OCX__LAST_ERROR_CAP];
@@ -111,6 +112,26 @@ int ocx__env_flag(const char *name)
 }
 
 size_t ocx__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+double ocx__now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int ocx__cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double ocx__median(double *v, int n)
+{
+    if (n <= 0) return -1;
+    qsort(v, (size_t)n, sizeof *v, ocx__cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 size_t ocx__div_up(size_t x, size_t m) { return (x + m - 1) / m; }
 
 size_t ocx_dtype_size(ocx_dtype dtype)

@@ -48,13 +48,6 @@ typedef struct ocx__tune_case {
     ocx_dtype out_dtype;
 } ocx__tune_case;
 
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static uint64_t rng_next(uint64_t *s)
 {
     uint64_t x = *s;
@@ -361,7 +354,7 @@ static void report(tuner *t, const char *message)
     t->progress.failed = t->failed;
     t->progress.best_rate = t->best_rate;
     t->progress.default_rate = t->default_rate;
-    t->progress.elapsed_s = seconds() - t->t0;
+    t->progress.elapsed_s = ocx__now_s() - t->t0;
     t->progress.message = message;
     t->opt->progress(t->opt->user, &t->progress);
 }
@@ -432,12 +425,6 @@ static double time_run(tuner *t)
     return ns;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Verifies, then times one candidate; its rate, or -1 when it failed. */
 static double evaluate(tuner *t, const int *v)
 {
@@ -469,10 +456,7 @@ static double evaluate(tuner *t, const int *v)
             double x = time_run(t);
             if (x > 0) ns[got++] = x;
         }
-        if (got > 0) {
-            qsort(ns, (size_t)got, sizeof *ns, cmp_double);
-            rate = t->def->work(t->tc) / ns[got / 2]; /* bytes/ns = GB/s, flop/ns = GFLOP/s */
-        }
+        if (got > 0) rate = t->def->work(t->tc) / ocx__median(ns, got); /* bytes/ns = GB/s, flop/ns = GFLOP/s */
     }
     ocx__params_force(NULL, NULL);
     t->tried++;
@@ -485,7 +469,7 @@ static void run_batch(tuner *t, cand *c, int n)
 {
     if (n == 0) return;
     build_batch(t, c, n);
-    for (int i = 0; i < n && !stopped(t) && seconds() < t->deadline; i++) {
+    for (int i = 0; i < n && !stopped(t) && ocx__now_s() < t->deadline; i++) {
         if (c[i].build_status != OCX_OK) {
             t->tried++;
             t->failed++;
@@ -510,7 +494,7 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
     space sp;
     space_init(&sp, t->def);
     const ocx__family *fam = t->def->fam;
-    double budget = t->deadline - seconds();
+    double budget = t->deadline - ocx__now_s();
     /* 1. the defaults (and the parameters in force) */
     cand c[BATCH];
     int n = 0;
@@ -525,9 +509,9 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
     t->default_rate = t->best_rate;
 
     /* 2. random samples */
-    double sample_until = seconds() + 0.4 * budget;
+    double sample_until = ocx__now_s() + 0.4 * budget;
     int misses = 0;
-    while (!stopped(t) && seconds() < sample_until && misses < 2000) {
+    while (!stopped(t) && ocx__now_s() < sample_until && misses < 2000) {
         n = 0;
         while (n < BATCH && misses < 2000) {
             int v[OCX__MAX_PARAMS];
@@ -546,7 +530,7 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
 
     /* 3. hill-climbing from the best */
     int improved = 1;
-    while (improved && !stopped(t) && seconds() < t->deadline) {
+    while (improved && !stopped(t) && ocx__now_s() < t->deadline) {
         improved = 0;
         cand nb[2 * OCX__MAX_PARAMS];
         int m = 0;
@@ -580,15 +564,14 @@ static void confirm(tuner *t, const ocx__params *start)
         best[r] = evaluate(t, t->best);
         base[r] = evaluate(t, start->v);
     }
-    qsort(best, 3, sizeof *best, cmp_double);
-    qsort(base, 3, sizeof *base, cmp_double);
-    if (base[1] > 0 && best[1] <= base[1] * 1.02) {
+    double won = ocx__median(best, 3), was = ocx__median(base, 3);
+    if (was > 0 && won <= was * 1.02) {
         memcpy(t->best, start->v, sizeof t->best);
-        t->best_rate = base[1];
-    } else if (best[1] > 0) {
-        t->best_rate = best[1];
+        t->best_rate = was;
+    } else if (won > 0) {
+        t->best_rate = won;
     }
-    if (base[1] > 0) t->default_rate = base[1];
+    if (was > 0) t->default_rate = was;
 }
 
 /* ---- the profile file ------------------------------------------------------------------------ */
@@ -725,7 +708,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     double budget = opt->budget_s > 0 ? opt->budget_s : 60.0;
     /* A margin for the candidate in flight at the deadline and the final write, so that the whole
      * run (setup included) stays inside the budget. */
-    double t0 = seconds(), end = t0 + budget - (budget * 0.05 < 2.0 ? budget * 0.05 : 2.0);
+    double t0 = ocx__now_s(), end = t0 + budget - (budget * 0.05 < 2.0 ? budget * 0.05 : 2.0);
     uint64_t rng = 0x2545f4914f6cdd1dull ^ (uint64_t)t0;
     ocx_status st = OCX_OK;
     /* GEMM candidates cost the most to build and run: they get twice the share of the others. */
@@ -738,7 +721,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         const char *cls = todo[i].def->size_class;
         if (has_entry(root, todo[i].def->family, dname, cls)) continue; /* resumed */
         int weight = todo[i].def->fam == &ocx__family_gemm && !strcmp(cls, "all") ? 2 : 1;
-        if (seconds() >= end) {
+        if (ocx__now_s() >= end) {
             ocx__warn("ocx_tune: %s/%s: the budget is spent; entry left out (--resume continues)",
                       todo[i].def->family, dname);
             remaining -= weight;
@@ -756,8 +739,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         t->size_class = cls;
         t->best_rate = -1;
         t->t0 = t0;
-        double share = (end - seconds()) * weight / (remaining > 0 ? remaining : 1);
-        t->deadline = seconds() + share;
+        double share = (end - ocx__now_s()) * weight / (remaining > 0 ? remaining : 1);
+        t->deadline = ocx__now_s() + share;
         t->progress = (ocx_tune_progress){t->def->family, dname, cls, (size_t)i, (size_t)ntodo, 0, 0, 0, 0,
                                           t->def->unit, 0, budget, NULL};
         report(t, "preparing");

@@ -42,6 +42,10 @@ void bench_row(bench *b, const char *group, const char *op, const char *dtype, c
 void bench_note(bench *b, const char *fmt, ...);
 void bench_header(bench *b, const char *title);
 
+/* Monotonic wall clock in ns; the median of n values (sorts them). */
+double bench_now_ns(void);
+double bench_median(double *v, int n);
+
 /* Uniform random floats in [lo, hi), never exactly zero. */
 void bench_random(float *x, size_t n, float lo, float hi, unsigned seed);
 

@@ -105,13 +105,6 @@ static double fma_peak_gflops(bench *b)
     return best;
 }
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 /* Median wall time of one call up to clFinish, after a warm-up: launch overhead included, and the
  * only fair clock for a peer such as CLBlast whose event covers only its last kernel. */
 static double wall_ns(bench *b, bench_run_fn fn, void *arg)
@@ -120,10 +113,10 @@ static double wall_ns(bench *b, bench_run_fn fn, void *arg)
     int reps = b->reps < 64 ? b->reps : 64;
     for (int r = -1; r < reps; r++) {
         cl_event ev = NULL;
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         if (fn(b, arg, &ev) != 0) return -1;
         clFinish(b->queue);
-        if (r >= 0) t[r] = now_ns() - t0;
+        if (r >= 0) t[r] = bench_now_ns() - t0;
         if (ev) clReleaseEvent(ev);
     }
     for (int i = 1; i < reps; i++)
@@ -145,10 +138,10 @@ static double openblas_ns(bench *b, size_t m, size_t n, size_t k)
     double best[64];
     int reps = b->reps < 64 ? b->reps : 64;
     for (int r = -1; r < reps; r++) {
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, A, (int)k, B, (int)n,
                     0.0f, C, (int)n);
-        if (r >= 0) best[r] = now_ns() - t0;
+        if (r >= 0) best[r] = bench_now_ns() - t0;
     }
     for (int i = 1; i < reps; i++)
         for (int j = i; j > 0 && best[j] < best[j - 1]; j--) {

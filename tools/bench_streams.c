@@ -30,13 +30,6 @@ typedef struct pipe {
     double stage_ns[3]; /* h2d, kernel, d2h summed over chunks (last run) */
 } pipe;
 
-static double wall(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static double ev_ns(ocx_event ev)
 {
     uint64_t ns = 0;
@@ -50,7 +43,7 @@ static double run_pipeline(bench *b, pipe *p, int ns)
     ocx_event *ev = calloc(p->nchunks * (KERNEL_REPS + 2), sizeof *ev);
     if (!ev) return -1;
     memset(p->out, 0, n * sizeof *p->out);
-    double t0 = wall();
+    double t0 = bench_now_ns();
     ocx_status st = OCX_OK;
     for (size_t c = 0; st == OCX_OK && c < p->nchunks; c++) {
         int s = (int)(c % (size_t)ns);
@@ -67,7 +60,7 @@ static double run_pipeline(bench *b, pipe *p, int ns)
     }
     for (int s = 0; s < ns; s++)
         if (ocx_stream_finish(b->ctx, p->s[s]) != OCX_OK && st == OCX_OK) st = OCX_ERR_OPENCL;
-    double t = (wall() - t0) * 1e9;
+    double t = bench_now_ns() - t0;
     if (st != OCX_OK) fprintf(stderr, "ocx-bench streams: %s\n", ocx_last_error());
     p->stage_ns[0] = p->stage_ns[1] = p->stage_ns[2] = 0;
     for (size_t c = 0; c < p->nchunks; c++) {

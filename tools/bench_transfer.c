@@ -9,36 +9,22 @@
 
 #include "bench.h"
 
-static double wall(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median wall time in ns of one blocking transfer of n floats; < 0 on failure. */
 static double time_transfer(bench *b, ocx_buffer *buf, float *host, size_t n, int write)
 {
     double t[64];
     int reps = b->reps < 64 ? b->reps : 64;
     for (int r = -1; r < reps; r++) {
-        double t0 = wall();
+        double t0 = bench_now_ns();
         ocx_status st = write ? ocx_buffer_write(b->ctx, NULL, buf, 0, n, host, 0, NULL, NULL)
                               : ocx_buffer_read(b->ctx, NULL, buf, 0, n, host, 0, NULL, NULL);
         if (st != OCX_OK) {
             fprintf(stderr, "ocx-bench transfer: %s\n", ocx_last_error());
             return -1;
         }
-        if (r >= 0) t[r] = (wall() - t0) * 1e9;
+        if (r >= 0) t[r] = bench_now_ns() - t0;
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp);
-    return t[reps / 2];
+    return bench_median(t, reps);
 }
 
 int bench_transfer(bench *b)

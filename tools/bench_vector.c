@@ -86,33 +86,19 @@ static const char *const red_names[] = {"sum", "asum", "dot", "nrm2", "min", "ma
 
 typedef int (*batch_fn)(bench *b, red_case *c);
 
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double batch_time_ns(bench *b, batch_fn fn, red_case *c)
 {
     const int per = 10, batches = b->quick ? 3 : 7;
     double t[7];
     if (fn(b, c) || ocx_stream_finish(b->ctx, NULL)) return -1; /* warm-up (and program build) */
     for (int k = 0; k < batches; k++) {
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         for (int i = 0; i < per; i++)
             if (fn(b, c)) return -1;
         if (ocx_stream_finish(b->ctx, NULL)) return -1;
-        t[k] = (now_ns() - t0) / per;
+        t[k] = (bench_now_ns() - t0) / per;
     }
-    qsort(t, (size_t)batches, sizeof *t, cmp_d);
-    return t[batches / 2];
+    return bench_median(t, batches);
 }
 
 static int red_ocx(bench *b, red_case *c)

@@ -16,17 +16,24 @@
 
 #include "bench.h"
 
-static double now_s(void)
+double bench_now_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+    if (n <= 0) return -1;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 double bench_time_ns(bench *b, bench_run_fn fn, void *arg)
@@ -50,8 +57,7 @@ double bench_time_ns(bench *b, bench_run_fn fn, void *arg)
         clReleaseEvent(ev);
         if (r >= 0) t[r] = (double)ns;
     }
-    qsort(t, (size_t)b->reps, sizeof *t, cmp_double);
-    double med = b->reps % 2 ? t[b->reps / 2] : 0.5 * (t[b->reps / 2 - 1] + t[b->reps / 2]);
+    double med = bench_median(t, b->reps);
     free(t);
     return med;
 }
@@ -80,7 +86,7 @@ int bench_demo(bench *b)
     bench_random(x, n, -1, 1, 1);
     bench_random(y, n, -1, 1, 2);
     ocx_event ev = NULL;
-    double t0 = now_s();
+    double t0 = bench_now_ns() * 1e-9;
     if (ocx_buffer_create(b->ctx, OCX_F32, n, &bx) || ocx_buffer_create(b->ctx, OCX_F32, n, &by) ||
         ocx_buffer_create(b->ctx, OCX_F32, n, &bz) || ocx_buffer_write(b->ctx, NULL, bx, 0, n, x, 0, NULL, NULL) ||
         ocx_buffer_write(b->ctx, NULL, by, 0, n, y, 0, NULL, NULL) ||
@@ -90,7 +96,7 @@ int bench_demo(bench *b)
         ocx_event_release(ev);
         goto out;
     }
-    double first = now_s() - t0;
+    double first = bench_now_ns() * 1e-9 - t0;
     uint64_t ns = 0;
     ocx_event_elapsed_ns(ev, &ns);
     ocx_event_release(ev);
