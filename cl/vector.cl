@@ -8,6 +8,9 @@
  *          may launch fewer items than vectors (GPUs: a bounded number of resident groups);
  *          1: one vector (or element) per work-item, no loop (PoCL: its work-item loops then
  *          vectorise across work-items, and a loop inside would block that)
+ *   KERNEL the one kernel to compile (numbered below: 1 vadd … 11 copy_same); 0, the default, all
+ *          of them. PoCL compiles every kernel of a program at build time, so one kernel per
+ *          program makes an operation's cold start several times shorter.
  * Every kernel takes element offsets and strides (inc ≥ 1); when all strides are 1 it takes the
  * vectorised path, with a scalar tail, so no length has to divide anything.
  */
@@ -23,6 +26,10 @@
 #ifndef GRID
 #define GRID 2
 #endif
+#ifndef KERNEL
+#define KERNEL 0
+#endif
+#define WANT(k) (KERNEL == 0 || KERNEL == (k))
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -93,12 +100,21 @@
         GRID_LOOP(v, nv) { STV(z, v, LDV(x, v) OP LDV(y, v)); }                                       \
         GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(z, i, LD(x, i) OP LD(y, i)); }  \
     }
+#if WANT(1)
 BINARY(vadd, +)
+#endif
+#if WANT(2)
 BINARY(vsub, -)
+#endif
+#if WANT(3)
 BINARY(vmul, *)
+#endif
+#if WANT(4)
 BINARY(vdiv, /)
+#endif
 
 /* y = a*x + b*y; b == 0 writes y without reading it (a NaN already in y does not leak). */
+#if WANT(5)
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void axpby(const ulong n, const C a, const global S *x,
                                                                   const ulong xo, const ulong incx, const C b,
                                                                   global S *y, const ulong yo, const ulong incy)
@@ -125,8 +141,10 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void axpby(const ulong n,
         }
     }
 }
+#endif
 
 /* x = a*x */
+#if WANT(6)
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void scal(const ulong n, const C a, global S *x,
                                                                  const ulong xo, const ulong incx)
 {
@@ -139,8 +157,10 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void scal(const ulong n, 
         GRID_LOOP(i, n) { ST(x, i * incx, a * LD(x, i * incx)); }
     }
 }
+#endif
 
 /* x = value */
+#if WANT(7)
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void fill(const ulong n, const C value, global S *x,
                                                                  const ulong xo, const ulong incx)
 {
@@ -154,6 +174,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void fill(const ulong n, 
         GRID_LOOP(i, n) { ST(x, i * incx, value); }
     }
 }
+#endif
 
 /* y (of DTYPE) = x (of the type in the kernel's name), converting with round-to-nearest-even. */
 #define COPY_FROM(name, XS, XLD)                                                                      \
@@ -166,13 +187,18 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void fill(const ulong n, 
         GRID_LOOP(i, n) { ST(y, i * incy, XLD(x, i * incx)); }                                        \
     }
 #define LD_RAW(p, i) ((p)[i]) /* f64 stays f64 until the one rounding of the store */
+#if WANT(8)
 COPY_FROM(copy_from_f32, float, LD_F32)
+#endif
+#if WANT(9)
 COPY_FROM(copy_from_f16, half, LD_F16)
-#if DTYPE == 2 || defined(HAS_FP64)
+#endif
+#if (DTYPE == 2 || defined(HAS_FP64)) && WANT(10)
 COPY_FROM(copy_from_f64, double, LD_RAW)
 #endif
 
 /* Same-type contiguous copy, vectorised. */
+#if WANT(11)
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void copy_same(const ulong n, const global S *x,
                                                                       const ulong xo, global S *y, const ulong yo)
 {
@@ -182,3 +208,4 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void copy_same(const ulon
     GRID_LOOP(v, nv) { STV(y, v, LDV(x, v)); }
     GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(y, i, LD(x, i)); }
 }
+#endif

@@ -40,8 +40,18 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     /* VW counts f32/f16 elements; f64 takes half as many, the same 16 bytes as f32 (H200, 2^28
      * f64 add: 2.9 TB/s with double4, 4.2 TB/s with double2). */
     if (dtype == OCX_F64) p.v[1] = p.v[1] > 1 ? p.v[1] / 2 : 1;
+    /* One kernel per program (-DKERNEL, numbered as in cl/vector.cl): PoCL compiles them all. */
+    static const char *const kernels[] = {"vadd",          "vsub",          "vmul",          "vdiv",
+                                          "axpby",         "scal",          "fill",          "copy_from_f32",
+                                          "copy_from_f16", "copy_from_f64", "copy_same"};
+    int id = 0;
+    for (int i = 0; i < (int)(sizeof kernels / sizeof *kernels); i++)
+        if (!strcmp(kernels[i], kernel)) id = i + 1;
+    OCX__FAIL_IF(!id, OCX_ERR_INTERNAL, "vector: no kernel %s", kernel);
     char options[512];
     ocx__dtype_defines(ctx, dtype, options, sizeof options);
+    size_t ol = strlen(options);
+    snprintf(options + ol, sizeof options - ol, " -DKERNEL=%d", id);
     ocx__params_defines(&p, options, sizeof options);
     size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
     size_t items = vectorised ? n / vw + n % vw : n;
