@@ -430,24 +430,6 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
-/* The simulated small device: parameters must shrink to fit, and results stay right. */
-static void limits_setup(void)
-{
-    setenv("OCX_LIMIT_WG", "64", 1);
-    setenv("OCX_LIMIT_LOCAL_MEM", "16384", 1);
-    setenv("OCX_DISABLE_FP16", "1", 1);
-    setenv("OCX_DISABLE_FP64", "1", 1);
-    tctx_setup();
-}
-static void limits_teardown(void)
-{
-    tctx_teardown();
-    unsetenv("OCX_LIMIT_WG");
-    unsetenv("OCX_LIMIT_LOCAL_MEM");
-    unsetenv("OCX_DISABLE_FP16");
-    unsetenv("OCX_DISABLE_FP64");
-}
-
 START_TEST(test_limits)
 {
     ck_assert_uint_le(tinfo.max_work_group_size, 64);
@@ -487,7 +469,7 @@ int main(void)
     tcase_add_test(core, test_bad_arguments);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
-    tcase_add_checked_fixture(limits, limits_setup, limits_teardown);
+    tcase_add_checked_fixture(limits, tlimits_setup, tlimits_teardown);
     tcase_add_test(limits, test_limits);
     suite_add_tcase(s, limits);
     return trun(s);

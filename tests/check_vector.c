@@ -354,21 +354,6 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
-static void limits_setup(void)
-{
-    setenv("OCX_LIMIT_WG", "64", 1);
-    setenv("OCX_DISABLE_FP16", "1", 1);
-    setenv("OCX_DISABLE_FP64", "1", 1);
-    tctx_setup();
-}
-static void limits_teardown(void)
-{
-    tctx_teardown();
-    unsetenv("OCX_LIMIT_WG");
-    unsetenv("OCX_DISABLE_FP16");
-    unsetenv("OCX_DISABLE_FP64");
-}
-
 START_TEST(test_limits)
 {
     ck_assert(tinfo.max_work_group_size <= 64 && !tinfo.has_fp16 && !tinfo.has_fp64);
@@ -401,7 +386,7 @@ int main(void)
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 600);
-    tcase_add_unchecked_fixture(tl, limits_setup, limits_teardown);
+    tcase_add_unchecked_fixture(tl, tlimits_setup, tlimits_teardown);
     tcase_add_test(tl, test_limits);
     suite_add_tcase(s, tl);
     return trun(s);

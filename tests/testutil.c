@@ -20,6 +20,21 @@ void tctx_teardown(void)
     tctx = NULL;
 }
 
+static const char *const limit_vars[][2] = {
+    {"OCX_LIMIT_WG", "64"}, {"OCX_LIMIT_LOCAL_MEM", "16384"}, {"OCX_DISABLE_FP16", "1"}, {"OCX_DISABLE_FP64", "1"}};
+
+void tlimits_setup(void)
+{
+    for (size_t i = 0; i < sizeof limit_vars / sizeof *limit_vars; i++) setenv(limit_vars[i][0], limit_vars[i][1], 1);
+    tctx_setup();
+}
+
+void tlimits_teardown(void)
+{
+    tctx_teardown();
+    for (size_t i = 0; i < sizeof limit_vars / sizeof *limit_vars; i++) unsetenv(limit_vars[i][0]);
+}
+
 uint64_t trand_next(uint64_t *s)
 {
     uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;

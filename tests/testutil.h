@@ -19,6 +19,10 @@ extern ocx_context *tctx;
 extern ocx_device_info tinfo;
 void tctx_setup(void);
 void tctx_teardown(void);
+/* The same on the simulated small device of the issues' "limits" mode: OCX_LIMIT_WG=64,
+ * OCX_LIMIT_LOCAL_MEM=16384, OCX_DISABLE_FP16=1, OCX_DISABLE_FP64=1 (unset again on teardown). */
+void tlimits_setup(void);
+void tlimits_teardown(void);
 
 /* ck_assert with ocx's last error in the message. */
 #define ck_ok(expr)                                                                                \
