@@ -123,9 +123,12 @@ static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const 
                                 ocx_context_stats *stats)
 {
     *out = NULL;
-    char *opts = malloc(strlen(OCX__BASE_OPTIONS) + strlen(options) + 2);
+    /* OCX_BUILD_OPTIONS (developers: e.g. -cl-nv-verbose) is appended, and so is part of the key. */
+    const char *extra = getenv("OCX_BUILD_OPTIONS");
+    if (!extra) extra = "";
+    char *opts = malloc(strlen(OCX__BASE_OPTIONS) + strlen(options) + strlen(extra) + 3);
     OCX__FAIL_IF(!opts, OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
-    sprintf(opts, "%s %s", OCX__BASE_OPTIONS, options);
+    sprintf(opts, "%s %s%s%s", OCX__BASE_OPTIONS, options, *extra ? " " : "", extra);
     size_t klen = strlen(ctx->device_key) + strlen(src->name) + strlen(src->hash) + strlen(opts) + 64;
     char *key = malloc(klen);
     if (!key) {
@@ -151,6 +154,11 @@ static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const 
             snprintf(what, sizeof what, "cl/%s.cl", src->name);
             st = build(ctx, prog, opts, what);
             if (st == OCX_OK) {
+                if (ocx__env_flag("OCX_BUILD_LOG")) { /* developers: the compiler's report */
+                    char *log = build_log(prog, ctx->device);
+                    fprintf(stderr, "ocx: build log of %s with '%s':\n%s\n", what, opts, log ? log : "(none)");
+                    free(log);
+                }
                 stats->programs_compiled++;
                 stats->disk_cache_writes += (uint64_t)store_binary(prog, key);
             } else {
