@@ -204,6 +204,16 @@ typedef struct ocx_context_stats {
 /*! ocx_context_get_stats() : copies the context's counters into *stats. */
 OCX_API ocx_status ocx_context_get_stats(const ocx_context *ctx, ocx_context_stats *stats);
 
+/* Vendor-specific kernel paths (bits of ocx_context_vendor_paths()). */
+#define OCX_PATH_NV_TENSOR_CORES 1u /* f16-input GEMMs (f32 accumulation) through mma.sync on NVIDIA tensor cores */
+/*! ocx_context_vendor_paths() : which vendor-specific paths operations on ctx take, as OCX_PATH_*
+ *  bits in *paths. OCX_PATH_NV_TENSOR_CORES is set when the device is NVIDIA with compute capability
+ *  >= 8.0, OCX_VENDOR_PATHS is not "0", and a probe kernel built and computed a known product exactly
+ *  in this process (the first call, or the first f16 GEMM, runs the probe on the default stream; the
+ *  verdict is kept per device fingerprint for the process). Every path has a portable fallback that
+ *  gives results of the same accuracy; OCX_VENDOR_PATHS=0 forces the portable kernels. */
+OCX_API ocx_status ocx_context_vendor_paths(ocx_context *ctx, unsigned *paths);
+
 /*! ocx_context_stream() : the context's default stream (owned by the context; never destroy it). */
 OCX_API ocx_stream *ocx_context_stream(ocx_context *ctx);
 

@@ -357,6 +357,17 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                        OCX__ARG_U64(oc.arr ? 0 : oc.stride),
                        {OCX__ARG_VALUE, sizeof(cl_mem), &offs},
                        OCX__ARG_I32((offs != NULL) | flags)};
+    /* f16 products that would take the tiled kernel run on NVIDIA's tensor cores where the probe
+     * passed (gemm_nv.c); its 16-byte copies need 8-element alignment. */
+    if (!use_direct && a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT && ocx__gemm_nv_ready(ctx)) {
+        args[sizeof args / sizeof *args - 1] =
+            OCX__ARG_I32((offs != NULL) | (aligned_for(ka, &koa, batch, akf ? sam : sak, 8) ? 2 : 0) |
+                         (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, 8) ? 4 : 0));
+        ocx_status st = ocx__gemm_nv_launch(ctx, stream, km, kn, batch, akf, bkf, c->dtype, sizeof args / sizeof *args,
+                                            args, num_wait, wait, event);
+        if (offs) clReleaseMemObject(offs);
+        return st;
+    }
     ocx__launch_desc d;
     if (use_direct && (double)km * (double)kn * (double)k <= 160.0 * 160.0 * 160.0) {
         size_t gn = (size_t)p.v[P_DWGN], gm = (size_t)p.v[P_DWGM];

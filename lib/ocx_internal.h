@@ -24,6 +24,8 @@ ocx_status ocx__error(ocx_status status, const char *fmt, ...) OCX__PRINTF(2, 3)
 /* Maps an OpenCL error code to a status (CL_OUT_OF_RESOURCES, CL_MEM_OBJECT_ALLOCATION_FAILURE → OCX_ERR_OUT_OF_MEMORY,
  * else OCX_ERR_OPENCL) and records "`what`: CL_NAME (code)". */
 ocx_status ocx__cl_error(cl_int err, const char *what);
+/* Puts back a message saved from ocx_last_error() (internal work that must not change it). */
+void ocx__error_restore(const char *text);
 const char *ocx__cl_error_name(cl_int err);
 /* A warning on stderr ("ocx: warning: …") unless OCX_QUIET is set. */
 void ocx__warn(const char *fmt, ...) OCX__PRINTF(1, 2);
@@ -247,6 +249,18 @@ size_t ocx__grid_groups(const ocx_context *ctx, size_t items, size_t wg, size_t 
 extern const ocx__family ocx__family_vector;
 extern const ocx__family ocx__family_reduce;
 extern const ocx__family ocx__family_gemm;
+extern const ocx__family ocx__family_gemm_mma;
+
+/* ---- gemm_nv.c: f16 GEMM on NVIDIA tensor cores ------------------------------------------------- */
+/* 1 when f16 GEMMs on ctx's device may take the tensor-core kernel: OCX_VENDOR_PATHS allows it, the
+ * device is NVIDIA with compute capability >= 8.0, and the probe passed in this process (once per
+ * device fingerprint). */
+int ocx__gemm_nv_ready(ocx_context *ctx);
+/* Runs gemm.c's argument list (row-major view, m x n per entry, `batch` entries) through the
+ * tensor-core kernel. akf/bkf: the operands' fast dimensions; flags bits 1/2: A/B 8-element aligned. */
+ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, size_t m, size_t n, size_t batch, int akf,
+                               int bkf, ocx_dtype cdtype, unsigned nargs, const ocx__arg *args, size_t num_wait,
+                               const ocx_event *wait, ocx_event *event);
 
 /* In the calling thread, ocx__launch builds the kernel and returns without enqueueing (on) or works
  * normally (off). The tuner compiles candidates ahead of timing with it; wait lists and events are

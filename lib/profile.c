@@ -44,7 +44,7 @@ struct ocx__profiles {
     int nwarned;
 };
 
-const ocx__family *const ocx__families[] = {&ocx__family_vector, &ocx__family_reduce, &ocx__family_gemm, NULL};
+const ocx__family *const ocx__families[] = {&ocx__family_vector, &ocx__family_reduce, &ocx__family_gemm, &ocx__family_gemm_mma, NULL};
 
 static _Thread_local const ocx__family *forced_family;
 static _Thread_local int forced_values[OCX__MAX_PARAMS];

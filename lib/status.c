@@ -49,6 +49,8 @@ ocx_status ocx__error(ocx_status status, const char *fmt, ...)
     return status;
 }
 
+void ocx__error_restore(const char *text) { snprintf(last_error, sizeof last_error, "%s", text); }
+
 const char *ocx__cl_error_name(cl_int err)
 {
     switch (err) {

@@ -3,6 +3,7 @@
  * Every case fills A, B and C (including the gaps that leading dimensions and offsets leave) with
  * random non-zero values, runs the product, then checks every element of the C buffer: inside a C
  * matrix against the reference within a bound derived from K and the dtypes, outside untouched. */
+#define _GNU_SOURCE /* strcasestr */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -341,6 +342,158 @@ START_TEST(test_pipelined)
 }
 END_TEST
 
+/* ---- the tensor-core path (NVIDIA, cl/gemm_nv_mma.cl) and its fallbacks ------------------------ */
+
+static int tensor_cores(void)
+{
+    unsigned paths = 0;
+    ck_ok(ocx_context_vendor_paths(tctx, &paths));
+    return (paths & OCX_PATH_NV_TENSOR_CORES) != 0;
+}
+
+/* Pads every leading dimension to a multiple of 8 elements (the tensor-core kernel's 16-byte copies). */
+static void pad_to_8(gcase *g)
+{
+    size_t ar = g->opa == OCX_OP_N ? g->m : g->k, ac = g->opa == OCX_OP_N ? g->k : g->m;
+    size_t br = g->opb == OCX_OP_N ? g->k : g->n, bc = g->opb == OCX_OP_N ? g->n : g->k;
+    size_t la = g->layout == OCX_ROW_MAJOR ? ac : ar, lb = g->layout == OCX_ROW_MAJOR ? bc : br;
+    size_t lc = g->layout == OCX_ROW_MAJOR ? g->n : g->m;
+    g->lda_extra = (8 - la % 8) % 8;
+    g->ldb_extra = (8 - lb % 8) % 8;
+    g->ldc_extra = (8 - lc % 8) % 8;
+}
+
+/* Runs a case and checks which kernel family took it: the tensor-core one exactly when `tc`. */
+static void check_case_family(const gcase *g, uint64_t seed, uint64_t *rng, int tc)
+{
+    check_case(g, seed, rng);
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    const char *want = tc ? "gemm_mma" : "gemm";
+    ck_assert_msg(strcmp(info.family, want) == 0, "f16 %zux%zux%zu ran family %s, expected %s", g->m, g->n, g->k,
+                  info.family, want);
+}
+
+/* f16 products above the direct kernel's size over odd shapes (ragged tiles in every dimension, K
+ * not a multiple of any slice), every layout, aligned and unaligned leading dimensions and offsets
+ * (16-byte copies vs checked scalar loads), f16 and f32 C, batches, and several tile shapes; each
+ * checked against the reference and for the family that ran (the tensor-core one exactly when `tc`). */
+static void tensor_core_cases(int tc)
+{
+    static const size_t shapes[][3] = {{300, 257, 300}, {250, 260, 270}, {5, 4000, 1000}, {4000, 3, 1500},
+                                       {33, 1100, 700}, {256, 256, 512}, {129, 65, 1031}, {1, 1, 4099}};
+    static const char *tiles[] = {NULL, "BM=64,BN=64,BK=16,WM=32,WN=32,STAGES=2",
+                                  "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=2", "BM=64,BN=128,BK=64,WM=32,WN=64,STAGES=4,GM=3",
+                                  "BM=256,BN=128,BK=32,WM=64,WN=64,STAGES=2,GM=1"};
+    const size_t nshapes = sizeof shapes / sizeof *shapes;
+    uint64_t seed = test_seed(), rng = seed;
+    for (size_t c = 0; c < 2 * nshapes; c++) {
+        const size_t *sh = shapes[c % nshapes];
+        int unaligned = (int)(c / nshapes);
+        gcase g = {OCX_F16, c % 2 ? OCX_F16 : OCX_F32, c % 3 ? OCX_ROW_MAJOR : OCX_COL_MAJOR,
+                   (c / 2) % 2 ? OCX_OP_T : OCX_OP_N, (c / 3) % 2 ? OCX_OP_T : OCX_OP_N, sh[0], sh[1], sh[2],
+                   unaligned ? 3 : 0, unaligned ? 1 : 8, unaligned ? 5 : 0, unaligned ? 1 : 8, unaligned ? 7 : 0,
+                   unaligned ? 3 : 0, c % 4 ? 1.0 : 0.5, c % 3 ? 0.0 : -1.0, MODE_SINGLE, 1, 0, c % 3 != 0,
+                   "DIRECT=1"};
+        if (!unaligned) pad_to_8(&g);
+        const char *t = tiles[c % (sizeof tiles / sizeof *tiles)];
+        if (t) setenv("OCX_GEMM_MMA_PARAMS", t, 1);
+        check_case_family(&g, seed, &rng, tc);
+        unsetenv("OCX_GEMM_MMA_PARAMS");
+    }
+    for (int mode = 0; mode < 2; mode++) {
+        gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 130, 200, 96, 0, 0, 0, 8, 16, 0, 1.0, 0.5,
+                   mode ? MODE_ARRAYS : MODE_STRIDED, 3, 0, 0, "DIRECT=1"};
+        check_case_family(&g, seed, &rng, tc);
+    }
+}
+
+/* The emulated kernel compiles slowly on PoCL (seconds a variant): one case for each of the four
+ * operand layouts (row-major NN, TN, NT, TT: A and B each K-fast or not), with four tile shapes,
+ * both C types, aligned and unaligned. */
+static void tensor_core_emulated_cases(void)
+{
+    static const struct {
+        ocx_op opa, opb;
+        size_t m, n, k;
+        ocx_dtype out;
+        int unaligned;
+        const char *tiles;
+    } cases[] = {
+        {OCX_OP_N, OCX_OP_N, 300, 257, 300, OCX_F32, 0, NULL},
+        {OCX_OP_T, OCX_OP_N, 129, 65, 1031, OCX_F16, 1, "BM=64,BN=64,BK=16,WM=32,WN=32,STAGES=2"},
+        {OCX_OP_N, OCX_OP_T, 250, 260, 270, OCX_F32, 0, "BM=64,BN=128,BK=64,WM=32,WN=64,STAGES=4,GM=3"},
+        {OCX_OP_T, OCX_OP_T, 33, 300, 200, OCX_F16, 1, "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=2"},
+    };
+    uint64_t seed = test_seed(), rng = seed;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int u = cases[c].unaligned;
+        gcase g = {OCX_F16, cases[c].out, OCX_ROW_MAJOR, cases[c].opa, cases[c].opb, cases[c].m, cases[c].n, cases[c].k,
+                   u ? 3 : 0, u ? 1 : 0, u ? 5 : 0, u ? 1 : 8, u ? 7 : 0, u ? 3 : 0, 0.5, c % 2 ? 0.0 : -1.0,
+                   MODE_SINGLE, 1, 0, c % 2, "DIRECT=1"};
+        if (!u) pad_to_8(&g);
+        if (cases[c].tiles) setenv("OCX_GEMM_MMA_PARAMS", cases[c].tiles, 1);
+        check_case_family(&g, seed, &rng, 1);
+        unsetenv("OCX_GEMM_MMA_PARAMS");
+    }
+    gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 130, 200, 96, 0, 0, 0, 8, 16, 0, 1.0, 0.5,
+               MODE_ARRAYS, 3, 0, 0, "DIRECT=1"};
+    check_case_family(&g, seed, &rng, 1);
+}
+
+/* On this device: OCX_EXPECT_TENSOR_CORES=1 (set by tools/device-check.sh on NVIDIA) makes the
+ * path's absence a failure; a device that is not NVIDIA never takes it. */
+START_TEST(test_tensor_core_path)
+{
+    int tc = tensor_cores();
+    const char *expect = getenv("OCX_EXPECT_TENSOR_CORES");
+    if (expect) ck_assert_msg(tc == atoi(expect), "tensor cores %s, OCX_EXPECT_TENSOR_CORES=%s", tc ? "on" : "off", expect);
+    if (!strcasestr(tinfo.vendor, "nvidia")) ck_assert_msg(!tc, "tensor-core path on a device that is not NVIDIA");
+    tensor_core_cases(tc);
+}
+END_TEST
+
+/* The tensor-core kernel with its warp instructions emulated (OCX_VENDOR_PATHS=emulate), on any
+ * device: its probe must pass and its results match the reference, so CI checks the kernel's
+ * indexing without an NVIDIA GPU. */
+START_TEST(test_tensor_core_emulated)
+{
+    setenv("OCX_VENDOR_PATHS", "emulate", 1);
+    ck_assert_msg(tensor_cores(), "the emulated tensor-core kernel failed its probe: %s", ocx_last_error());
+    tensor_core_emulated_cases();
+    unsetenv("OCX_VENDOR_PATHS");
+}
+END_TEST
+
+/* OCX_VENDOR_PATHS=0 turns the path off; =force probes even on a device that is not NVIDIA, where
+ * the kernel is built without its PTX, computes zeros, fails the probe, and the portable kernel
+ * answers (the probe-failure path, on every CI run). */
+START_TEST(test_vendor_path_switch)
+{
+    int tc = tensor_cores();
+    uint64_t seed = test_seed(), rng = seed;
+    gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 129, 131, 137, 0, 0, 0, 0, 0, 0, 1.0, 0.0,
+               MODE_SINGLE, 1, 0, 1, "DIRECT=1"};
+    setenv("OCX_VENDOR_PATHS", "0", 1);
+    ck_assert_msg(!tensor_cores(), "OCX_VENDOR_PATHS=0 left the tensor-core path on");
+    check_case_family(&g, seed, &rng, 0);
+    setenv("OCX_VENDOR_PATHS", "force", 1);
+    ocx_context_stats before, after;
+    ck_ok(ocx_context_get_stats(tctx, &before));
+    int forced = tensor_cores();
+    ck_ok(ocx_context_get_stats(tctx, &after));
+    /* The forced probe really ran: it fetched the tensor-core program (built, from disk or memory). */
+    ck_assert_uint_gt(after.programs_compiled + after.programs_from_disk + after.programs_from_memory,
+                      before.programs_compiled + before.programs_from_disk + before.programs_from_memory);
+    ck_assert_msg(forced == tc, "OCX_VENDOR_PATHS=force gave %d, the device check %d", forced, tc);
+    check_case_family(&g, seed, &rng, forced);
+    unsetenv("OCX_VENDOR_PATHS");
+    unsigned paths;
+    ck_status(ocx_context_vendor_paths(tctx, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_context_vendor_paths(NULL, &paths), OCX_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     ocx_buffer *A = tbuffer(OCX_F32, 64, NULL), *B = tbuffer(OCX_F32, 64, NULL), *C = tbuffer(OCX_F32, 64, NULL);
@@ -467,6 +620,9 @@ int main(void)
     tcase_add_test(core, test_no_local_memory);
     tcase_add_test(core, test_pipelined);
     tcase_add_test(core, test_bad_arguments);
+    tcase_add_test(core, test_tensor_core_path);
+    tcase_add_test(core, test_tensor_core_emulated);
+    tcase_add_test(core, test_vendor_path_switch);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_checked_fixture(limits, tlimits_setup, tlimits_teardown);

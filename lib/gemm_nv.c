@@ -1,0 +1,210 @@
+/* gemm_nv.c — f16 GEMM on NVIDIA tensor cores (cl/gemm_nv_mma.cl) and the probe that guards it.
+ *
+ * gemm.c maps every call onto its row-major view and asks ocx__gemm_nv_ready() before an f16 product
+ * that would take the tiled kernel; when it says yes, ocx__gemm_nv_launch() runs the same arguments
+ * through the tensor-core kernel. The caller of ocx_gemm does not change a line.
+ *
+ * Ready means: OCX_VENDOR_PATHS is not off, the device is NVIDIA with compute capability ≥ 8.0
+ * (cl_nv_device_attribute_query: mma.sync m16n8k16, ldmatrix and cp.async exist there), and a probe
+ * in this process built the kernel with this context's parameters and computed a known product
+ * exactly. The verdict is kept per device fingerprint for the life of the process, so later
+ * contexts on the same device do not probe again. OCX_VENDOR_PATHS=force skips the device check (for
+ * tests): on a device that is not NVIDIA the kernel is then built without its PTX (it computes
+ * zeros), the probe fails, and the portable kernel is used — the failure path that CI exercises on
+ * PoCL. The PTX source is never compiled for a device that is not NVIDIA. */
+#include "config.h"
+#include "ocx_internal.h"
+
+#include <CL/cl_ext.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
+#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
+#endif
+
+/* Parameters of cl/gemm_nv_mma.cl (see its header). Defaults: 128x128 work-group tiles, 32-deep
+ * slices, 4 warps of 64x64, 3 stages (48 KiB of local memory), 8 tile-rows per group. */
+enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_STAGES, P_GM, P_COUNT };
+static const ocx__param_def mma_params[P_COUNT] = {
+    /* name       gpu  cpu  min  max  pow2 host */
+    {"BM", 128, 128, 16, 256, 1, 0},
+    {"BN", 128, 128, 16, 256, 1, 0},
+    {"BK", 32, 32, 16, 64, 1, 0},
+    {"WM", 64, 64, 16, 128, 1, 0},
+    {"WN", 64, 64, 16, 128, 1, 0},
+    {"STAGES", 3, 3, 2, 5, 0, 0},
+    {"GM", 8, 8, 1, 64, 0, 0},
+};
+
+static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
+{
+    if (dtype != OCX_F16) return "the tensor-core kernel takes f16 inputs only";
+    if (v[P_BM] % v[P_WM] || v[P_BN] % v[P_WN]) return "BM and BN must be multiples of WM and WN";
+    size_t nt = 32u * (size_t)(v[P_BM] / v[P_WM]) * (size_t)(v[P_BN] / v[P_WN]);
+    if (nt > dev->max_work_group_size || nt > dev->max_work_item_sizes[0])
+        return "32*(BM/WM)*(BN/WN) exceeds the device's work-group size";
+    size_t achunks = (size_t)v[P_BM] * (size_t)v[P_BK] / 8, bchunks = (size_t)v[P_BN] * (size_t)v[P_BK] / 8;
+    if (achunks % nt || bchunks % nt) return "each work-item must copy whole 16-byte chunks of both slices";
+    if ((size_t)v[P_WM] * (size_t)v[P_WN] / 32 > 128) return "more than 128 accumulators a work-item";
+    size_t bytes = (size_t)v[P_STAGES] * (size_t)(v[P_BM] + v[P_BN]) * (size_t)v[P_BK] * 2;
+    if (bytes > dev->local_mem_bytes) return "STAGES slices of A and B exceed the device's local memory";
+    return NULL;
+}
+
+const ocx__family ocx__family_gemm_mma = {"gemm_mma", "gemm_nv_mma", P_COUNT, mma_params, mma_invalid};
+
+/* ---- launch ------------------------------------------------------------------------------------- */
+
+/* OCX_VENDOR_PATHS: unset or true: auto (device check, then probe); "0", "off", …: off; "force": no
+ * device check; "emulate": no device check, and the kernel's warp instructions are emulated. */
+enum { MODE_OFF, MODE_AUTO, MODE_FORCE, MODE_EMULATE };
+static int vendor_mode(void)
+{
+    const char *env = getenv("OCX_VENDOR_PATHS");
+    if (!env || !*env) return MODE_AUTO;
+    if (strcmp(env, "force") == 0) return MODE_FORCE;
+    if (strcmp(env, "emulate") == 0) return MODE_EMULATE;
+    return ocx__env_flag("OCX_VENDOR_PATHS") ? MODE_AUTO : MODE_OFF;
+}
+
+/* PTX: 1 on NVIDIA devices only (the instructions are never handed to another compiler). */
+static int is_nvidia(const ocx_context *ctx)
+{
+    char v[sizeof ctx->info.vendor];
+    size_t i = 0;
+    for (; ctx->info.vendor[i] && i + 1 < sizeof v; i++) v[i] = (char)tolower((unsigned char)ctx->info.vendor[i]);
+    v[i] = '\0';
+    return strstr(v, "nvidia") != NULL;
+}
+
+ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, size_t m, size_t n, size_t batch, int akf,
+                               int bkf, ocx_dtype cdtype, unsigned nargs, const ocx__arg *args, size_t num_wait,
+                               const ocx_event *wait, ocx_event *event)
+{
+    ocx__params p;
+    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm_mma, OCX_F16, "all", &p));
+    char options[512] = "";
+    ocx__params_defines(&p, options, sizeof options);
+    size_t ol = strlen(options);
+    snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DCTYPE=%d -DPTX=%d", akf, bkf,
+             cdtype == OCX_F16 ? 1 : 0, vendor_mode() == MODE_EMULATE ? 2 : is_nvidia(ctx));
+    size_t nt = 32u * (size_t)(p.v[P_BM] / p.v[P_WM]) * (size_t)(p.v[P_BN] / p.v[P_WN]);
+    size_t tiles = ocx__div_up(m, (size_t)p.v[P_BM]) * ocx__div_up(n, (size_t)p.v[P_BN]);
+    ocx__launch_desc d = {"gemm_nv_mma", options, "gemm_mma", 2, {tiles * nt, batch, 1}, {nt, 1, 1}, nargs, args};
+    return ocx__launch(ctx, stream, &d, num_wait, wait, event);
+}
+
+/* ---- the probe ---------------------------------------------------------------------------------- */
+
+typedef struct verdict {
+    char key[24]; /* fingerprint + mode */
+    int ready;
+} verdict;
+static pthread_mutex_t verdicts_lock = PTHREAD_MUTEX_INITIALIZER;
+static verdict verdicts[32];
+static int nverdicts;
+
+static int capable(const ocx_context *ctx)
+{
+    if (!is_nvidia(ctx)) return 0;
+    size_t size = 0;
+    if (clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS || size == 0) return 0;
+    char *ext = malloc(size + 1);
+    if (!ext) return 0;
+    int ok = clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, size, ext, NULL) == CL_SUCCESS;
+    ext[ok ? size : 0] = '\0';
+    ok = ok && strstr(ext, "cl_nv_device_attribute_query") != NULL;
+    free(ext);
+    cl_uint major = 0;
+    if (ok && clGetDeviceInfo(ctx->device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major, NULL) != CL_SUCCESS)
+        ok = 0;
+    return ok && major >= 8;
+}
+
+/* Runs the kernel on a small product of integers (exact in f16 and f32) with ragged edges in every
+ * dimension and a K that is not a multiple of any slice depth; OCX_OK only when every element is
+ * exact. */
+static ocx_status probe(ocx_context *ctx)
+{
+    enum { M = 40, N = 48, K = 72 };
+    uint16_t ha[M * K], hb[K * N];
+    float hc[M * N];
+    double ref[M * N];
+    for (int i = 0; i < M * K; i++) ha[i] = ocx_half_from_float((float)((i * 37 + 11) % 7 - 3));
+    for (int i = 0; i < K * N; i++) hb[i] = ocx_half_from_float((float)((i * 23 + 5) % 5 - 2));
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int l = 0; l < K; l++) s += (double)ocx_half_to_float(ha[i * K + l]) * ocx_half_to_float(hb[l * N + j]);
+            ref[i * N + j] = 2.0 * s;
+            hc[i * N + j] = NAN;
+        }
+    ocx_buffer *a = NULL, *b = NULL, *c = NULL;
+    ocx_status st = ocx_buffer_create(ctx, OCX_F16, M * K, &a);
+    if (st == OCX_OK) st = ocx_buffer_create(ctx, OCX_F16, K * N, &b);
+    if (st == OCX_OK) st = ocx_buffer_create(ctx, OCX_F32, M * N, &c);
+    if (st == OCX_OK) st = ocx_buffer_write(ctx, NULL, a, 0, M * K, ha, 0, NULL, NULL);
+    if (st == OCX_OK) st = ocx_buffer_write(ctx, NULL, b, 0, K * N, hb, 0, NULL, NULL);
+    if (st == OCX_OK) st = ocx_buffer_write(ctx, NULL, c, 0, M * N, hc, 0, NULL, NULL);
+    if (st == OCX_OK) {
+        cl_mem none = NULL;
+        ocx__arg args[] = {OCX__ARG_U64(M), OCX__ARG_U64(N), OCX__ARG_U64(K), OCX__ARG_F32(2.0f), OCX__ARG_F32(0.0f),
+                           OCX__ARG_MEM(a), OCX__ARG_U64(a->offset), OCX__ARG_U64(K), OCX__ARG_U64(1), OCX__ARG_U64(0),
+                           OCX__ARG_MEM(b), OCX__ARG_U64(b->offset), OCX__ARG_U64(N), OCX__ARG_U64(1), OCX__ARG_U64(0),
+                           OCX__ARG_MEM(c), OCX__ARG_U64(c->offset), OCX__ARG_U64(N), OCX__ARG_U64(0),
+                           {OCX__ARG_VALUE, sizeof(cl_mem), &none}, OCX__ARG_I32(2 | 4)};
+        ocx_event ev = NULL;
+        st = ocx__gemm_nv_launch(ctx, NULL, M, N, 1, 1, 0, OCX_F32, sizeof args / sizeof *args, args, 0, NULL, &ev);
+        if (st == OCX_OK) st = ocx_event_wait(1, &ev);
+        ocx_event_release(ev);
+    }
+    if (st == OCX_OK) st = ocx_buffer_read(ctx, NULL, c, 0, M * N, hc, 0, NULL, NULL);
+    for (int i = 0; st == OCX_OK && i < M * N; i++)
+        if ((double)hc[i] != ref[i])
+            st = ocx__error(OCX_ERR_INTERNAL, "C(%d,%d) = %g where %g is exact", i / N, i % N, (double)hc[i], ref[i]);
+    ocx_buffer_destroy(a);
+    ocx_buffer_destroy(b);
+    ocx_buffer_destroy(c);
+    return st;
+}
+
+int ocx__gemm_nv_ready(ocx_context *ctx)
+{
+    int mode = vendor_mode();
+    if (mode == MODE_OFF || (mode == MODE_AUTO && !capable(ctx))) return 0;
+    char key[sizeof verdicts[0].key];
+    snprintf(key, sizeof key, "%s%d", ctx->info.fingerprint, mode);
+    pthread_mutex_lock(&verdicts_lock);
+    int ready = -1;
+    for (int i = 0; i < nverdicts; i++)
+        if (strcmp(verdicts[i].key, key) == 0) ready = verdicts[i].ready;
+    if (ready < 0) {
+        /* The probe's own errors must not become the caller's last error. */
+        char saved[1024];
+        snprintf(saved, sizeof saved, "%s", ocx_last_error());
+        ocx_status st = probe(ctx);
+        ready = st == OCX_OK;
+        if (!ready)
+            ocx__warn("the tensor-core GEMM probe failed on '%s' (%s); f16 GEMMs use the portable kernel",
+                      ctx->info.name, ocx_last_error());
+        ocx__error_restore(saved);
+        if (nverdicts < (int)(sizeof verdicts / sizeof *verdicts)) {
+            snprintf(verdicts[nverdicts].key, sizeof verdicts[nverdicts].key, "%s", key);
+            verdicts[nverdicts++].ready = ready;
+        }
+    }
+    pthread_mutex_unlock(&verdicts_lock);
+    return ready;
+}
+
+ocx_status ocx_context_vendor_paths(ocx_context *ctx, unsigned *paths)
+{
+    OCX__FAIL_IF(!paths, OCX_ERR_INVALID_ARGUMENT, "ocx_context_vendor_paths: paths is NULL");
+    *paths = 0;
+    OCX__FORWARD(ocx__check_context(ctx));
+    if (ocx__gemm_nv_ready(ctx)) *paths |= OCX_PATH_NV_TENSOR_CORES;
+    return OCX_OK;
+}
