@@ -324,12 +324,16 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * where <device> is ocx_device_info.normalized_name and a profile is a JSON file written by ocx-tune.
  * Entries are checked against the device's limits; a bad file or entry falls back to the next source
  * with one warning, so no profile can make a kernel fail. Files are read once per context: a new
- * profile takes effect in contexts created after it is written, without rebuilding ocx. */
+ * profile takes effect in contexts created after it is written, without rebuilding ocx.
+ * Size classes: vector operations and reductions of n elements are "small" below 2^16, "medium"
+ * below 2^26 and "large" from 2^26 on; GEMM's small products take the "small" class's shape.
+ * A profile without an entry for a class uses its "all" entry (the source's, before the next
+ * source is consulted). */
 
 typedef struct ocx_params_info {
     char family[32];     /* "vector", "reduce", "gemm" */
     char dtype[8];       /* "f32", … */
-    char size_class[32]; /* "small", "medium", "large", or a family's own class */
+    char size_class[32]; /* "small", "medium", "large", "all", or a family's own class */
     char source[1024];   /* "built-in", "forced" (during tuning), or the profile file's path */
     char params[512];    /* "WG=256 VW=4 …" */
 } ocx_params_info;
@@ -380,6 +384,10 @@ typedef struct ocx_tune_options {
     void (*progress)(void *user, const ocx_tune_progress *p);
     void *user;
     volatile int *stop;    /* set *stop to 1 (a signal handler may) to end early */
+    const char *classes;   /* comma-separated size classes: "all,small,large"; NULL or "": every class
+                              (quick: "all"). "large" (vector, reduce at 2^27 elements) is tuned on
+                              GPUs only: on CPUs the "all" entry, measured beyond the caches, stands
+                              for it. */
 } ocx_tune_options;
 
 /*! ocx_tune() : measures the kernel families on ctx's device and writes the best parameters found
@@ -387,7 +395,8 @@ typedef struct ocx_tune_options {
  *  keeps what it found, and `resume` continues it). Every candidate's result is checked against a
  *  host reference before it is timed. Blocks for about opt->budget_s. Contexts created afterwards
  *  read the profile when it lies on the search path (see above).
- *  @return OCX_OK, OCX_ERR_INVALID_ARGUMENT (unknown family or dtype, no out_path), OCX_ERR_IO. */
+ *  @return OCX_OK, OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, no out_path),
+ *  OCX_ERR_UNSUPPORTED (nothing asked for is tunable on this device), OCX_ERR_IO. */
 OCX_API ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt);
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -198,7 +198,13 @@ const char *ocx__params_check(const ocx__family *fam, const int *values, const o
                               ocx_dtype dtype);
 /* Forces `values` for `fam` in the calling thread's next lookups (NULL: stop forcing). */
 void ocx__params_force(const ocx__family *fam, const int *values);
-/* Size class of a 1-D operation of n elements: "small" (< 2^16), "medium" (< 2^22), "large". */
+/* Size classes of 1-D operations (vector, reduce) by element count: "small" below OCX__1D_MEDIUM
+ * (launch-bound), "medium" below OCX__1D_LARGE, "large" from there on (long enough for a GPU's
+ * steady-state bandwidth, where the best work-group count differs from the medium sizes'). A
+ * class without a profile entry of its own takes the "all" entry. The tuner measures each class
+ * inside these bounds (tune.c), so they are the one place that defines them. */
+#define OCX__1D_MEDIUM ((size_t)1 << 16)
+#define OCX__1D_LARGE ((size_t)1 << 26)
 const char *ocx__size_class_1d(size_t n);
 void ocx__profiles_release(ocx_context *ctx);
 /* The fuzz target's entry: parses `data` as a profile for `dev` and looks every family up through

@@ -54,7 +54,7 @@ static int is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
 const char *ocx__size_class_1d(size_t n)
 {
-    return n < ((size_t)1 << 16) ? "small" : n < ((size_t)1 << 22) ? "medium" : "large";
+    return n < OCX__1D_MEDIUM ? "small" : n < OCX__1D_LARGE ? "medium" : "large";
 }
 
 const char *ocx__params_check(const ocx__family *fam, const int *v, const ocx_device_info *dev, ocx_dtype dtype)

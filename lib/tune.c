@@ -99,14 +99,18 @@ static void case_free(ocx__tune_case *tc)
 
 static int is_gpu(const ocx_context *ctx) { return ctx->info.type != OCX_DEVICE_CPU; }
 
-/* Problem sizes: "small" is launch-bound (what ocx__size_class_1d calls small), "all" stands for
- * the large sizes where the roof is reached. */
-static size_t n_1d(const ocx_context *ctx, const char *cls, int quick)
+/* Problem sizes, each inside the class of ocx__size_class_1d it stands for. "all" (the medium
+ * sizes, and any class without its own entry): 2^24 elements, where launch costs no longer
+ * dominate and the budget still buys many candidates. "large": twice OCX__1D_LARGE, at a GPU's
+ * steady-state bandwidth (H200, f32 sum of 2^28: the 2^24 winner, 16 groups per CU, 4.12 TB/s;
+ * the defaults, 32, 4.16-4.17). Large is tuned on GPUs only (tunings[]): on a CPU 2^24 elements are
+ * already far beyond the caches, and 2^27 would measure the same DRAM-bound regime for gigabytes of
+ * host reference and seconds per candidate that a CI budget (--quick: < 120 s, 2 cores) lacks. */
+static size_t n_1d(const char *cls, int quick)
 {
-    if (!strcmp(cls, "small")) return (size_t)1 << 14;
-    /* 2^24 elements (64 MiB of f32 per operand) already run at the roof on an H200; larger sizes
-     * only spend the budget on making and checking data. */
-    return is_gpu(ctx) ? ((size_t)1 << (quick ? 23 : 24)) : ((size_t)1 << (quick ? 23 : 24));
+    if (!strcmp(cls, "small")) return OCX__1D_MEDIUM / 4;
+    if (!strcmp(cls, "large")) return 2 * OCX__1D_LARGE;
+    return (size_t)1 << (quick ? 23 : 24);
 }
 
 /* A device input of n random values in [lo, hi); their exact values go to *vals (caller frees). */
@@ -141,7 +145,7 @@ static ocx_status case_new(ocx_context *ctx, ocx_dtype dt, ocx_dtype out_dtype, 
 /* vector: z = x + y */
 static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
-    size_t n = n_1d(ctx, cls, quick);
+    size_t n = n_1d(cls, quick);
     ocx__tune_case *tc;
     OCX__FORWARD(case_new(ctx, dt, dt, n, n, 0, &tc));
     tc->n = n;
@@ -168,7 +172,7 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
 {
     ocx__tune_case *tc;
     OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, 1, 1, 0, &tc));
-    tc->n = n_1d(ctx, cls, quick);
+    tc->n = n_1d(cls, quick);
     double *xv = NULL;
     ocx_status st = make_input(ctx, dt, tc->n, 0.5, 1.5, 21, &tc->x, &xv);
     if (st == OCX_OK)
@@ -259,10 +263,12 @@ typedef struct tuning_def {
     ocx_status (*run)(ocx_context *, ocx__tune_case *, ocx_event *);
     double (*work)(const ocx__tune_case *);
     const char *unit;
+    int gpu_only; /* not tuned on CPUs (see n_1d) */
 } tuning_def;
 
-/* What is tuned: each family at the large sizes (the "all" entry, which also stands in for classes
- * without their own) and at launch-bound small sizes. GEMM's small class is the direct kernel. */
+/* What is tuned: each family's "all" entry (which also stands in for the classes without their
+ * own), the launch-bound small sizes (GEMM's: the direct kernel), and for the 1-D families on GPUs
+ * the large sizes. */
 static const char *const gemm_search[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", NULL};
 static const char *const gemm_small_search[] = {"DWGN", "DWGM", NULL};
 static const tuning_def tunings[] = {
@@ -272,7 +278,10 @@ static const tuning_def tunings[] = {
     {"vector", "small", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
     {"reduce", "small", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
     {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
+    {"vector", "large", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s", 1},
+    {"reduce", "large", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s", 1},
 };
+#define NTUNINGS (sizeof tunings / sizeof *tunings)
 
 /* ---- the search ---------------------------------------------------------------------------------- */
 
@@ -652,17 +661,49 @@ static int listed(const char *list, const char *word)
     return 0;
 }
 
+/* Every name in a list of families (classes: 0) or size classes (1) must name some tuning. */
+static ocx_status check_names(const char *list, int classes)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list ? list : "");
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int ok = 0;
+        for (size_t f = 0; f < NTUNINGS; f++) ok |= !strcmp(tok, classes ? tunings[f].size_class : tunings[f].family);
+        OCX__FAIL_IF(!ok, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no %s '%s' (%s)", classes ? "size class" : "kernel family",
+                     tok, classes ? "all, small, large" : "vector, reduce, gemm");
+    }
+    return OCX_OK;
+}
+
 ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
 {
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FAIL_IF(!opt || !opt->out_path, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: options and out_path are required");
-    /* Which entries: families × dtypes (f32 and f16 unless told) × size classes ("all"). */
+    /* Names in the lists that match nothing are a mistake worth reporting. */
+    OCX__FORWARD(check_names(opt->families, 0));
+    OCX__FORWARD(check_names(opt->classes, 1));
+    if (opt->dtypes && *opt->dtypes) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", opt->dtypes);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+            OCX__FAIL_IF(strcmp(tok, "f32") && strcmp(tok, "f16") && strcmp(tok, "f64"), OCX_ERR_INVALID_ARGUMENT,
+                         "ocx_tune: dtype '%s' is not tunable (f32, f16, f64)", tok);
+    }
+    /* Which entries: families × dtypes (f32 and f16 unless told) × size classes (every class unless
+     * told; --quick: "all"). */
     static const ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
-    struct { const tuning_def *def; ocx_dtype dt; } todo[32];
+    struct { const tuning_def *def; ocx_dtype dt; } todo[3 * NTUNINGS];
     int ntodo = 0;
-    for (size_t f = 0; f < sizeof tunings / sizeof *tunings; f++) {
-        int lf = listed(opt->families, tunings[f].family);
-        if (lf == 0 || (opt->quick && strcmp(tunings[f].size_class, "all") != 0)) continue;
+    for (size_t f = 0; f < NTUNINGS; f++) {
+        const char *cls = tunings[f].size_class;
+        int lf = listed(opt->families, tunings[f].family), lc = listed(opt->classes, cls);
+        if (lf == 0 || lc == 0 || (lc < 0 && opt->quick && strcmp(cls, "all") != 0)) continue;
+        if (tunings[f].gpu_only && !is_gpu(ctx)) {
+            if (lc > 0)
+                ocx__warn("ocx_tune: %s/%s is tuned on GPUs only; on a CPU the \"all\" entry stands for it",
+                          tunings[f].family, cls);
+            continue;
+        }
         for (size_t d = 0; d < 3; d++) {
             int ld = listed(opt->dtypes, ocx_dtype_name(dtypes[d]));
             if (ld == 0 || (ld < 0 && (dtypes[d] == OCX_F64 || (opt->quick && dtypes[d] == OCX_F16)))) continue;
@@ -671,24 +712,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             todo[ntodo++].dt = dtypes[d];
         }
     }
-    /* Names in the lists that match nothing are a mistake worth reporting. */
-    if (opt->families && *opt->families) {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", opt->families);
-        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-            int ok = 0;
-            for (size_t f = 0; f < sizeof tunings / sizeof *tunings; f++) ok |= !strcmp(tok, tunings[f].family);
-            OCX__FAIL_IF(!ok, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no kernel family '%s' (vector, reduce, gemm)", tok);
-        }
-    }
-    if (opt->dtypes && *opt->dtypes) {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", opt->dtypes);
-        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
-            OCX__FAIL_IF(strcmp(tok, "f32") && strcmp(tok, "f16") && strcmp(tok, "f64"), OCX_ERR_INVALID_ARGUMENT,
-                         "ocx_tune: dtype '%s' is not tunable (f32, f16, f64)", tok);
-    }
-
+    OCX__FAIL_IF(!ntodo, OCX_ERR_UNSUPPORTED, "ocx_tune: no entry of the families, dtypes and classes asked for "
+                 "is tunable on this device (f64 needs cl_khr_fp64, the large class a GPU)");
     json_t *root = NULL;
     if (opt->resume) {
         json_error_t jerr;

@@ -42,9 +42,9 @@ static void teardown(void)
 
 static void path_in(const char *dir, char *out, size_t cap) { snprintf(out, cap, "%s/%s.json", dir, dev.normalized_name); }
 
-/* The built-in vector parameters of this device as a JSON object ("WG=256 VW=4 …" parsed), so that
- * the tests follow the family's table as it changes. */
-static json_t *builtin_vector_params(void)
+/* The built-in parameters of a family on this device as a JSON object ("WG=256 VW=4 …" parsed), so
+ * that the tests follow the family's table as it changes. */
+static json_t *builtin_params(const char *family)
 {
     char saved[1200];
     snprintf(saved, sizeof saved, "%s", getenv("OCX_PROFILE_DIR"));
@@ -52,7 +52,7 @@ static json_t *builtin_vector_params(void)
     ocx_context *ctx = NULL;
     ocx_params_info info;
     ck_ok(ocx_context_create(NULL, &ctx));
-    ck_ok(ocx_context_params(ctx, "vector", OCX_F32, NULL, &info));
+    ck_ok(ocx_context_params(ctx, family, OCX_F32, NULL, &info));
     ocx_context_destroy(ctx);
     setenv("OCX_PROFILE_DIR", saved, 1);
     json_t *params = json_object();
@@ -75,7 +75,7 @@ static json_t *profile_with(int wg, int with_f32, int with_f16)
     int want[] = {with_f32, with_f16};
     for (int i = 0; i < 2; i++)
         if (want[i]) {
-            json_t *params = builtin_vector_params();
+            json_t *params = builtin_params("vector");
             json_object_set_new(params, "WG", json_integer(wg));
             json_array_append_new(entries, json_pack("{s:s, s:s, s:s, s:o, s:f, s:s}", "family", "vector", "dtype",
                                                      dts[i], "size_class", "all", "params", params, "rate", 1.0,
@@ -197,6 +197,53 @@ START_TEST(test_used_by_operations_and_stale_marked)
     for (int i = 0; i < N; i++) ck_assert_float_eq(z[i], 2 * x[i]);
     ocx_buffer_destroy(bx);
     ocx_buffer_destroy(bz);
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
+/* Size classes: a reduction of 2^26 elements or more looks up "large", a shorter one "medium", and
+ * each class without an entry of its own takes the source's "all" entry. */
+START_TEST(test_size_classes)
+{
+    json_t *j = profile_with(16, 0, 0);
+    const char *classes[] = {"all", "large"};
+    const int wgs[] = {8, 4};
+    for (int i = 0; i < 2; i++) {
+        json_t *params = builtin_params("reduce");
+        json_object_set_new(params, "WG", json_integer(wgs[i]));
+        json_array_append_new(json_object_get(j, "entries"),
+                              json_pack("{s:s, s:s, s:s, s:o, s:f, s:s}", "family", "reduce", "dtype", "f32",
+                                        "size_class", classes[i], "params", params, "rate", 1.0, "unit", "GB/s"));
+    }
+    write_json(dir_env, j);
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_params_info info;
+    const char *asked[] = {"large", "medium", "small", "all"};
+    for (int i = 0; i < 4; i++) {
+        ck_ok(ocx_context_params(ctx, "reduce", OCX_F32, asked[i], &info));
+        ck_assert_str_eq(info.size_class, asked[i]);
+        ck_assert_str_eq(info.source, path);
+        ck_assert_msg(strncmp(info.params, i ? "WG=8 " : "WG=4 ", 5) == 0, "%s: params %s", asked[i], info.params);
+    }
+    /* The real thing, at the boundary. */
+    const size_t n = (size_t)1 << 26;
+    ocx_buffer *x = NULL;
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, n, &x));
+    ck_ok(ocx_fill(ctx, NULL, n, 0.5, x, 1, 0, NULL, NULL));
+    for (size_t m = n; m >= n - 1; m--) {
+        double got = 0;
+        ck_ok(ocx_reduce_host(ctx, NULL, OCX_REDUCE_SUM, m, x, 1, NULL, 1, &got, NULL, 0, NULL));
+        ck_assert_msg(fabs(got - 0.5 * (double)m) <= 1e-6 * (double)m, "sum of %zu halves: %.17g", m, got);
+        ck_ok(ocx_last_params(&info));
+        ck_assert_str_eq(info.family, "reduce");
+        ck_assert_str_eq(info.size_class, m == n ? "large" : "medium");
+        ck_assert_str_eq(info.source, path);
+        ck_assert_msg(strncmp(info.params, m == n ? "WG=4 " : "WG=8 ", 5) == 0, "n=%zu: params %s", m, info.params);
+    }
+    ocx_buffer_destroy(x);
     ocx_context_destroy(ctx);
 }
 END_TEST
@@ -371,9 +418,43 @@ START_TEST(test_tuning_round_trip)
     ocx_tune_options bad = {.families = "vectr", .out_path = path};
     ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
     bad.families = "vector";
+    bad.classes = "huge";
+    ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
+    bad.classes = NULL;
+    bad.families = "vector";
     bad.dtypes = "i32";
     ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_tune(ctx, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
+/* --classes picks the size classes (and overrides --quick's "all" only); the large class is tuned
+ * on GPUs only, so a CPU asked for nothing else tunes nothing. */
+START_TEST(test_tuning_classes)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_device_info info;
+    ck_ok(ocx_context_device_info(ctx, &info));
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    ocx_tune_options opt = {
+        .families = "reduce", .dtypes = "f32", .classes = "small", .budget_s = 3, .quick = 1, .out_path = path};
+    ck_ok(ocx_tune(ctx, &opt));
+    json_t *j = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_uint_eq(json_array_size(json_object_get(j, "entries")), 1);
+    json_t *e = json_array_get(json_object_get(j, "entries"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(e, "family")), "reduce");
+    ck_assert_str_eq(json_string_value(json_object_get(e, "size_class")), "small");
+    json_decref(j);
+    if (info.type == OCX_DEVICE_CPU) {
+        unlink(path);
+        opt.classes = "large";
+        ck_status(ocx_tune(ctx, &opt), OCX_ERR_UNSUPPORTED);
+        ck_assert_int_ne(access(path, F_OK), 0);
+    }
     ocx_context_destroy(ctx);
 }
 END_TEST
@@ -413,6 +494,8 @@ int main(void)
     tcase_add_test(core, test_used_by_operations_and_stale_marked);
     tcase_add_test(core, test_warns_once);
     tcase_add_test(core, test_tuning_round_trip);
+    tcase_add_test(core, test_size_classes);
+    tcase_add_test(core, test_tuning_classes);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("malformed");
     tcase_add_checked_fixture(bad, setup, teardown);

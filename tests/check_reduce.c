@@ -133,14 +133,26 @@ static void check_all_ops(ocx_dtype dt, size_t n, size_t incx, size_t incy, uint
     free(hy);
 }
 
+/* The size class the calling thread's last reduction took its parameters from (ocx.h: small below
+ * 2^16 elements, medium below 2^26, large from there). */
+static void expect_class(const char *want)
+{
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    ck_assert_str_eq(info.family, "reduce");
+    ck_assert_str_eq(info.size_class, want);
+}
+
 static const size_t lengths[] = {0, 1, 2, 3, 31, 1000003};
 
 START_TEST(test_lengths)
 {
     ocx_dtype dt = dtypes[_i];
     if (!tdtype_ok(dt)) return;
-    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
         check_all_ops(dt, lengths[li], 1, 1, 1000 + li, -1, 1);
+        expect_class(lengths[li] < 65536 ? "small" : "medium");
+    }
 }
 END_TEST
 
@@ -149,6 +161,7 @@ START_TEST(test_over_2_24)
     ocx_dtype dt = dtypes[_i];
     if (!tdtype_ok(dt)) return;
     check_all_ops(dt, ((size_t)1 << 24) + 7, 1, 1, 77, -2, 2);
+    expect_class("medium");
 }
 END_TEST
 
@@ -280,6 +293,7 @@ START_TEST(test_sum_1e8)
     free(hx);
     double got = 0;
     ck_ok(ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, n, x, 1, NULL, 1, &got, NULL, 0, NULL));
+    expect_class("large"); /* 10^8 ≥ 2^26 */
     ck_assert_msg(fabs(got - (double)ref) <= 1e-5 * (double)ref, "sum of 1e8: %.10g, want %.10Lg (rel %.3g)", got,
                   ref, fabs(got - (double)ref) / (double)ref);
     ocx_buffer_destroy(x);

@@ -1,6 +1,6 @@
 /* ocx-tune — measures this device and writes a profile that libocx picks up at run time.
  *   ocx-tune [--device SPEC] [--kernels gemm,reduce,vector] [--dtypes f32,f16] [--budget S]
- *            [--out FILE] [--quick] [--resume]
+ *            [--classes all,small,large] [--out FILE] [--quick] [--resume]
  * Ctrl-C ends the run early and keeps the best found so far; --resume continues a partial file. */
 #include <signal.h>
 #include <stdio.h>
@@ -41,8 +41,10 @@ static int usage(int rc)
 {
     fprintf(rc ? stderr : stdout,
             "usage: ocx-tune [--device SPEC] [--kernels gemm,reduce,vector] [--dtypes f32,f16,f64]\n"
-            "                [--budget SECONDS] [--out FILE] [--quick] [--resume]\n"
-            "Writes a device profile (default: the user profile directory, where libocx finds it).\n");
+            "                [--classes all,small,large] [--budget SECONDS] [--out FILE] [--quick] [--resume]\n"
+            "Writes a device profile (default: the user profile directory, where libocx finds it).\n"
+            "Size classes: every one unless --classes (--quick: all); large (vector and reduce at\n"
+            "2^27 elements) only on GPUs. --resume keeps a file's entries and adds the missing ones.\n");
     return rc;
 }
 
@@ -58,6 +60,8 @@ int main(int argc, char **argv)
             opt.families = argv[++i];
         else if (!strcmp(a, "--dtypes") && next)
             opt.dtypes = argv[++i];
+        else if (!strcmp(a, "--classes") && next)
+            opt.classes = argv[++i];
         else if (!strcmp(a, "--budget") && next)
             opt.budget_s = atof(argv[++i]);
         else if (!strcmp(a, "--out") && next)
