@@ -54,6 +54,8 @@
 #define TBIG 0x1p44f
 #define SSML 0x1p100f
 #define SBIG 0x1p-90f
+#define QMIN 0x1p-102f /* TSML² · 2^24 */
+#define QMAX 0x1p88f   /* TBIG² */
 #elif DTYPE == 1
 #define S half
 #define A float
@@ -66,6 +68,8 @@
 #define TBIG 0x1p44f
 #define SSML 0x1p100f
 #define SBIG 0x1p-90f
+#define QMIN 0x1p-102f
+#define QMAX 0x1p88f
 #elif DTYPE == 2
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define S double
@@ -79,6 +83,8 @@
 #define TBIG 0x1p486
 #define SSML 0x1p537
 #define SBIG 0x1p-538
+#define QMIN 0x1p-969 /* TSML² · 2^53 */
+#define QMAX 0x1p972  /* TBIG² */
 #else
 #error "DTYPE must be 0 (f32), 1 (f16) or 2 (f64)"
 #endif
@@ -178,12 +184,15 @@
 
 /* Kernel names are spelt out in full: some compilers define builtins such as dot or min as macros. */
 
-/* Combines two scalar nrm2 partials (s1, q1) ← (s2, q2). */
+/* Combines two scalar nrm2 partials (s1, q1) ← (s2, q2). Equal scales (the common case: every
+ * partial unscaled) just add, without the division. */
 #define COMB_NRM2(s1, q1, s2, q2)                                                                  \
     do {                                                                                           \
         const A sum_ = (s1) + (s2);                                                                \
         const A ns_ = isnan(sum_) ? sum_ : fmax((s1), (s2));                                       \
-        if (!(ns_ < (A)INFINITY)) {                                                                \
+        if ((s1) == (s2)) {                                                                        \
+            (q1) += (q2);                                                                          \
+        } else if (!(ns_ < (A)INFINITY)) {                                                         \
             (q1) = (A)1;                                                                           \
         } else if (ns_ > (A)0) {                                                                   \
             const A nb_ = ns_ < (A)TINY ? (A)BIG : (A)1;                                           \
@@ -299,7 +308,36 @@ ADDITIVE(part_dot, final_dot, ELEM_DOT, VEC_DOT, ELEM_DOT_S)
 #endif
 
 /* ---- nrm2: (scale, q) ------------------------------------------------------------------------- */
-#define COMB_NRM2_VW(v, w, v2, w2) COMB_NRM2(v, w, v2, w2)
+/* A work-item first sums its share's squares unscaled, as dot(x, x) does: one multiply-add per
+ * element. That sum q is Blue's result to within its own rounding whenever QMIN·count ≤ q ≤ QMAX:
+ * no square overflowed, the squares of |a| < TSML (which may underflow, or flush to zero) add less
+ * than one part in 2^mantissa, and partials that small or smaller combine without overflow over
+ * 2^32 elements, as Blue's middle sum does. Otherwise (huge, infinite or tiny values, or a share
+ * of zeros) the work-item reads its share again with Blue's three accumulators. So ordinary data
+ * cost one multiply-add per element, not Blue's ten operations, and only unusual shares a second
+ * read. A NaN makes q NaN, the result either way. */
+#define SQ_ADD(q, a)                                                                               \
+    do {                                                                                           \
+        const A a_ = (a);                                                                          \
+        (q) += a_ * a_;                                                                            \
+    } while (0)
+#define SQ_ADDV(q, a)                                                                              \
+    do {                                                                                           \
+        const AV a_ = (a);                                                                         \
+        (q) += a_ * a_;                                                                            \
+    } while (0)
+#define BLUE_ADD(q, a) UPD_NRM2(A, big, med, sml, a)
+#define BLUE_ADDV(q, a) UPD_NRM2(AV, vb, vm, vs, a)
+/* One pass over the share: ADD(q, a) for each scalar, ADDV(vq, a) for each vector of lanes. */
+#define NRM2_SHARE(ADD, ADDV)                                                                      \
+    do {                                                                                           \
+        if (incx == 1) {                                                                           \
+            FOR_SHARE(k, nv) { ADDV(vq, LDV(x, k)); }                                              \
+            FOR_TAIL(i, nv * VW, n) { ADD(q, LD(x, i)); }                                          \
+        } else {                                                                                   \
+            FOR_SHARE(i, n) { ADD(q, LD(x, i * incx)); }                                           \
+        }                                                                                          \
+    } while (0)
 #if WANT(3)
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulong n, const global S *x,
                                                                        const ulong xo, const ulong incx,
@@ -309,13 +347,19 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulon
 {
     GROUP_LOCALS(A);
     x += xo;
-    A big = (A)0, med = (A)0, sml = (A)0;
-    if (incx == 1) {
+    const size_t nv = n / VW, gs = get_global_size(0);
+    /* elements in this work-item's share, at most */
+    const size_t count = incx == 1 ? (nv + gs - 1) / gs * VW + 1 : (n + gs - 1) / gs;
+    A s = (A)1, q = (A)0;
+    AV vq = (AV)0;
+    NRM2_SHARE(SQ_ADD, SQ_ADDV);
+    FOLD_LANES(A, q, q, vq, vq, COMB_ADD);
+    if (q > (A)QMAX || q < (A)count * (A)QMIN) {
+        A big = (A)0, med = (A)0, sml = (A)0;
         AV vb = (AV)0, vm = (AV)0, vs = (AV)0;
-        const size_t nv = n / VW;
-        FOR_SHARE(k, nv) { const AV e_ = LDV(x, k); UPD_NRM2(AV, vb, vm, vs, e_); }
+        NRM2_SHARE(BLUE_ADD, BLUE_ADDV);
 #if VW == 1
-        big = vb, med = vm, sml = vs;
+        big += vb, med += vm, sml += vs;
 #else
         A lb[VW], lm[VW], ls[VW];
         CAT(vstore, VW)(vb, 0, lb);
@@ -327,12 +371,8 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulon
             sml += ls[k];
         }
 #endif
-        FOR_TAIL(i, nv * VW, n) { const A e_ = LD(x, i); UPD_NRM2(A, big, med, sml, e_); }
-    } else {
-        FOR_SHARE(i, n) { const A e_ = LD(x, i * incx); UPD_NRM2(A, big, med, sml, e_); }
+        BLUE_TO_PAIR(s, q, big, med, sml);
     }
-    A s, q;
-    BLUE_TO_PAIR(s, q, big, med, sml);
     GROUP_TREE(A, s, q, COMB_NRM2);
     if (get_local_id(0) == 0) {
         pv[get_group_id(0)] = s;

@@ -527,8 +527,8 @@ OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, cons
  *     local memory, and a second pass combines the work-groups' partials. No long serial sum.
  *   - Semantics: the sum (asum, dot, nrm2) of 0 elements is 0; min, max, argmin and argmax of 0
  *     elements are an error (OCX_ERR_INVALID_ARGUMENT). A NaN in x makes min/max NaN and argmin/argmax
- *     the index of the first NaN; ties give the lowest index. nrm2 scales as it goes, so values near
- *     the overflow or underflow threshold neither overflow nor underflow; inf in x gives inf, NaN NaN.
+ *     the index of the first NaN; ties give the lowest index. nrm2 scales wherever squaring would
+ *     overflow or underflow, so values near those thresholds do neither; inf in x gives inf, NaN NaN.
  *   - argmin/argmax return a u32 index: n must be below 2^32 (else OCX_ERR_INVALID_ARGUMENT).
  */
 typedef enum ocx_reduce_op {

@@ -251,10 +251,14 @@ START_TEST(test_nrm2_scaling)
     if (!tdtype_ok(dt)) return;
     double scales[] = {dt == OCX_F64 ? 1e300 : dt == OCX_F32 ? 1e36 : 6e4,
                        dt == OCX_F64 ? 1e-300 : dt == OCX_F32 ? 1e-30 : 1e-5,
-                       dt == OCX_F64 ? 1e-310 : dt == OCX_F32 ? 1e-40 : 1e-7 /* subnormals */};
+                       dt == OCX_F64 ? 1e-310 : dt == OCX_F32 ? 1e-40 : 1e-7 /* subnormals */,
+                       /* just under Blue's big threshold: squares that fit, sums that may not */
+                       dt == OCX_F64 ? 2e146 : dt == OCX_F32 ? 1.5e13 : 3e4,
+                       /* just above the small one (squares normal, but the sum below QMIN) */
+                       dt == OCX_F64 ? 1e-153 : dt == OCX_F32 ? 1.2e-19 : 1e-4};
     const size_t n = 10007;
     size_t es = ocx_dtype_size(dt);
-    for (int si = 0; si < 3; si++) {
+    for (int si = 0; si < 5; si++) {
         void *hx = malloc(n * es);
         uint64_t seed = 3 + si;
         for (size_t i = 0; i < n; i++) tset(dt, hx, i, scales[si] * trand_uniform(&seed, -1, 1));
@@ -274,6 +278,43 @@ START_TEST(test_nrm2_scaling)
         ocx_buffer_destroy(x);
         free(hx);
     }
+}
+END_TEST
+
+/* nrm2 where work-items' shares differ: ordinary values with a few huge ones of comparable total
+ * (the shares holding one scale them, Blue's way, the others sum their squares unscaled, and both
+ * kinds of partial combine), tiny values and zeros among ordinary ones, a half of zeros, all zeros. */
+START_TEST(test_nrm2_mixed)
+{
+    ocx_dtype dt = dtypes[_i];
+    if (!tdtype_ok(dt) || dt == OCX_F16) return; /* f16 holds nothing beyond the unscaled range */
+    const size_t n = 1000003;
+    size_t es = ocx_dtype_size(dt);
+    int f64 = dt == OCX_F64;
+    double c = f64 ? 5e143 : 5e10, huge = f64 ? 3e146 : 3e13, tiny = f64 ? 1e-300 : 1e-30;
+    void *hx = malloc(n * es);
+    uint64_t seed = 8;
+    for (int k = 0; k < 4; k++) {
+        trand_fill(&seed, dt, hx, NULL, n, k == 0 ? -c : -1, k == 0 ? c : 1);
+        if (k == 0) {
+            tset(dt, hx, 17, huge);
+            tset(dt, hx, 500001, -huge);
+            tset(dt, hx, n - 1, 0.9 * huge);
+        } else if (k == 1) {
+            for (size_t i = 3; i < n; i += 4099) tset(dt, hx, i, i % 2 ? tiny : 0);
+        } else {
+            for (size_t i = 0; i < (k == 2 ? n / 2 : n); i++) tset(dt, hx, i, 0);
+        }
+        ocx_buffer *x = tbuffer(dt, n, hx);
+        for (size_t inc = 1; inc <= 2; inc++) {
+            double ref = reference(3, dt, n / inc, hx, inc, NULL, 1, NULL, NULL), got = -1;
+            ck_ok(ocx_reduce_host(tctx, NULL, OCX_REDUCE_NRM2, n / inc, x, inc, NULL, 1, &got, NULL, 0, NULL));
+            ck_assert_msg(fabs(got - ref) <= (f64 ? 1e-12 : 1e-5) * ref, "nrm2 %s case %d incx %zu: %.17g, want %.17g",
+                          ocx_dtype_name(dt), k, inc, got, ref);
+        }
+        ocx_buffer_destroy(x);
+    }
+    free(hx);
 }
 END_TEST
 
@@ -428,6 +469,7 @@ int main(void)
     tcase_add_loop_test(tc, test_exact_integers, 0, 3);
     tcase_add_loop_test(tc, test_nan_inf_ties, 0, 3);
     tcase_add_loop_test(tc, test_nrm2_scaling, 0, 3);
+    tcase_add_loop_test(tc, test_nrm2_mixed, 0, 3);
     tcase_add_test(tc, test_sum_1e8);
     tcase_add_test(tc, test_empty);
     tcase_add_test(tc, test_bad_arguments);
