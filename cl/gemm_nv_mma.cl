@@ -65,6 +65,29 @@
 #ifndef PTX
 #define PTX 1
 #endif
+/* Developers (through OCX_BUILD_OPTIONS; results are then wrong): DIAG=1 leaves the main loop's
+ * global copies out, 2 also its ldmatrix loads, 3 also its barriers: where the time goes. L2PF=1
+ * adds the .L2::128B prefetch hint to the copies. */
+#ifndef DIAG
+#define DIAG 0
+#endif
+#ifndef L2PF
+#define L2PF 0
+#endif
+
+/* Copy groups still allowed in flight when a slice is needed (the next STAGES-2 stay in flight). */
+#if STAGES < 2 || STAGES > 5
+#error "STAGES must be 2 to 5"
+#endif
+#if STAGES == 2
+#define WAIT_NUM 0
+#elif STAGES == 3
+#define WAIT_NUM 1
+#elif STAGES == 4
+#define WAIT_NUM 2
+#else
+#define WAIT_NUM 3
+#endif
 
 #define NWARP ((BM / WM) * (BN / WN))
 #define NT (32 * NWARP)
@@ -88,18 +111,17 @@
 
 #if PTX == 1
 #define EMU_DECL
+#if L2PF
+#define CP_ASYNC(dst, src, bytes)                                                                  \
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes))
+#else
 #define CP_ASYNC(dst, src, bytes)                                                                  \
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes))
-#define CP_COMMIT() asm volatile("cp.async.commit_group;\n" ::: "memory")
-#if STAGES == 2
-#define CP_WAIT() asm volatile("cp.async.wait_group 0;\n" ::: "memory")
-#elif STAGES == 3
-#define CP_WAIT() asm volatile("cp.async.wait_group 1;\n" ::: "memory")
-#elif STAGES == 4
-#define CP_WAIT() asm volatile("cp.async.wait_group 2;\n" ::: "memory")
-#else
-#define CP_WAIT() asm volatile("cp.async.wait_group 3;\n" ::: "memory")
 #endif
+#define CP_COMMIT() asm volatile("cp.async.commit_group;\n" ::: "memory")
+#define CP_WAIT_N_(n) asm volatile("cp.async.wait_group " #n ";\n" ::: "memory")
+#define CP_WAIT_N(n) CP_WAIT_N_(n)
+#define CP_WAIT() CP_WAIT_N(WAIT_NUM)
 #define CP_WAIT_ALL() asm volatile("cp.async.wait_all;\n" ::: "memory")
 #define LDSM_X4(r, addr)                                                                           \
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"                \
@@ -195,18 +217,21 @@ inline void emu_mma(float *d, const uint *a, uint b0, uint b1, local uint *scr, 
 #define STC_(p, i, v) ((p)[i] = (v))
 #endif
 
-/* One operand's share of a slice copy: chunk q = tid + i*NT of a ROWS x W slice (W/8 chunks a row).
- * Precomputed per chunk: its address at k = 0, the index along K that it starts at (row or column),
- * and its fixed extent along the other dimension. */
+/* Slice copies: 16-byte chunks, NT work-items over a ROWS x W slice (CPR chunks a row). As NT is a
+ * multiple of CPR, all chunks of a work-item share one chunk column c = tid % CPR and take rows
+ * tid / CPR + i*RS, RS = NT / CPR. */
 #define A_CHUNKS (A_SLICE / 8 / NT)
 #define B_CHUNKS (B_SLICE / 8 / NT)
+#define A_RS (NT / CPR(A_W))
+#define B_RS (NT / CPR(B_W))
+#define KK (BK / 16) /* k16 steps a slice (even: BK is 32 or 64, for the fragment double buffer) */
 
 /* Copies 8 halfs (`n` of them valid, the rest zero) from global p into local byte address dst. */
 inline void copy_chunk(const uint dst, const global ushort *p, const int n, const int aligned, local uchar *base)
 {
 #if PTX == 1
     if (aligned) {
-        CP_ASYNC(dst, p, n > 0 ? (uint)(n * 2) : 0u);
+        CP_ASYNC(dst, p, (uint)(n * 2));
     } else
 #endif
     {
@@ -255,150 +280,163 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     }
     const int a_al = (flags >> 1) & 1, b_al = (flags >> 2) & 1;
 
-    /* Per chunk: global pointer at k = 0, start along K (kpos), valid extent across K (fix: rows
-     * 0/1 for a K-fast operand, elements 0..8 for a K-slow one). */
-    const global ushort *ap[A_CHUNKS];
-    int akpos[A_CHUNKS], afix[A_CHUNKS];
-    uint aoff[A_CHUNKS];
-UNROLL
-    for (int i = 0; i < A_CHUNKS; i++) {
-        const int q = tid + i * NT, r = q / CPR(A_W), c = q % CPR(A_W);
-        aoff[i] = SOFF(A_W, r, c);
-#if AKF /* row r = m, chunk c along k */
-        const long m = m0 + r;
-        ap[i] = A + oa + (m < M ? m : 0) * sam + (long)c * 8;
-        akpos[i] = c * 8;
-        afix[i] = m < M;
-#else /* row r = k, chunk c along m */
-        const long m = m0 + (long)c * 8;
-        ap[i] = A + oa + (long)r * sak + (m < M ? m : 0);
-        akpos[i] = r;
-        afix[i] = (int)clamp(M - m, 0L, 8L);
+    /* This work-item's chunks of each operand: first row r0, column c, global pointer ga/gb of
+     * chunk 0 at the current slice, pointer step between its chunks (row) and between slices (k).
+     * A K-fast operand's chunks are valid by row (bit i of amask/bmask: the chunk's row is inside
+     * the matrix) and, in a partial last slice, along K; a K-slow one's by column (a_cn/b_cn valid
+     * elements, fixed) and, in a partial last slice, by row. Pointers of invalid rows are never
+     * read (the copy gets 0 bytes and the base pointer). */
+    const int a_r0 = tid / CPR(A_W), a_c = tid % CPR(A_W);
+    const int b_r0 = tid / CPR(B_W), b_c = tid % CPR(B_W);
+#if AKF /* rows m, chunks along k */
+    const global ushort *ga = A + oa + (m0 + a_r0) * (long)sam + a_c * 8;
+    const long a_row = A_RS * (long)sam, a_k = BK;
+    int amask = 0;
+    UNROLL for (int i = 0; i < A_CHUNKS; i++) amask |= (m0 + a_r0 + i * A_RS < M) << i;
+#define A_FULL(i) (((amask >> (i)) & 1) * 8)
+#define A_PART(i, k0) (((amask >> (i)) & 1) ? (int)clamp(K - (k0)-a_c * 8, 0L, 8L) : 0)
+#else /* rows k, chunks along m */
+    const global ushort *ga = A + oa + a_r0 * (long)sak + m0 + a_c * 8;
+    const long a_row = A_RS * (long)sak, a_k = BK * (long)sak;
+    const int a_cn = (int)clamp(M - m0 - a_c * 8, 0L, 8L);
+#define A_FULL(i) a_cn
+#define A_PART(i, k0) ((k0) + a_r0 + (i)*A_RS < K ? a_cn : 0)
 #endif
-    }
-    const global ushort *bp[B_CHUNKS];
-    int bkpos[B_CHUNKS], bfix[B_CHUNKS];
-    uint boff[B_CHUNKS];
-UNROLL
-    for (int i = 0; i < B_CHUNKS; i++) {
-        const int q = tid + i * NT, r = q / CPR(B_W), c = q % CPR(B_W);
-        boff[i] = SOFF(B_W, r, c);
-#if BKF /* row r = n, chunk c along k */
-        const long n = n0 + r;
-        bp[i] = B + ob + (n < N ? n : 0) * sbn + (long)c * 8;
-        bkpos[i] = c * 8;
-        bfix[i] = n < N;
-#else /* row r = k, chunk c along n */
-        const long n = n0 + (long)c * 8;
-        bp[i] = B + ob + (long)r * sbk + (n < N ? n : 0);
-        bkpos[i] = r;
-        bfix[i] = (int)clamp(N - n, 0L, 8L);
+#if BKF /* rows n, chunks along k */
+    const global ushort *gb = B + ob + (n0 + b_r0) * (long)sbn + b_c * 8;
+    const long b_row = B_RS * (long)sbn, b_k = BK;
+    int bmask = 0;
+    UNROLL for (int i = 0; i < B_CHUNKS; i++) bmask |= (n0 + b_r0 + i * B_RS < N) << i;
+#define B_FULL(i) (((bmask >> (i)) & 1) * 8)
+#define B_PART(i, k0) (((bmask >> (i)) & 1) ? (int)clamp(K - (k0)-b_c * 8, 0L, 8L) : 0)
+#else /* rows k, chunks along n */
+    const global ushort *gb = B + ob + b_r0 * (long)sbk + n0 + b_c * 8;
+    const long b_row = B_RS * (long)sbk, b_k = BK * (long)sbk;
+    const int b_cn = (int)clamp(N - n0 - b_c * 8, 0L, 8L);
+#define B_FULL(i) b_cn
+#define B_PART(i, k0) ((k0) + b_r0 + (i)*B_RS < K ? b_cn : 0)
 #endif
-    }
 
-    /* Issues the copies of the slice starting at k0 into stage s (valid elements per chunk: along K
-     * for a K-fast operand, across K for a K-slow one; K-fast chunks past the end read nothing). */
-#if AKF
-#define A_STEP 1
-#define A_VALID(i, k0) (afix[i] ? (int)clamp(K - (k0)-akpos[i], 0L, 8L) : 0)
-#else
-#define A_STEP sak
-#define A_VALID(i, k0) ((k0) + akpos[i] < K ? afix[i] : 0)
-#endif
-#if BKF
-#define B_STEP 1
-#define B_VALID(i, k0) (bfix[i] ? (int)clamp(K - (k0)-bkpos[i], 0L, 8L) : 0)
-#else
-#define B_STEP sbk
-#define B_VALID(i, k0) ((k0) + bkpos[i] < K ? bfix[i] : 0)
-#endif
-#define LOAD_SLICE(s, k0)                                                                          \
+    /* Issues chunk q (A's first, then B's) of the slice at k0 into the stage at byte address st;
+     * full: the slice lies inside K. */
+#define COPY_CHUNK(q, st, k0, full)                                                                \
     do {                                                                                           \
-        const uint st_ = sbase + (uint)((s) * STAGE_HALFS * 2);                                    \
-        UNROLL for (int i = 0; i < A_CHUNKS; i++) {                                     \
-            const int v_ = A_VALID(i, k0);                                                         \
-            copy_chunk(st_ + aoff[i], v_ > 0 ? ap[i] + (k0)*A_STEP : A, v_, a_al, smem);           \
-        }                                                                                          \
-        UNROLL for (int i = 0; i < B_CHUNKS; i++) {                                     \
-            const int v_ = B_VALID(i, k0);                                                         \
-            copy_chunk(st_ + A_SLICE * 2 + boff[i], v_ > 0 ? bp[i] + (k0)*B_STEP : B, v_, b_al, smem); \
+        if ((q) < A_CHUNKS) {                                                                      \
+            const int i_ = (q), v_ = (full) ? A_FULL(i_) : A_PART(i_, k0);                         \
+            copy_chunk((st) + SOFF(A_W, a_r0 + i_ * A_RS, a_c), v_ > 0 ? ga + i_ * a_row : A, v_, a_al, smem); \
+        } else {                                                                                   \
+            const int i_ = (q)-A_CHUNKS, v_ = (full) ? B_FULL(i_) : B_PART(i_, k0);                \
+            copy_chunk((st) + A_SLICE * 2 + SOFF(B_W, b_r0 + i_ * B_RS, b_c), v_ > 0 ? gb + i_ * b_row : B, v_, \
+                       b_al, smem);                                                                \
         }                                                                                          \
     } while (0)
+#define NCH (A_CHUNKS + B_CHUNKS)
 
-    /* ldmatrix row addresses of this lane, relative to a stage, for each k16 step and tile. */
-    uint a_ld[BK / 16][MT], b_ld[BK / 16][NT8 / 2];
-UNROLL
-    for (int kk = 0; kk < BK / 16; kk++) {
-UNROLL
-        for (int t = 0; t < MT; t++) {
+    /* ldmatrix row addresses of this lane inside a stage. A K-fast slice's address moves by a
+     * constant per 16-row tile t (the swizzle repeats every 8 rows), a K-slow slice's by a constant
+     * per k16 step; the other index needs its own register. */
 #if AKF /* [m][k]: lanes 0-15 rows at k, 16-31 the same rows at k+8 */
-            const int r = wm0 + t * 16 + (lane & 15), c = kk * 2 + (lane >> 4);
+    uint a_ld[KK];
+    UNROLL for (int kk = 0; kk < KK; kk++) a_ld[kk] = SOFF(A_W, wm0 + (lane & 15), kk * 2 + (lane >> 4));
+#define A_LD(kk, t) (a_ld[kk] + (uint)((t)*16 * A_W * 2))
 #else /* [k][m], transposed load: matrix j = lane/8 holds k + (j/2)*8, m + (j%2)*8 */
-            const int j = lane >> 3, r = kk * 16 + (lane & 7) + (j >> 1) * 8, c = (wm0 + t * 16) / 8 + (j & 1);
+    uint a_ld[MT];
+    UNROLL for (int t = 0; t < MT; t++) a_ld[t] =
+        SOFF(A_W, (lane & 7) + ((lane >> 3) >> 1) * 8, (wm0 + t * 16) / 8 + ((lane >> 3) & 1));
+#define A_LD(kk, t) (a_ld[t] + (uint)((kk)*16 * A_W * 2))
 #endif
-            a_ld[kk][t] = SOFF(A_W, r, c);
-        }
-UNROLL
-        for (int t = 0; t < NT8 / 2; t++) {
-            const int j = lane >> 3;
 #if BKF /* [n][k]: matrices (n, k), (n, k+8), (n+8, k), (n+8, k+8) */
-            const int r = wn0 + t * 16 + (lane & 7) + (j >> 1) * 8, c = kk * 2 + (j & 1);
+    uint b_ld[KK];
+    UNROLL for (int kk = 0; kk < KK; kk++) b_ld[kk] =
+        A_SLICE * 2 + SOFF(B_W, wn0 + (lane & 7) + ((lane >> 3) >> 1) * 8, kk * 2 + ((lane >> 3) & 1));
+#define B_LD(kk, t) (b_ld[kk] + (uint)((t)*16 * B_W * 2))
 #else /* [k][n], transposed: (k, n), (k+8, n), (k, n+8), (k+8, n+8) */
-            const int r = kk * 16 + (lane & 7) + (j & 1) * 8, c = (wn0 + t * 16) / 8 + (j >> 1);
+    uint b_ld[NT8 / 2];
+    UNROLL for (int t = 0; t < NT8 / 2; t++) b_ld[t] =
+        A_SLICE * 2 + SOFF(B_W, (lane & 7) + ((lane >> 3) & 1) * 8, (wn0 + t * 16) / 8 + ((lane >> 3) >> 1));
+#define B_LD(kk, t) (b_ld[t] + (uint)((kk)*16 * B_W * 2))
 #endif
-            b_ld[kk][t] = A_SLICE * 2 + SOFF(B_W, r, c);
-        }
-    }
+#if AKF
+#define LDSM_A LDSM_X4
+#else
+#define LDSM_A LDSM_X4_T
+#endif
+#if BKF
+#define LDSM_B LDSM_X4
+#else
+#define LDSM_B LDSM_X4_T
+#endif
+    /* Fragments of k16 step kk of the stage at byte address st into buffer f. */
+#define LOAD_FRAGS(f, st, kk)                                                                      \
+    do {                                                                                           \
+        UNROLL for (int t = 0; t < MT; t++) LDSM_A(af[f][t], (st) + A_LD(kk, t));                  \
+        UNROLL for (int t = 0; t < NT8 / 2; t++) LDSM_B(bf[f][t], (st) + B_LD(kk, t));             \
+    } while (0)
 
     float acc[MT][NT8][4];
-UNROLL
-    for (int i = 0; i < MT; i++)
-UNROLL
-        for (int j = 0; j < NT8; j++) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+    UNROLL for (int i = 0; i < MT; i++) UNROLL for (int j = 0; j < NT8; j++) acc[i][j][0] = acc[i][j][1] =
+        acc[i][j][2] = acc[i][j][3] = 0.0f;
+    uint af[2][MT][4], bf[2][NT8 / 2][4];
 
-    /* Prologue: the first STAGES-1 slices in flight. */
+    /* Issues the copies of the slice at k0 into stage s; advances ga/gb by one slice. */
+#define COPY_SLICE(s, k0)                                                                          \
+    do {                                                                                           \
+        const uint st_ = sbase + (uint)((s)*STAGE_HALFS * 2);                                      \
+        const int full_ = (k0) + BK <= K;                                                          \
+        UNROLL for (int q = 0; q < NCH; q++) COPY_CHUNK(q, st_, k0, full_);                        \
+        ga += a_k;                                                                                 \
+        gb += b_k;                                                                                 \
+    } while (0)
+
+    /* Prologue: the first STAGES-1 slices in flight; wait for the first; its first fragments. */
     const long nk = (K + BK - 1) / BK;
-UNROLL
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < nk) LOAD_SLICE(s, (long)s * BK);
+    UNROLL for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nk) COPY_SLICE(s, (long)s * BK);
         CP_COMMIT();
     }
+    CP_WAIT();
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint st = sbase;
+    LOAD_FRAGS(0, st, 0);
+    if (DIAG >= 2) LOAD_FRAGS(1, st, 1);
 
-    int rs = 0, ws = STAGES - 1; /* stage read now, stage written next */
+    /* Main loop, per slice kt: at its first k16 step, the copy of slice kt+STAGES-1 goes out (into
+     * the stage slice kt-1 used: every warp passed the barrier after its last fragments were
+     * read); each step loads the next step's fragments before its own multiplies (double-buffered
+     * registers); the last step waits for slice kt+1, passes the barrier and loads that slice's first
+     * fragments, so the tensor cores never wait on a barrier with empty hands. (Measured on an H200:
+     * spreading the copies between the multiplies, or 16-deep slices with more stages, ran slower.) */
+    int ws = STAGES - 1, rs = 0;
     for (long kt = 0; kt < nk; kt++) {
-        CP_WAIT(); /* this work-item's copies of slice kt have landed ... */
-        barrier(CLK_LOCAL_MEM_FENCE); /* ... everyone's too, and slice kt-1 is no longer read */
-        const long kn = kt + STAGES - 1;
-        if (kn < nk) LOAD_SLICE(ws, kn * BK);
-        CP_COMMIT();
-
-        const uint st = sbase + (uint)(rs * STAGE_HALFS * 2);
 UNROLL
-        for (int kk = 0; kk < BK / 16; kk++) {
-            uint af[MT][4], bf[NT8 / 2][4];
-UNROLL
-            for (int t = 0; t < MT; t++) {
-#if AKF
-                LDSM_X4(af[t], st + a_ld[kk][t]);
-#else
-                LDSM_X4_T(af[t], st + a_ld[kk][t]);
+        for (int kk = 0; kk < KK; kk++) {
+            if (kk == 0) {
+                const long kn = kt + STAGES - 1;
+#if DIAG < 1
+                if (kn < nk) COPY_SLICE(ws, kn * BK);
 #endif
+                CP_COMMIT();
+                ws = ws + 1 == STAGES ? 0 : ws + 1;
             }
-UNROLL
-            for (int t = 0; t < NT8 / 2; t++) {
-#if BKF
-                LDSM_X4(bf[t], st + b_ld[kk][t]);
-#else
-                LDSM_X4_T(bf[t], st + b_ld[kk][t]);
+            if (kk == KK - 1) {
+                if (DIAG < 3) {
+                    CP_WAIT();
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                }
+                rs = rs + 1 == STAGES ? 0 : rs + 1;
+                st = sbase + (uint)(rs * STAGE_HALFS * 2);
+#if DIAG < 2
+                if (kt + 1 < nk) LOAD_FRAGS((kk + 1) & 1, st, 0);
 #endif
+            } else if (DIAG < 2) {
+                LOAD_FRAGS((kk + 1) & 1, st, kk + 1);
             }
 UNROLL
             for (int i = 0; i < MT; i++)
 UNROLL
-                for (int j = 0; j < NT8; j++) MMA(acc[i][j], af[i], bf[j / 2][(j & 1) * 2], bf[j / 2][(j & 1) * 2 + 1]);
+                for (int j = 0; j < NT8; j++)
+                    MMA(acc[i][j], af[kk & 1][i], bf[kk & 1][j / 2][(j & 1) * 2], bf[kk & 1][j / 2][(j & 1) * 2 + 1]);
         }
-        rs = rs + 1 == STAGES ? 0 : rs + 1;
-        ws = ws + 1 == STAGES ? 0 : ws + 1;
     }
     CP_WAIT_ALL();
 
