@@ -315,7 +315,8 @@ OCX_API float ocx_half_to_float(uint16_t h);
 /* ---------------------------------------------------------------------------------------------- */
 /* Kernel parameters, device profiles and tuning                                                  */
 /* ---------------------------------------------------------------------------------------------- */
-/* Each kernel family ("vector", "reduce", "gemm") has parameters (work-group size, vector width,
+/* Each kernel family ("vector", "reduce", "gemm", and "gemm_mma": f16 GEMM on NVIDIA tensor cores,
+ * see ocx_context_vendor_paths) has parameters (work-group size, vector width,
  * tiles, …) chosen per (family, dtype, size class). They come from the first of:
  *   1. $OCX_PROFILE_DIR/<device>.json
  *   2. $XDG_DATA_HOME/ocx/profiles/<device>.json (else ~/.local/share/ocx/profiles/<device>.json)
@@ -331,7 +332,7 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * source is consulted). */
 
 typedef struct ocx_params_info {
-    char family[32];     /* "vector", "reduce", "gemm" */
+    char family[32];     /* "vector", "reduce", "gemm", "gemm_mma" */
     char dtype[8];       /* "f32", … */
     char size_class[32]; /* "small", "medium", "large", "all", or a family's own class */
     char source[1024];   /* "built-in", "forced" (during tuning), or the profile file's path */
@@ -375,7 +376,7 @@ typedef struct ocx_tune_progress {
 } ocx_tune_progress;
 
 typedef struct ocx_tune_options {
-    const char *families;  /* comma-separated: "vector,reduce,gemm"; NULL or "": all */
+    const char *families;  /* comma-separated: "vector,reduce,gemm,gemm_mma"; NULL or "": all */
     const char *dtypes;    /* comma-separated: "f32,f16,f64"; NULL or "": f32 and f16 (quick: f32) */
     double budget_s;       /* wall-clock budget of the whole run; ≤ 0: 60 s */
     int quick;             /* smaller problems and fewer repetitions */

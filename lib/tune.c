@@ -264,7 +264,12 @@ typedef struct tuning_def {
     double (*work)(const ocx__tune_case *);
     const char *unit;
     int gpu_only; /* not tuned on CPUs (see n_1d) */
+    /* NULL, or whether the entry applies to this device and dtype (a vendor path). */
+    int (*applies)(ocx_context *, ocx_dtype);
 } tuning_def;
+
+/* The tensor-core GEMM: f16 only, where its probe passed. */
+static int mma_applies(ocx_context *ctx, ocx_dtype dt) { return dt == OCX_F16 && ocx__gemm_nv_ready(ctx); }
 
 /* What is tuned: each family's "all" entry (which also stands in for the classes without their
  * own), the launch-bound small sizes (GEMM's: the direct kernel), and for the 1-D families on GPUs
@@ -280,6 +285,7 @@ static const tuning_def tunings[] = {
     {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
     {"vector", "large", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s", 1},
     {"reduce", "large", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s", 1},
+    {"gemm_mma", "all", &ocx__family_gemm_mma, NULL, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
 };
 #define NTUNINGS (sizeof tunings / sizeof *tunings)
 
@@ -652,6 +658,12 @@ ocx_status ocx_profile_user_path(const ocx_context *ctx, char *path, size_t cap)
     return OCX_OK;
 }
 
+/* GEMM candidates at the large sizes cost the most to build and run: twice the share of time. */
+static int weight_of(const tuning_def *def)
+{
+    return !strcmp(def->unit, "GFLOP/s") && !strcmp(def->size_class, "all") ? 2 : 1;
+}
+
 static int listed(const char *list, const char *word)
 {
     if (!list || !*list) return -1; /* no list: everything */
@@ -670,7 +682,7 @@ static ocx_status check_names(const char *list, int classes)
         int ok = 0;
         for (size_t f = 0; f < NTUNINGS; f++) ok |= !strcmp(tok, classes ? tunings[f].size_class : tunings[f].family);
         OCX__FAIL_IF(!ok, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no %s '%s' (%s)", classes ? "size class" : "kernel family",
-                     tok, classes ? "all, small, large" : "vector, reduce, gemm");
+                     tok, classes ? "all, small, large" : "vector, reduce, gemm, gemm_mma");
     }
     return OCX_OK;
 }
@@ -708,6 +720,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             int ld = listed(opt->dtypes, ocx_dtype_name(dtypes[d]));
             if (ld == 0 || (ld < 0 && (dtypes[d] == OCX_F64 || (opt->quick && dtypes[d] == OCX_F16)))) continue;
             if (dtypes[d] == OCX_F64 && !ctx->info.has_fp64) continue;
+            if (tunings[f].applies && !tunings[f].applies(ctx, dtypes[d])) continue;
             todo[ntodo].def = &tunings[f];
             todo[ntodo++].dt = dtypes[d];
         }
@@ -736,16 +749,15 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     double t0 = ocx__now_s(), end = t0 + budget - (budget * 0.05 < 2.0 ? budget * 0.05 : 2.0);
     uint64_t rng = 0x2545f4914f6cdd1dull ^ (uint64_t)t0;
     ocx_status st = OCX_OK;
-    /* GEMM candidates cost the most to build and run: they get twice the share of the others. */
     int remaining = 0;
     for (int i = 0; i < ntodo; i++)
         remaining += !has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), todo[i].def->size_class) *
-                     (todo[i].def->fam == &ocx__family_gemm && !strcmp(todo[i].def->size_class, "all") ? 2 : 1);
+                     weight_of(todo[i].def);
     for (int i = 0; i < ntodo && st == OCX_OK && !(opt->stop && *opt->stop); i++) {
         const char *dname = ocx_dtype_name(todo[i].dt);
         const char *cls = todo[i].def->size_class;
         if (has_entry(root, todo[i].def->family, dname, cls)) continue; /* resumed */
-        int weight = todo[i].def->fam == &ocx__family_gemm && !strcmp(cls, "all") ? 2 : 1;
+        int weight = weight_of(todo[i].def);
         if (ocx__now_s() >= end) {
             ocx__warn("ocx_tune: %s/%s: the budget is spent; entry left out (--resume continues)",
                       todo[i].def->family, dname);

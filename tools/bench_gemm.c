@@ -257,9 +257,26 @@ int bench_gemm(bench *b)
             if (in == OCX_F32 && out == OCX_F32 && b->info.type == OCX_DEVICE_CPU)
                 bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, "openblas", openblas_ns(b, g.m, g.n, g.k));
 #endif
+            /* f16 on tensor cores: the portable kernel beside it (OCX_VENDOR_PATHS=0 for one measurement). */
+            unsigned paths = 0;
+            int tc = in == OCX_F16 && ocx_context_vendor_paths(b->ctx, &paths) == OCX_OK &&
+                     (paths & OCX_PATH_NV_TENSOR_CORES);
+            if (tc && !g.tuned_pass) {
+                const char *was = getenv("OCX_VENDOR_PATHS");
+                char *saved = was ? strdup(was) : NULL;
+                setenv("OCX_VENDOR_PATHS", "0", 1);
+                double portable = wall_ns(b, run_ocx, &g);
+                if (saved)
+                    setenv("OCX_VENDOR_PATHS", saved, 1);
+                else
+                    unsetenv("OCX_VENDOR_PATHS");
+                free(saved);
+                bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, "ocx-portable", portable);
+            }
             if (!g.tuned_pass && dev_ns > 0)
-                bench_note(b, "gemm: %s %s: kernel time %.1f us = %.1f GFLOP/s (%.0f%% of the FMA peak)", size, dt,
-                           dev_ns / 1e3, flops / dev_ns, peak > 0 ? 100.0 * flops / dev_ns / peak : 0.0);
+                bench_note(b, "gemm: %s %s: kernel time %.1f us = %.1f GFLOP/s (%s%.0f%% of the f32 FMA peak)", size,
+                           dt, dev_ns / 1e3, flops / dev_ns, tc ? "tensor cores; " : "",
+                           peak > 0 ? 100.0 * flops / dev_ns / peak : 0.0);
             ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
         }
     }

@@ -2,6 +2,9 @@
 # device-check.sh BUILD_DIR [OUT_DIR] — on a machine with a real GPU: run the Check suites on it,
 # time the first result of a fresh process with a cold and a warm binary cache, and run ocx-bench.
 # OCX_DEVICE chooses the device (default: the first GPU). Logs go to OUT_DIR (default: .).
+# On NVIDIA the suites must find the tensor-core GEMM (OCX_EXPECT_TENSOR_CORES=1; set it to 0 for
+# GPUs below compute capability 8.0), and the GEMM suite runs a second time with
+# OCX_VENDOR_PATHS=0, on the portable kernels.
 set -u
 build=$(cd "${1:?usage: device-check.sh BUILD_DIR [OUT_DIR]}" && pwd)
 out=${2:-.}
@@ -9,6 +12,9 @@ mkdir -p "$out"
 export OCX_DEVICE=${OCX_DEVICE:-gpu}
 export OCX_TEST_TOOLS="$build/tools" CK_DEFAULT_TIMEOUT=600
 "$build/tools/ocx-info" | tee "$out/info.txt"
+if grep -A1 '^\*' "$out/info.txt" | grep -q 'vendor *NVIDIA'; then
+  export OCX_EXPECT_TENSOR_CORES=${OCX_EXPECT_TENSOR_CORES:-1}
+fi
 
 echo "== Check suites on $OCX_DEVICE"
 fails=0
@@ -21,6 +27,13 @@ for t in "$build"/tests/check_*; do
   [ $r = FAIL ] && grep -E ':[EF]:' "$out/$name.log" | head -5
   rm -rf "$OCX_CACHE_DIR"
 done
+if [ "${OCX_EXPECT_TENSOR_CORES:-0}" = 1 ]; then
+  export OCX_CACHE_DIR=$(mktemp -d)
+  if OCX_VENDOR_PATHS=0 OCX_EXPECT_TENSOR_CORES=0 timeout 900 "$build/tests/check_gemm" > "$out/check_gemm_portable.log" 2>&1
+  then r=PASS; else r=FAIL; fails=$((fails + 1)); fi
+  echo "$r: check_gemm with OCX_VENDOR_PATHS=0 $(grep -o '[0-9]*%: Checks.*' "$out/check_gemm_portable.log")"
+  rm -rf "$OCX_CACHE_DIR"
+fi
 
 echo "== first result of a fresh process: cold vs warm binary cache"
 export OCX_CACHE_DIR=$(mktemp -d)

@@ -1,5 +1,5 @@
 /* ocx-tune — measures this device and writes a profile that libocx picks up at run time.
- *   ocx-tune [--device SPEC] [--kernels gemm,reduce,vector] [--dtypes f32,f16] [--budget S]
+ *   ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16] [--budget S]
  *            [--classes all,small,large] [--out FILE] [--quick] [--resume]
  * Ctrl-C ends the run early and keeps the best found so far; --resume continues a partial file. */
 #include <signal.h>
@@ -40,11 +40,12 @@ static void progress(void *user, const ocx_tune_progress *p)
 static int usage(int rc)
 {
     fprintf(rc ? stderr : stdout,
-            "usage: ocx-tune [--device SPEC] [--kernels gemm,reduce,vector] [--dtypes f32,f16,f64]\n"
+            "usage: ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16,f64]\n"
             "                [--classes all,small,large] [--budget SECONDS] [--out FILE] [--quick] [--resume]\n"
             "Writes a device profile (default: the user profile directory, where libocx finds it).\n"
             "Size classes: every one unless --classes (--quick: all); large (vector and reduce at\n"
-            "2^27 elements) only on GPUs. --resume keeps a file's entries and adds the missing ones.\n");
+            "2^27 elements) only on GPUs; gemm_mma (f16 GEMM on NVIDIA tensor cores) where its probe\n"
+            "passes. --resume keeps a file's entries and adds the missing ones.\n");
     return rc;
 }
 
