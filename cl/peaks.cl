@@ -2,7 +2,7 @@
  * FMA throughput, launch latency. Valid OpenCL C 1.2 on its own; parameters arrive as -D defines:
  *   DTYPE   0 float (default), 1 half (needs cl_khr_fp16), 2 double (needs cl_khr_fp64)
  *   VW      vector width 1, 2, 4, 8 or 16 (default 4)
- *   FETCH   elements each work-item reads in bw_read (default 16)
+ *   FETCH   vectors each work-item reads in the bw_read kernels (default 16)
  * fma_peak's loop count (32 mads per trip) is an argument, so one build serves every duration.
  */
 #ifndef DTYPE
@@ -33,19 +33,51 @@
 #define REALV PK_CAT(REAL, VW)
 #endif
 
-/* Reads FETCH vectors per work-item, coalesced: consecutive work-items read consecutive vectors,
- * and each work-item steps by the work-group's width. One vector written per work-item keeps the
- * reads alive. Global size × FETCH vectors must fit in `a`. */
-__kernel void bw_read(__global const REALV *a, __global REALV *b)
+/* The sum of a vector's lanes, as one REAL. */
+#if VW == 1
+#define PK_LANES(v) (v)
+#elif VW == 2
+#define PK_LANES(v) ((v).s0 + (v).s1)
+#elif VW == 4
+#define PK_LANES(v) (((v).s0 + (v).s1) + ((v).s2 + (v).s3))
+#elif VW == 8
+#define PK_LANES(v) ((((v).s0 + (v).s1) + ((v).s2 + (v).s3)) + (((v).s4 + (v).s5) + ((v).s6 + (v).s7)))
+#else
+#define PK_LANES(v)                                                                                              \
+    (((((v).s0 + (v).s1) + ((v).s2 + (v).s3)) + (((v).s4 + (v).s5) + ((v).s6 + (v).s7))) +                    \
+     ((((v).s8 + (v).s9) + ((v).sa + (v).sb)) + (((v).sc + (v).sd) + ((v).se + (v).sf))))
+#endif
+
+/* The read-bandwidth kernels: the access patterns of clpeak's global_bandwidth_v<VW>_local_offset and
+ * _global_offset. Each work-item sums FETCH vectors of `a` and writes the sum of their lanes as one
+ * REAL to b[global id], so the reads cannot be dropped and the writes are 1/(FETCH × VW) of the
+ * traffic (the host counts only the bytes read). Global size × FETCH vectors must fit in `a`, and in
+ * 32-bit indices.
+ * bw_read_group: each work-group reads its own block of FETCH × local-size vectors; consecutive
+ * work-items read consecutive vectors, stepping by the local size. */
+__kernel void bw_read_group(__global const REALV *a, __global REAL *b)
 {
-    size_t lsz = get_local_size(0);
-    size_t id = get_group_id(0) * lsz * FETCH + get_local_id(0);
+    uint lsz = (uint)get_local_size(0);
+    uint id = (uint)get_group_id(0) * lsz * FETCH + (uint)get_local_id(0);
     REALV s = (REALV)(0);
     for (int i = 0; i < FETCH; i++) {
         s += a[id];
         id += lsz;
     }
-    b[get_global_id(0)] = s;
+    b[get_global_id(0)] = PK_LANES(s);
+}
+
+/* bw_read_grid: the whole grid reads one contiguous slab per step, stepping by the global size. */
+__kernel void bw_read_grid(__global const REALV *a, __global REAL *b)
+{
+    uint gsz = (uint)get_global_size(0);
+    uint id = (uint)get_global_id(0);
+    REALV s = (REALV)(0);
+    for (int i = 0; i < FETCH; i++) {
+        s += a[id];
+        id += gsz;
+    }
+    b[get_global_id(0)] = PK_LANES(s);
 }
 
 /* One vector copied per work-item. */
@@ -86,9 +118,4 @@ __kernel void fma_peak(__global REAL *out, REAL a, int iters)
     out[get_global_id(0)] = (r.s0 + r.s1) + (r.s2 + r.s3) + (r.s4 + r.s5) + (r.s6 + r.s7) + (r.s8 + r.s9) +
                             (r.sa + r.sb) + (r.sc + r.sd) + (r.se + r.sf);
 #endif
-}
-
-/* Does nothing: the launch latency. */
-__kernel void empty(__global int *unused)
-{
 }

@@ -405,18 +405,26 @@ OCX_API ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt);
 /* ---------------------------------------------------------------------------------------------- */
 /* The device's ceilings, measured by micro-kernels (cl/peaks.cl), and the roofline model over them:
  * an operation of arithmetic intensity AI = flops / bytes can reach at most
- *   min(peak FLOP/s, bandwidth × AI).
- * Rates are in units of 1e9 per second (GB/s, GFLOP/s); bytes count what is read plus what is
- * written. A figure of 0 means "not measured" (f16 without cl_khr_fp16, f64 without cl_khr_fp64).
- * Results are cached per device fingerprint in the binary cache directory as peaks-<fp>.json
- * (peaks-<fp>-quick.json for quick mode; no caching under OCX_CACHE=0) and reused by later calls. */
+ *   min(peak FLOP/s, bandwidth × AI),
+ * where an operation's bytes are what it reads plus what it writes. Rates are in units of 1e9 per second (GB/s, GFLOP/s). A figure of 0 means "not measured" (f16
+ * without cl_khr_fp16, f64 without cl_khr_fp64). Global memory bandwidth and launch latency are
+ * measured as clpeak 1.1.2 measures them ("Global memory bandwidth", "Kernel launch latency"), so the
+ * two tools can be compared figure for figure. Results are cached per device fingerprint in the
+ * binary cache directory as peaks-<fp>.json (peaks-<fp>-quick.json for quick mode; no caching under
+ * OCX_CACHE=0) and reused by later calls. */
 typedef struct ocx_peaks {
     char fingerprint[17];      /* the device's ocx_device_info.fingerprint */
     int quick;                 /* 1: measured with small sizes (tests); rougher figures */
     int from_cache;            /* 1: this result was read from the cache file, not measured now */
-    double global_gbps;        /* global memory bandwidth: best of the read kernels over vector widths */
-    unsigned global_width;     /* the float vector width that gave global_gbps */
-    double copy_gbps;          /* device-to-device copy kernel (read + write), best vector width */
+    double global_gbps;        /* global memory bandwidth, the roofline's bandwidth roof: bytes read ÷
+                                  time of read kernels in which each work-item sums 16 floatN of an
+                                  array (2 GiB on a GPU, 512 MiB on a CPU, at most half the largest
+                                  allocation) and writes one float (not counted: 1/(16N) of the
+                                  traffic); host clock over back-to-back launches; the faster of
+                                  two access patterns, the best width N of 1, 2, 4, 8, 16 */
+    unsigned global_width;     /* the float vector width N that gave global_gbps */
+    double copy_gbps;          /* copy kernel over the same array, b[i] = a[i]: bytes read + written
+                                  ÷ device time (median), best vector width */
     double f32_gflops;         /* FMA throughput (2 flops per mad), best vector width */
     double f16_gflops;         /* 0 unless cl_khr_fp16 */
     double f64_gflops;         /* 0 unless cl_khr_fp64 */
@@ -424,9 +432,12 @@ typedef struct ocx_peaks {
     double d2h_pageable_gbps;
     double h2d_pinned_gbps;    /* from/to a mapped CL_MEM_ALLOC_HOST_PTR buffer */
     double d2h_pinned_gbps;
-    double launch_latency_us;  /* empty kernel, a work-group per compute unit: queued → end on the
-                                  device timeline (median), as clpeak counts it */
-    double launch_wall_us;     /* empty kernel: enqueue + finish on the host clock (median) */
+    double launch_latency_us;  /* kernel launch latency: from enqueue to the start of execution on the
+                                  device (profiling CL_PROFILING_COMMAND_START − _QUEUED) of a small
+                                  read kernel, one work-group per compute unit, each launch on an idle
+                                  queue; mean over 20000 launches (fewer when they take over 3 s) */
+    double launch_wall_us;     /* the same launches on the host clock: enqueue until clFinish returns
+                                  (median); includes the kernel's run and the wake-up of the host */
     double measure_s;          /* wall time the measurement took (from the original run when cached) */
 } ocx_peaks;
 

@@ -1,9 +1,9 @@
 /* check_peaks — measured ceilings and the roofline: the roofline arithmetic against hand-computed
  * cases and every bad input; quick-mode peaks that are positive and plausible, served from the cache
  * file on the second call (counted by the library, not guessed from timing), measured again on
- * refresh and after every kind of bad cache file, never cached under OCX_CACHE=0; and a tiny
- * ocx-bench run whose --json report matches its documented schema, whose --csv has the documented
- * columns and whose --plot SVG is well-formed XML with an <svg> root. */
+ * refresh and after every kind of bad cache file (one of an older format among them), never cached
+ * under OCX_CACHE=0; and a tiny ocx-bench run whose --json report matches its documented schema,
+ * whose --csv has the documented columns and whose --plot SVG is well-formed XML with an <svg> root. */
 #include "config.h"
 
 #include <errno.h>
@@ -247,13 +247,14 @@ START_TEST(bad_cache_file_measured_again)
     ocx_peaks p;
     ck_ok(ocx_measure_peaks(tctx, OCX_PEAKS_QUICK, &p));
     /* each bad file: re-measured (counter), rewritten (the next call is a hit) */
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 6; k++) {
         switch (k) {
         case 0: write_file(path, "{\"format\": 1, \"fingerprint\": "); break; /* truncated */
         case 1: write_file(path, "\x7f" "ELF garbage\n"); break;
         case 2: write_variant(path, "fingerprint", json_string("0123456789abcdef")); break;
         case 3: write_variant(path, "global_gbps", json_real(-3)); break;
         case 4: write_variant(path, "f32_gflops", NULL); break;
+        case 5: write_variant(path, "format", json_integer(1)); break; /* figures of the old definitions */
         }
         unsigned long n0 = ocx__peaks_measurements();
         ck_ok(ocx_measure_peaks(tctx, OCX_PEAKS_QUICK, &p));

@@ -84,9 +84,9 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
         return 0;
     }
     printf("peaks of %s%s\n", d.name, p.quick ? " (quick mode: rough figures)" : "");
-    printf("  global memory     %10.2f GB/s  (read kernel, float%u; bytes read + written)\n", p.global_gbps,
-           p.global_width);
-    printf("  copy kernel       %10.2f GB/s  (read + write)\n", p.copy_gbps);
+    printf("  global memory     %10.2f GB/s  (read kernel, float%u; bytes read, as clpeak counts them)\n",
+           p.global_gbps, p.global_width);
+    printf("  copy kernel       %10.2f GB/s  (bytes read + written)\n", p.copy_gbps);
     printf("  FMA f32           %10.2f GFLOP/s\n", p.f32_gflops);
     if (p.f16_gflops > 0)
         printf("  FMA f16           %10.2f GFLOP/s\n", p.f16_gflops);
@@ -98,7 +98,7 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
         printf("  FMA f64           %10s          (no cl_khr_fp64)\n", "-");
     printf("  host->device      %10.2f GB/s pageable, %.2f GB/s pinned\n", p.h2d_pageable_gbps, p.h2d_pinned_gbps);
     printf("  device->host      %10.2f GB/s pageable, %.2f GB/s pinned\n", p.d2h_pageable_gbps, p.d2h_pinned_gbps);
-    printf("  launch latency    %10.2f us    (queued -> end; %.2f us enqueue to finish on the host)\n",
+    printf("  launch latency    %10.2f us    (queued -> start, as clpeak; %.2f us enqueue to finish on the host)\n",
            p.launch_latency_us, p.launch_wall_us);
     if (p.from_cache)
         printf("  (from %s, measured in %.1f s; --refresh measures again)\n", path, p.measure_s);
