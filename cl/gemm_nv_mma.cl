@@ -66,13 +66,17 @@
 #define PTX 1
 #endif
 /* Developers (through OCX_BUILD_OPTIONS; results are then wrong): DIAG=1 leaves the main loop's
- * global copies out, 2 also its ldmatrix loads, 3 also its barriers: where the time goes. L2PF=1
- * adds the .L2::128B prefetch hint to the copies. */
+ * global copies out, 2 also its ldmatrix loads, 3 also its barriers: where the time goes (DIAG
+ * needs OCX_VENDOR_PATHS=unchecked, as the probe rejects its results). L2PF=1 adds the .L2::128B
+ * prefetch hint to the copies; FASTCP=0 sends whole chunks through the zero-filling form too. */
 #ifndef DIAG
 #define DIAG 0
 #endif
 #ifndef L2PF
 #define L2PF 0
+#endif
+#ifndef FASTCP
+#define FASTCP 1
 #endif
 
 /* Copy groups still allowed in flight when a slice is needed (the next STAGES-2 stay in flight). */
@@ -111,6 +115,8 @@
 
 #if PTX == 1
 #define EMU_DECL
+/* Whole chunks take the plain 16-byte form; only partial ones (edges) the zero-filling form. */
+#define CP_ASYNC16(dst, src) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src))
 #if L2PF
 #define CP_ASYNC(dst, src, bytes)                                                                  \
     asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes))
@@ -231,7 +237,10 @@ inline void copy_chunk(const uint dst, const global ushort *p, const int n, cons
 {
 #if PTX == 1
     if (aligned) {
-        CP_ASYNC(dst, p, (uint)(n * 2));
+        if (n == 8 && FASTCP)
+            CP_ASYNC16(dst, p);
+        else
+            CP_ASYNC(dst, p, (uint)(n * 2));
     } else
 #endif
     {
