@@ -260,7 +260,9 @@ END_TEST
 
 START_TEST(test_two_processes_race)
 {
-    /* Two fresh processes build the same kernels into one empty directory at the same moment. */
+    /* Two fresh processes build the same kernels into one empty directory at the same moment. The
+     * demo's size class and run_add's share the built-in parameters (a profile may split them). */
+    tno_profiles();
     fresh_dir("race");
     const char *tools = getenv("OCX_TEST_TOOLS");
     ck_assert_msg(tools != NULL, "the test environment sets OCX_TEST_TOOLS");

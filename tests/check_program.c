@@ -70,6 +70,7 @@ END_TEST
 
 START_TEST(test_params_fit_limits)
 {
+    tno_profiles(); /* tctx reads profiles at its first lookup, below */
     ocx__params p;
     ck_ok(ocx__params_get(tctx, &ocx__family_vector, OCX_F32, &p));
     ck_assert_str_eq(p.origin, "built-in");

@@ -14,6 +14,13 @@ void tctx_setup(void)
     ck_ok(ocx_context_device_info(tctx, &tinfo));
 }
 
+void tno_profiles(void)
+{
+    unsetenv("OCX_PROFILE_DIR");
+    setenv("XDG_DATA_HOME", "/nonexistent-ocx-test", 1);
+    setenv("OCX_PROFILE_SYSTEM_DIR", "/nonexistent-ocx-test", 1);
+}
+
 void tctx_teardown(void)
 {
     ocx_context_destroy(tctx);

@@ -24,6 +24,10 @@ void tctx_teardown(void);
 void tlimits_setup(void);
 void tlimits_teardown(void);
 
+/* No profile file for what follows: contexts created (and processes started) afterwards use the
+ * built-in parameters, for tests whose expectations assume them wherever the suites run. */
+void tno_profiles(void);
+
 /* ck_assert with ocx's last error in the message. */
 #define ck_ok(expr)                                                                                \
     do {                                                                                           \
