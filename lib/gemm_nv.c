@@ -173,8 +173,12 @@ static ocx_status probe(ocx_context *ctx)
     return st;
 }
 
+static _Thread_local int portable_only;
+void ocx__gemm_nv_suspend(int on) { portable_only = on; }
+
 int ocx__gemm_nv_ready(ocx_context *ctx)
 {
+    if (portable_only) return 0;
     int mode = vendor_mode();
     if (mode == MODE_OFF || ((mode == MODE_AUTO || mode == MODE_UNCHECKED) && !capable(ctx))) return 0;
     if (mode == MODE_UNCHECKED) return 1;

@@ -262,6 +262,9 @@ extern const ocx__family ocx__family_gemm_mma;
  * device is NVIDIA with compute capability >= 8.0, and the probe passed in this process (once per
  * device fingerprint). */
 int ocx__gemm_nv_ready(ocx_context *ctx);
+/* In the calling thread, f16 GEMMs take the portable kernel (on) or may take the tensor cores (off):
+ * the tuner measures the portable family with it. */
+void ocx__gemm_nv_suspend(int on);
 /* Runs gemm.c's argument list (row-major view, m x n per entry, `batch` entries) through the
  * tensor-core kernel. akf/bkf: the operands' fast dimensions; flags bits 1/2: A/B 8-element aligned. */
 ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, size_t m, size_t n, size_t batch, int akf,

@@ -758,7 +758,9 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         const char *cls = todo[i].def->size_class;
         if (has_entry(root, todo[i].def->family, dname, cls)) continue; /* resumed */
         int weight = weight_of(todo[i].def);
-        if (ocx__now_s() >= end) {
+        /* An entry starts only when its least cost still fits: a GEMM's host reference, build and
+         * first candidate take seconds (so the run ends inside the budget, not after it). */
+        if (ocx__now_s() + (weight > 1 ? 6.0 : 1.0) >= end) {
             ocx__warn("ocx_tune: %s/%s: the budget is spent; entry left out (--resume continues)",
                       todo[i].def->family, dname);
             remaining -= weight;
@@ -781,6 +783,9 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         t->progress = (ocx_tune_progress){t->def->family, dname, cls, (size_t)i, (size_t)ntodo, 0, 0, 0, 0,
                                           t->def->unit, 0, budget, NULL};
         report(t, "preparing");
+        /* The portable GEMM family is measured on the portable kernel even where f16 products
+         * would take the tensor cores. */
+        ocx__gemm_nv_suspend(t->def->fam == &ocx__family_gemm);
         ocx__params start, current;
         st = ocx__params_default(ctx, t->def->fam, t->dtype, &start);
         if (st == OCX_OK) st = ocx__params_lookup(ctx, t->def->fam, t->dtype, cls, &current);
@@ -802,6 +807,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             ocx__warn("ocx_tune: %s/%s skipped: %s", t->def->family, dname, ocx_last_error());
             st = OCX_OK;
         }
+        ocx__gemm_nv_suspend(0);
         case_free(t->tc);
         free(t);
         remaining -= weight;
