@@ -327,8 +327,9 @@ ADDITIVE(part_dot, final_dot, ELEM_DOT, VEC_DOT, ELEM_DOT_S)
         (q) += a_ * a_;                                                                            \
     } while (0)
 #define BLUE_ADD(q, a) UPD_NRM2(A, big, med, sml, a)
-#define BLUE_ADDV(q, a) UPD_NRM2(AV, vb, vm, vs, a)
-/* One pass over the share: ADD(q, a) for each scalar, ADDV(vq, a) for each vector of lanes. */
+/* One pass over the share: ADD(q, a) for each scalar, ADDV(vq, a) for each vector of lanes (the
+ * rare second pass reads the vectors' lanes one by one into scalar accumulators: three vector
+ * accumulators would take registers, and so occupancy, from the common pass). */
 #define NRM2_SHARE(ADD, ADDV)                                                                      \
     do {                                                                                           \
         if (incx == 1) {                                                                           \
@@ -337,6 +338,11 @@ ADDITIVE(part_dot, final_dot, ELEM_DOT, VEC_DOT, ELEM_DOT_S)
         } else {                                                                                   \
             FOR_SHARE(i, n) { ADD(q, LD(x, i * incx)); }                                           \
         }                                                                                          \
+    } while (0)
+#define BLUE_LANES(q, v)                                                                           \
+    do {                                                                                           \
+        const size_t k_ = k;                                                                       \
+        for (int l_ = 0; l_ < VW; l_++) BLUE_ADD(q, LD(x, k_ * VW + l_));                          \
     } while (0)
 #if WANT(3)
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulong n, const global S *x,
@@ -356,21 +362,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulon
     FOLD_LANES(A, q, q, vq, vq, COMB_ADD);
     if (q > (A)QMAX || q < (A)count * (A)QMIN) {
         A big = (A)0, med = (A)0, sml = (A)0;
-        AV vb = (AV)0, vm = (AV)0, vs = (AV)0;
-        NRM2_SHARE(BLUE_ADD, BLUE_ADDV);
-#if VW == 1
-        big += vb, med += vm, sml += vs;
-#else
-        A lb[VW], lm[VW], ls[VW];
-        CAT(vstore, VW)(vb, 0, lb);
-        CAT(vstore, VW)(vm, 0, lm);
-        CAT(vstore, VW)(vs, 0, ls);
-        for (int k = 0; k < VW; k++) {
-            big += lb[k];
-            med += lm[k];
-            sml += ls[k];
-        }
-#endif
+        NRM2_SHARE(BLUE_ADD, BLUE_LANES);
         BLUE_TO_PAIR(s, q, big, med, sml);
     }
     GROUP_TREE(A, s, q, COMB_NRM2);
