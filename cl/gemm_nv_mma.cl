@@ -474,3 +474,28 @@ UNROLL
         }
     }
 }
+
+/* The tensor cores' ceiling (ocx_measure_peaks): each warp runs `iters` rounds of 8 independent
+ * mma.sync m16n8k16 on register operands (f16 ones and zeros, exact in f32), 8 x 4096 flops a round,
+ * and writes its sums so that nothing is optimised away. Built where PTX == 1 only; elsewhere it
+ * writes zeros (never timed). */
+kernel void mma_peak(global float *out, const int iters)
+{
+    float s = 0.0f;
+#if PTX == 1
+    const int lane = (int)get_local_id(0) & 31;
+    const uint one = 0x3c00u, h = (lane & 1) ? one | (one << 16) : one;
+    uint a[4] = {h, one, h, one};
+    const uint b0 = h, b1 = one << 16;
+    float d[8][4];
+UNROLL
+    for (int j = 0; j < 8; j++) d[j][0] = d[j][1] = d[j][2] = d[j][3] = 0.0f;
+    for (int it = 0; it < iters; it++) {
+UNROLL
+        for (int j = 0; j < 8; j++) MMA(d[j], a, b0, b1);
+    }
+UNROLL
+    for (int j = 0; j < 8; j++) s += d[j][0] + d[j][1] + d[j][2] + d[j][3];
+#endif
+    out[get_global_id(0)] = s;
+}

@@ -439,6 +439,10 @@ typedef struct ocx_peaks {
     double launch_wall_us;     /* the same launches on the host clock: enqueue until clFinish returns
                                   (median); includes the kernel's run and the wake-up of the host */
     double measure_s;          /* wall time the measurement took (from the original run when cached) */
+    double tc_f16_gflops;      /* tensor cores: f16 multiply, f32 accumulate (mma.sync, 2 flops per
+                                  multiply-add) where ocx_context_vendor_paths() has
+                                  OCX_PATH_NV_TENSOR_CORES; else 0. The compute roof of f16 GEMMs
+                                  that take that path (ocx_roofline_eval does not apply it by dtype) */
 } ocx_peaks;
 
 #define OCX_PEAKS_REFRESH 1u /* measure again even when a cached result exists (and store it) */

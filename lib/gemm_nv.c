@@ -82,17 +82,32 @@ static int is_nvidia(const ocx_context *ctx)
     return strstr(v, "nvidia") != NULL;
 }
 
+/* The kernel's build options for this context's parameters (*p) and a call's layout. */
+static ocx_status mma_options(ocx_context *ctx, int akf, int bkf, ocx_dtype cdtype, ocx__params *p, char *options,
+                              size_t cap)
+{
+    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm_mma, OCX_F16, "all", p));
+    options[0] = '\0';
+    ocx__params_defines(p, options, cap);
+    size_t ol = strlen(options);
+    snprintf(options + ol, cap - ol, " -DAKF=%d -DBKF=%d -DCTYPE=%d -DPTX=%d", akf, bkf, cdtype == OCX_F16 ? 1 : 0,
+             vendor_mode() == MODE_EMULATE ? 2 : is_nvidia(ctx));
+    return OCX_OK;
+}
+
+ocx_status ocx__gemm_nv_peak_options(ocx_context *ctx, char *options, size_t cap)
+{
+    ocx__params p;
+    return mma_options(ctx, 1, 0, OCX_F32, &p, options, cap);
+}
+
 ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, size_t m, size_t n, size_t batch, int akf,
                                int bkf, ocx_dtype cdtype, unsigned nargs, const ocx__arg *args, size_t num_wait,
                                const ocx_event *wait, ocx_event *event)
 {
     ocx__params p;
-    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm_mma, OCX_F16, "all", &p));
-    char options[512] = "";
-    ocx__params_defines(&p, options, sizeof options);
-    size_t ol = strlen(options);
-    snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DCTYPE=%d -DPTX=%d", akf, bkf,
-             cdtype == OCX_F16 ? 1 : 0, vendor_mode() == MODE_EMULATE ? 2 : is_nvidia(ctx));
+    char options[512];
+    OCX__FORWARD(mma_options(ctx, akf, bkf, cdtype, &p, options, sizeof options));
     size_t nt = 32u * (size_t)(p.v[P_BM] / p.v[P_WM]) * (size_t)(p.v[P_BN] / p.v[P_WN]);
     size_t tiles = ocx__div_up(m, (size_t)p.v[P_BM]) * ocx__div_up(n, (size_t)p.v[P_BN]);
     ocx__launch_desc d = {"gemm_nv_mma", options, "gemm_mma", 2, {tiles * nt, batch, 1}, {nt, 1, 1}, nargs, args};
@@ -206,6 +221,8 @@ int ocx__gemm_nv_ready(ocx_context *ctx)
     pthread_mutex_unlock(&verdicts_lock);
     return ready;
 }
+
+int ocx__gemm_nv_hardware(ocx_context *ctx) { return vendor_mode() != MODE_EMULATE && ocx__gemm_nv_ready(ctx); }
 
 ocx_status ocx_context_vendor_paths(ocx_context *ctx, unsigned *paths)
 {

@@ -265,6 +265,10 @@ int ocx__gemm_nv_ready(ocx_context *ctx);
 /* In the calling thread, f16 GEMMs take the portable kernel (on) or may take the tensor cores (off):
  * the tuner measures the portable family with it. */
 void ocx__gemm_nv_suspend(int on);
+/* 1 when ocx__gemm_nv_ready and the instructions are the hardware's, not emulated. */
+int ocx__gemm_nv_hardware(ocx_context *ctx);
+/* Build options of the program that holds the kernels of cl/gemm_nv_mma.cl (mma_peak: peaks.c). */
+ocx_status ocx__gemm_nv_peak_options(ocx_context *ctx, char *options, size_t cap);
 /* Runs gemm.c's argument list (row-major view, m x n per entry, `batch` entries) through the
  * tensor-core kernel. akf/bkf: the operands' fast dimensions; flags bits 1/2: A/B 8-element aligned. */
 ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, size_t m, size_t n, size_t batch, int akf,

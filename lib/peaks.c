@@ -22,7 +22,8 @@
  * non-numeric, negative or inconsistent (f64 figure without fp64), is ignored with one warning and
  * replaced by a fresh measurement. Format 2: global_gbps counts bytes read only (format 1 added the
  * read kernel's writes) over clpeak's array and patterns, and launch_latency_us is queued → start (format
- * 1: queued → end of an empty kernel); files of format 1 are measured again.
+ * 1: queued → end of an empty kernel); files of format 1 are measured again. Format 3 adds
+ * tc_f16_gflops.
  */
 #include "config.h"
 #include "ocx_internal.h"
@@ -38,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PEAKS_FORMAT 2
+#define PEAKS_FORMAT 3
 
 static atomic_ulong measurements;
 
@@ -108,6 +109,7 @@ static const struct {
     F(global_gbps),       F(copy_gbps),         F(f32_gflops),      F(f16_gflops),
     F(f64_gflops),        F(h2d_pageable_gbps), F(d2h_pageable_gbps), F(h2d_pinned_gbps),
     F(d2h_pinned_gbps),   F(launch_latency_us), F(launch_wall_us),  F(measure_s),
+    F(tc_f16_gflops),
 #undef F
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
@@ -395,6 +397,33 @@ static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, 
     return st;
 }
 
+/* Tensor-core throughput (f16 multiply, f32 accumulate: mma.sync) where the NVIDIA path runs on
+ * the hardware: cl/gemm_nv_mma.cl's register-only mma_peak, loop count scaled like measure_fma's. */
+static ocx_status measure_tensor_cores(ocx_context *ctx, const plan *pl, double *gflops)
+{
+    *gflops = 0;
+    if (!ocx__gemm_nv_hardware(ctx)) return OCX_OK;
+    char opt[512];
+    OCX__FORWARD(ocx__gemm_nv_peak_options(ctx, opt, sizeof opt));
+    size_t wg = 128, global = (size_t)(ctx->info.compute_units ? ctx->info.compute_units : 1) * 8 * wg;
+    cl_mem out = NULL;
+    OCX__FORWARD(make_mem(ctx, CL_MEM_WRITE_ONLY, global * sizeof(cl_float), &out));
+    cl_int iters = 16;
+    ocx__arg args[] = {{OCX__ARG_VALUE, sizeof(cl_mem), &out}, {OCX__ARG_VALUE, sizeof iters, &iters}};
+    ocx__launch_desc d = {"gemm_nv_mma", opt, "mma_peak", 1, {global}, {wg}, 2, args};
+    double ns = 0;
+    ocx_status st = time_kernel(ctx, &d, 1, &ns);
+    if (st == OCX_OK) {
+        double scale = ns > 0 ? pl->fma_target_ns / ns : 64;
+        if (scale > 1) iters = (cl_int)fmin(iters * scale, 1 << 20);
+        st = time_kernel(ctx, &d, pl->reps, &ns);
+    }
+    double flops = (double)(global / 32) * iters * 8 * 4096;
+    if (st == OCX_OK && ns > 0) *gflops = flops / ns;
+    clReleaseMemObject(out);
+    return st;
+}
+
 /* Median bandwidth of blocking writes (or reads) between `host` and a device buffer, after two
  * warm-up transfers (the first touches fresh pages). */
 static ocx_status time_transfer(ocx_context *ctx, const plan *pl, cl_mem dev, void *host, int write, double *gbps)
@@ -530,6 +559,7 @@ static ocx_status measure(ocx_context *ctx, int quick, ocx_peaks *p)
     OCX__FORWARD(measure_fma(ctx, &pl, 0, &p->f32_gflops));
     if (ctx->info.has_fp16) OCX__FORWARD(measure_fma(ctx, &pl, 1, &p->f16_gflops));
     if (ctx->info.has_fp64) OCX__FORWARD(measure_fma(ctx, &pl, 2, &p->f64_gflops));
+    OCX__FORWARD(measure_tensor_cores(ctx, &pl, &p->tc_f16_gflops));
     OCX__FORWARD(measure_transfers(ctx, &pl, p));
     OCX__FORWARD(measure_latency(ctx, &pl, p));
     p->measure_s = ocx__now_s() - t0;

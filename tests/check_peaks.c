@@ -161,6 +161,11 @@ static void check_sane(const ocx_peaks *p)
                   p->f64_gflops);
     ck_assert_msg(tinfo.has_fp16 ? p->f16_gflops > 0.01 && p->f16_gflops < 1e7 : p->f16_gflops == 0, "f16 %g",
                   p->f16_gflops);
+    unsigned paths = 0;
+    ck_ok(ocx_context_vendor_paths(tctx, &paths));
+    ck_assert_msg((paths & OCX_PATH_NV_TENSOR_CORES) ? p->tc_f16_gflops > 1e3 && p->tc_f16_gflops < 1e7
+                                                      : p->tc_f16_gflops == 0,
+                  "tensor cores %g GFLOP/s", p->tc_f16_gflops);
     double link[] = {p->h2d_pageable_gbps, p->d2h_pageable_gbps, p->h2d_pinned_gbps, p->d2h_pinned_gbps};
     for (int i = 0; i < 4; i++) ck_assert_msg(link[i] > 0.01 && link[i] < 1e5, "transfer %d: %g GB/s", i, link[i]);
     ck_assert_msg(p->launch_latency_us >= 0 && p->launch_latency_us < 1e5, "latency %g us", p->launch_latency_us);
@@ -445,7 +450,7 @@ START_TEST(bench_json_and_plot)
     json_t *peaks = json_object_get(root, "peaks");
     static const char *pk[] = {"global_gbps", "copy_gbps", "f32_gflops", "f16_gflops", "f64_gflops",
                                "h2d_pageable_gbps", "d2h_pageable_gbps", "h2d_pinned_gbps", "d2h_pinned_gbps",
-                               "launch_latency_us", "launch_wall_us"};
+                               "launch_latency_us", "launch_wall_us", "tc_f16_gflops"};
     for (size_t i = 0; i < sizeof pk / sizeof *pk; i++) expect_type(peaks, pk[i], "n", "peaks");
     expect_type(peaks, "quick", "b", "peaks");
     expect_type(peaks, "from_cache", "b", "peaks");

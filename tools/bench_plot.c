@@ -98,7 +98,7 @@ int bench_plot_svg(bench *b, const char *path)
     }
     const ocx_peaks *p = &b->peaks;
     double bw = p->global_gbps;
-    double top = fmax(p->f32_gflops, fmax(p->f16_gflops, p->f64_gflops)), bottom = top;
+    double top = fmax(fmax(p->f32_gflops, p->tc_f16_gflops), fmax(p->f16_gflops, p->f64_gflops)), bottom = top;
     size_t i;
     json_t *row;
     json_array_foreach(b->rows, i, row) {
@@ -165,15 +165,16 @@ int bench_plot_svg(bench *b, const char *path)
     cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
     if (p->f16_gflops > 0) roof(cr, &a, bw, p->f16_gflops);
     if (p->f64_gflops > 0) roof(cr, &a, bw, p->f64_gflops);
+    if (p->tc_f16_gflops > 0) roof(cr, &a, bw, p->tc_f16_gflops);
     cairo_restore(cr);
     /* the ceilings' labels sit in the right margin: draw them unclipped */
-    static const char *names[] = {"f32", "f16", "f64"};
-    double peaks[] = {p->f32_gflops, p->f16_gflops, p->f64_gflops};
+    static const char *names[] = {"f32 FMA", "f16 FMA", "f64 FMA", "tensor cores"};
+    double peaks[] = {p->f32_gflops, p->f16_gflops, p->f64_gflops, p->tc_f16_gflops};
     labels placed = {.n = 0};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         if (!(peaks[k] > 0)) continue;
         cairo_set_source_rgb(cr, k ? 0.4 : 0, k ? 0.4 : 0, k ? 0.4 : 0);
-        snprintf(s, sizeof s, "%s FMA %.4g", names[k], peaks[k]);
+        snprintf(s, sizeof s, "%s %.4g", names[k], peaks[k]);
         double y = py(&a, peaks[k]) + 4;
         while (!label_free(&placed, W - MR + 4, y, MR - 8, 12)) y += 13; /* equal ceilings: stack */
         text(cr, W - MR + 4, y, 11, s);

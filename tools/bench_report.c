@@ -4,7 +4,7 @@
  * JSON document (--json), every key always present:
  *   ocx_version, device, fingerprint   strings
  *   copy_gb_per_s                      number (the copy kernel of `vector`, 0 when not run)
- *   peaks     object: global_gbps, copy_gbps, f32_gflops, f16_gflops, f64_gflops,
+ *   peaks     object: global_gbps, copy_gbps, f32_gflops, f16_gflops, f64_gflops, tc_f16_gflops,
  *             h2d_pageable_gbps, d2h_pageable_gbps, h2d_pinned_gbps, d2h_pinned_gbps,
  *             launch_latency_us, launch_wall_us (numbers), quick, from_cache (booleans); null when
  *             the peaks could not be measured
@@ -64,10 +64,15 @@ void bench_row(bench *b, const char *group, const char *op, const char *dtype, c
     double gbps = bytes > 0 && ns > 0 ? bytes / ns : 0;
     double gflops = flops > 0 && ns > 0 ? flops / ns : 0;
     double ratio = peer_ns > 0 && ns > 0 ? peer_ns / ns : 0;
+    /* Rows of ops that ran on the tensor cores ("…-tc") take the tensor cores' roof. */
+    ocx_peaks pk = b->peaks;
+    size_t ol = strlen(op);
+    int tc = ol > 3 && strcmp(op + ol - 3, "-tc") == 0;
+    if (tc) pk.f16_gflops = pk.tc_f16_gflops;
     ocx_roofline r;
-    int roof = b->have_peaks && ns > 0 &&
-               ocx_roofline_eval(&b->peaks, dtype_of(dtype), flops, bytes, ns, row_bandwidth(b, group, op), &r) ==
-                   OCX_OK;
+    int roof = b->have_peaks && ns > 0 && (!tc || pk.tc_f16_gflops > 0) &&
+               ocx_roofline_eval(&pk, tc ? OCX_F16 : dtype_of(dtype), flops, bytes, ns, row_bandwidth(b, group, op),
+                                 &r) == OCX_OK;
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f}", "group", group, "op", op, "dtype", dtype,
                           "size", size, "time_us", ns / 1e3, "gb_per_s", gbps, "gflop_per_s", gflops, "bytes", bytes,
                           "flops", flops);
@@ -115,12 +120,13 @@ json_t *bench_report_json(bench *b)
     json_t *peaks = json_null();
     if (b->have_peaks) {
         const ocx_peaks *p = &b->peaks;
-        peaks = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b}", "global_gbps",
+        peaks = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b}", "global_gbps",
                           p->global_gbps, "copy_gbps", p->copy_gbps, "f32_gflops", p->f32_gflops, "f16_gflops",
                           p->f16_gflops, "f64_gflops", p->f64_gflops, "h2d_pageable_gbps", p->h2d_pageable_gbps,
                           "d2h_pageable_gbps", p->d2h_pageable_gbps, "h2d_pinned_gbps", p->h2d_pinned_gbps,
                           "d2h_pinned_gbps", p->d2h_pinned_gbps, "launch_latency_us", p->launch_latency_us,
-                          "launch_wall_us", p->launch_wall_us, "quick", p->quick, "from_cache", p->from_cache);
+                          "launch_wall_us", p->launch_wall_us, "tc_f16_gflops", p->tc_f16_gflops, "quick", p->quick,
+                          "from_cache", p->from_cache);
     }
     json_t *streams = json_object_get(b->extra, "streams");
     return json_pack("{s:s, s:s, s:s, s:f, s:o, s:O, s:O}", "ocx_version", ocx_version_string(), "device",

@@ -200,9 +200,10 @@ int main(int argc, char **argv)
                    p->quick ? " (quick)" : "", p->from_cache ? " (cached; --refresh-peaks measures again)" : "",
                    p->global_gbps, p->copy_gbps, p->f32_gflops, p->f64_gflops > 0 ? "" : ", no f64", p->h2d_pinned_gbps,
                    p->d2h_pinned_gbps, p->launch_latency_us);
-        if (p->f16_gflops > 0 || p->f64_gflops > 0)
-            bench_note(&b, "peaks: FMA f16 %.1f GFLOP/s, f64 %.1f GFLOP/s (0: not supported)", p->f16_gflops,
-                       p->f64_gflops);
+        if (p->f16_gflops > 0 || p->f64_gflops > 0 || p->tc_f16_gflops > 0)
+            bench_note(&b, "peaks: FMA f16 %.1f GFLOP/s, f64 %.1f GFLOP/s, tensor cores f16 %.1f GFLOP/s (0: not "
+                           "supported)",
+                       p->f16_gflops, p->f64_gflops, p->tc_f16_gflops);
     } else {
         bench_note(&b, "ocx-bench: peaks unavailable (%s): no roofline columns", ocx_last_error());
     }

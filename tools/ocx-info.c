@@ -69,14 +69,14 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
     ocx_context_destroy(ctx);
     if (root) {
         json_t *o =
-            json_pack("{s:s, s:s, s:b, s:b, s:s, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+            json_pack("{s:s, s:s, s:b, s:b, s:s, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
                       "device", d.name, "fingerprint", p.fingerprint, "quick", p.quick, "from_cache", p.from_cache,
                       "cache_file", path, "global_gbps", p.global_gbps, "global_width", (int)p.global_width,
                       "copy_gbps", p.copy_gbps, "f32_gflops", p.f32_gflops, "f16_gflops", p.f16_gflops, "f64_gflops",
                       p.f64_gflops, "h2d_pageable_gbps", p.h2d_pageable_gbps, "d2h_pageable_gbps",
                       p.d2h_pageable_gbps, "h2d_pinned_gbps", p.h2d_pinned_gbps, "d2h_pinned_gbps",
                       p.d2h_pinned_gbps, "launch_latency_us", p.launch_latency_us, "launch_wall_us",
-                      p.launch_wall_us);
+                      p.launch_wall_us, "tc_f16_gflops", p.tc_f16_gflops);
         if (!o || json_object_set_new(root, "peaks", o) != 0) {
             fprintf(stderr, "ocx-info: peaks: could not build the JSON object\n");
             return 1;
@@ -96,6 +96,9 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
         printf("  FMA f64           %10.2f GFLOP/s\n", p.f64_gflops);
     else
         printf("  FMA f64           %10s          (no cl_khr_fp64)\n", "-");
+    if (p.tc_f16_gflops > 0)
+        printf("  tensor cores      %10.2f GFLOP/s (mma.sync f16 -> f32: the roof of f16 GEMMs there)\n",
+               p.tc_f16_gflops);
     printf("  host->device      %10.2f GB/s pageable, %.2f GB/s pinned\n", p.h2d_pageable_gbps, p.h2d_pinned_gbps);
     printf("  device->host      %10.2f GB/s pageable, %.2f GB/s pinned\n", p.d2h_pageable_gbps, p.d2h_pinned_gbps);
     printf("  launch latency    %10.2f us    (queued -> start, as clpeak; %.2f us enqueue to finish on the host)\n",
