@@ -14,7 +14,7 @@
  * with loads of AV / BV elements at once along the fast dimension; then every work-item multiplies
  * its fragments, KU values of k at a time. Work-groups whose tile lies inside the matrices, and every
  * K slice but a partial last one, load without bounds checks (the test is uniform per work-group).
- * STAGE=1 bypasses local memory: every work-item reads its fragments straight from global memory.
+ * STAGE=1 (for CPUs) bypasses local memory and barriers: see the comment above NVW.
  * STAGE=3 and 4 are pipelined (see the comment above FETCH_SLICE): k-major local slices, the next
  * slice prefetched into registers during the multiply; 4 double-buffers local memory (1 barrier a slice).
  *
@@ -25,8 +25,9 @@
  * Parameters (-D, with defaults so that the file builds on its own):
  *   DTYPE   storage of A and B: 0 f32, 1 f16, 2 f64          CTYPE storage of C (default DTYPE)
  *   NATIVE_F16  1: f16 arithmetic (needs cl_khr_fp16), else f16 inputs are computed in f32
- *   MWG NWG KWG  work-group tile;  MDIMC NDIMC  work-group shape;  VWM VWN  vector widths (1, 2, 4, 8)
- *   STAGE   2: local-memory staging, 1: no local memory (fragments from global), 3, 4: pipelined
+ *   MWG NWG KWG  work-group tile;  MDIMC NDIMC  work-group shape;  VWM VWN  vector widths (1, 2, 4, 8;
+ *           VWN also 16)
+ *   STAGE   2: local-memory staging, 1: no local memory (for CPUs; KWG and VWM unused), 3, 4: pipelined
  *   Chosen by gemm.c from the call: AKF (1: sak == 1, A is K-fast; 0: sam == 1), BKF (1: sbk == 1,
  *   B is K-fast; 0: sbn == 1), AV BV (global vector widths: up to 4, dividing the tile's fast extent),
  *   IDX32 (1: every element index fits 32 bits).
@@ -168,11 +169,13 @@
 #define VT_2 GLUE(R, 2)
 #define VT_4 GLUE(R, 4)
 #define VT_8 GLUE(R, 8)
+#define VT_16 GLUE(R, 16)
 #define VT(n) CAT(VT_, n)
 #define PUT1(v, t) ((t)[0] = (v))
 #define PUT2(v, t) vstore2((v), 0, (t))
 #define PUT4(v, t) vstore4((v), 0, (t))
 #define PUT8(v, t) vstore8((v), 0, (t))
+#define PUT16(v, t) vstore16((v), 0, (t))
 #define UNPACK(n, v, t) CAT(PUT, n)(v, t)
 #define LLD(n, p) (*(const local VT(n) *)(p))
 #define LST(n, p, v) (*(local VT(n) *)(p) = (v))
@@ -190,6 +193,21 @@
 #define GLD_8(p) (*(const global GLUE(SA, 8) *)(p))
 #endif
 #define GLD(n, p) CAT(GLD_, n)(p)
+/* The same at any element alignment (STAGE 1). */
+#if DTYPE == 1 && !NATIVE_F16
+#define GLDU_1(p) vload_half(0, (p))
+#define GLDU_2(p) vload_half2(0, (p))
+#define GLDU_4(p) vload_half4(0, (p))
+#define GLDU_8(p) vload_half8(0, (p))
+#define GLDU_16(p) vload_half16(0, (p))
+#else
+#define GLDU_1(p) (*(p))
+#define GLDU_2(p) vload2(0, (p))
+#define GLDU_4(p) vload4(0, (p))
+#define GLDU_8(p) vload8(0, (p))
+#define GLDU_16(p) vload16(0, (p))
+#endif
+#define GLDU(n, p) CAT(GLDU_, n)(p)
 
 /* Operand geometry. A: fast extent FA (along k if AKF, else m), slow extent SA_ (the other). */
 #if AKF
@@ -274,6 +292,7 @@
 #define PK2(t) vload2(0, (t))
 #define PK4(t) vload4(0, (t))
 #define PK8(t) vload8(0, (t))
+#define PK16(t) vload16(0, (t))
 #define PACK(n, t) CAT(PK, n)(t)
 /* Registers P[LPTX][XV] <- slice of X; slow/fast as in COPY_SLICE. */
 #define FETCH_SLICE(P, X, XV, FX, NVX, LPTX, base, sld, slim, flim, checked)                      \
@@ -326,6 +345,25 @@
             for (int j = 0; j < NWI; j++) acc[i][j] = mad(a[i], b[j], acc[i][j]);                  \
     }
 
+/* C[n] of row crow = r + beta*C[n] (beta == 0: C is not read). */
+#define UPDATE_C(crow, n, r)                                                                       \
+    do {                                                                                           \
+        if (beta == (SCALAR)0)                                                                     \
+            STC_(crow, n, r);                                                                      \
+        else                                                                                       \
+            STC_(crow, n, (r) + (R)beta * LDC_(crow, n));                                          \
+    } while (0)
+
+/* STAGE 1, for CPUs (PoCL): no local memory and no barrier, so the compiler keeps the kernel one
+ * region and the caches share the operands between work-items. Each work-item streams MWI rows of
+ * A and NVW column vectors of B (VWN wide) straight from global memory into MWI x NVW vector
+ * accumulators: per k, NVW vector loads of B, MWI scalar loads of A and MWI*NVW FMAs, the register
+ * tile fully unrolled (an OpenBLAS-style micro-kernel). Row i of the work-item is m0 + tm + i*MDIMC;
+ * vector g covers columns n0 + (g*NDIMC + tn)*VWN onwards. Edge tiles read clamped rows of A (always
+ * inside it); a vector of B that would cross N is loaded shifted back to end at N, and stores keep
+ * only the columns the work-item owns. A K-fast B (BKF) is gathered column by column, clamped at N. */
+#define NVW (NWI / VWN)
+
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void
 gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, const SCALAR beta,
            const global SA *restrict A, const ulong offA, const ulong sam_, const ulong sak_, const ulong strideA,
@@ -339,6 +377,82 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
     const int tn = tid % NDIMC, tm = tid / NDIMC;
     const IDX n0 = (IDX)get_group_id(0) * NWG, m0 = (IDX)get_group_id(1) * MWG;
     BATCH_BASES();
+
+#if STAGE == 1
+    VT(VWN) acc[MWI][NVW];
+    size_t arow[MWI];     /* offsets of the work-item's rows of A, clamped to the last row */
+    IDX own[NVW], at[NVW]; /* first column each vector owns, and where it is loaded from */
+#pragma unroll
+    for (int i = 0; i < MWI; i++) {
+        const IDX m = m0 + (IDX)(tm + i * MDIMC);
+        arow[i] = (size_t)(oa + (m < M ? m : M - 1) * sam);
+#pragma unroll
+        for (int g = 0; g < NVW; g++) acc[i][g] = (VT(VWN))0;
+    }
+#pragma unroll
+    for (int g = 0; g < NVW; g++) {
+        own[g] = n0 + (IDX)((g * NDIMC + tn) * VWN);
+        at[g] = !BKF && own[g] > N - (IDX)VWN ? N - (IDX)VWN : own[g];
+    }
+#if !BKF
+    if (N < (IDX)VWN) {
+        /* Narrower than one vector (rare: the direct kernel takes most such calls): dot products. */
+        for (int i = 0; i < MWI; i++) {
+            const IDX m = m0 + (IDX)(tm + i * MDIMC);
+            if (m >= M) continue;
+            for (int j = 0; j < NWI; j++) {
+                const IDX n = own[0] + (IDX)((j / VWN) * NDIMC * VWN + j % VWN);
+                if (n >= N) continue;
+                R s = (R)0;
+                for (IDX k = 0; k < K; k++) s += (R)LDA_(A, arow[i] + k * sak) * (R)LDA_(B, ob + k * sbk + n);
+                UPDATE_C(C + oc + m * ldc, n, (R)alpha * s);
+            }
+        }
+        return;
+    }
+#endif
+    const global SA *ak = A, *bk = B + ob;
+    for (IDX k = 0; k < K; k++, ak += sak, bk += sbk) {
+        VT(VWN) b[NVW];
+#pragma unroll
+        for (int g = 0; g < NVW; g++) {
+#if BKF
+            R t[VWN];
+#pragma unroll
+            for (int c = 0; c < VWN; c++) {
+                const IDX n = own[g] + (IDX)c;
+                t[c] = (R)LDA_(bk, (size_t)((n < N ? n : N - 1) * sbn));
+            }
+            b[g] = PACK(VWN, t);
+#else
+            b[g] = GLDU(VWN, bk + at[g]);
+#endif
+        }
+#pragma unroll
+        for (int i = 0; i < MWI; i++) {
+            const R a = (R)LDA_(ak, arow[i]);
+#pragma unroll
+            for (int g = 0; g < NVW; g++) acc[i][g] = a * b[g] + acc[i][g];
+        }
+    }
+    /* The stores run as plain loops over a private copy: unrolling them only costs compile time. */
+    VT(VWN) out[MWI][NVW];
+#pragma unroll
+    for (int i = 0; i < MWI; i++)
+#pragma unroll
+        for (int g = 0; g < NVW; g++) out[i][g] = acc[i][g];
+    for (int i = 0; i < MWI; i++) {
+        const IDX m = m0 + (IDX)(tm + i * MDIMC);
+        if (m >= M) continue;
+        global SC *crow = C + oc + m * ldc;
+        for (int g = 0; g < NVW; g++)
+            for (int c = 0; c < VWN; c++) {
+                const IDX n = at[g] + (IDX)c;
+                if (n < own[g] || n >= N) continue;
+                UPDATE_C(crow, n, (R)alpha * ((const R *)&out[i][g])[c]);
+            }
+    }
+#else
     const int full_mn = M - m0 >= (IDX)MWG && N - n0 >= (IDX)NWG;
 
     R acc[MWI][NWI];
@@ -368,7 +482,7 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
         barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     }
-#elif STAGE == 2
+#else /* STAGE 2 */
     local R As[SA_ * LFA] __attribute__((aligned(64)));
     local R Bs[SB_ * LFB] __attribute__((aligned(64)));
 
@@ -415,21 +529,6 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-#else
-    /* No local memory: the fragments come straight from global memory (caches do the sharing). */
-    for (IDX k = 0; k < K; k++) {
-        R a[MWI], b[NWI];
-        for (int i = 0; i < MWI; i++) {
-            const IDX m = m0 + (IDX)ROW(i);
-            a[i] = (full_mn || m < M) ? (R)LDA_(A, oa + m * sam + k * sak) : (R)0;
-        }
-        for (int j = 0; j < NWI; j++) {
-            const IDX n = n0 + (IDX)COL(j);
-            b[j] = (full_mn || n < N) ? (R)LDA_(B, ob + k * sbk + n * sbn) : (R)0;
-        }
-        for (int i = 0; i < MWI; i++)
-            for (int j = 0; j < NWI; j++) acc[i][j] = mad(a[i], b[j], acc[i][j]);
-    }
 #endif
 
     /* C = alpha*acc + beta*C (beta == 0: C is not read). */
@@ -447,4 +546,5 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
                 STC_(crow, n, r + (R)beta * LDC_(crow, n));
         }
     }
+#endif /* STAGE */
 }

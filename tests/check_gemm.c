@@ -312,14 +312,20 @@ START_TEST(test_degenerate)
 }
 END_TEST
 
-/* Local memory bypassed (STAGE=1): a separate build of the tiled kernel, so only f32. */
-START_TEST(test_no_local_memory)
+/* The tiled kernel in the shapes PoCL's defaults (STAGE=1, one work-item of 8x32 with 16-wide
+ * vectors) leave out: local-memory staging (STAGE=2) with the GPU's default set and with 16-wide
+ * vectors, and STAGE=1 with several work-items per group and narrower vectors. Separate builds of
+ * the tiled kernel, so only f32. */
+START_TEST(test_stages)
 {
+    static const char *envs[] = {"DIRECT=1,STAGE=2,MWG=128,NWG=128,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=4",
+                                 "DIRECT=1,STAGE=2,KWG=8", "DIRECT=1,STAGE=1,MWG=16,NWG=64,MDIMC=2,NDIMC=4,VWN=4",
+                                 "DIRECT=1,STAGE=1,MWG=4,NWG=8,NDIMC=4,VWN=2"};
     uint64_t seed = test_seed(), rng = seed;
-    for (int c = 0; c < 12; c++) {
+    for (int c = 0; c < 16; c++) {
         gcase g = random_case(&rng, c);
         g.in = g.out = OCX_F32;
-        g.kernel_env = "DIRECT=1,STAGE=1";
+        g.kernel_env = envs[c % 4];
         check_case(&g, seed, &rng);
     }
 }
@@ -618,7 +624,7 @@ int main(void)
     tcase_add_test(core, test_all_layouts);
     tcase_add_test(core, test_batched);
     tcase_add_test(core, test_degenerate);
-    tcase_add_test(core, test_no_local_memory);
+    tcase_add_test(core, test_stages);
     tcase_add_test(core, test_pipelined);
     tcase_add_test(core, test_bad_arguments);
     tcase_add_test(core, test_tensor_core_path);
