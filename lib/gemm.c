@@ -47,6 +47,8 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
     if (wg > dev->max_work_group_size || wg > dev->max_work_item_sizes[0])
         return "MDIMC*NDIMC exceeds the device's work-group size";
     if ((v[P_MWG] / v[P_MDIMC]) * (v[P_NWG] / v[P_NDIMC]) > 256) return "register tile above 256 elements";
+    /* Pipelining slices of fewer than 4 k gains nothing, and PoCL 3-5 crashes on STAGE=4 KWG=1. */
+    if (v[P_STAGE] >= 3 && v[P_KWG] < 4) return "pipelined stages (3, 4) need KWG >= 4";
     if (v[P_STAGE] >= 2) {
         /* One slice of each operand in local memory, in either layout, rows padded by up to
          * max(4, VW) elements (gemm.cl: LFA, LFB). */
