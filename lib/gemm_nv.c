@@ -39,9 +39,11 @@ static const ocx__param_def mma_params[P_COUNT] = {
     {"GM", 8, 8, 1, 64, 0, 0},
 };
 
+/* The family is looked up for f16 only (gemm.c, the tuner), but a lookup for another dtype must
+ * still find legal values (profile validation, the fuzzer): the constraints do not depend on it. */
 static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
 {
-    if (dtype != OCX_F16) return "the tensor-core kernel takes f16 inputs only";
+    (void)dtype;
     if (v[P_BM] % v[P_WM] || v[P_BN] % v[P_WN]) return "BM and BN must be multiples of WM and WN";
     size_t nt = 32u * (size_t)(v[P_BM] / v[P_WM]) * (size_t)(v[P_BN] / v[P_WN]);
     if (nt > dev->max_work_group_size || nt > dev->max_work_item_sizes[0])
