@@ -114,7 +114,7 @@ void ocx__normalize_name(const char *name, char *out, size_t cap)
     out[o] = '\0';
 }
 
-static int has_extension(cl_device_id dev, const char *ext)
+int ocx__device_has_extension(cl_device_id dev, const char *ext)
 {
     char exts[8192];
     ocx__device_string(dev, CL_DEVICE_EXTENSIONS, exts, sizeof exts);
@@ -163,8 +163,8 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     info->max_work_group_size = wg;
     memcpy(info->max_work_item_sizes, items, sizeof items);
     info->preferred_vector_width_float = vecf;
-    info->has_fp16 = has_extension(dev, "cl_khr_fp16");
-    info->has_fp64 = has_extension(dev, "cl_khr_fp64");
+    info->has_fp16 = ocx__device_has_extension(dev, "cl_khr_fp16");
+    info->has_fp64 = ocx__device_has_extension(dev, "cl_khr_fp64");
     info->host_unified_memory = unified == CL_TRUE;
 
     /* The fingerprint names the device and driver, not the simulated limits. */
@@ -223,7 +223,7 @@ static int parse_index(const char *s, size_t *out)
     return 1;
 }
 
-static int contains_nocase(const char *hay, const char *needle)
+int ocx__contains_nocase(const char *hay, const char *needle)
 {
     size_t n = strlen(needle);
     for (; *hay; hay++)
@@ -299,8 +299,8 @@ ocx_status ocx_device_select(const char *spec, size_t *index)
         }
         for (size_t i = 0; i < list.count; i++) {
             if (ocx__device_query(list.ref[i].platform, list.ref[i].device, &info) != OCX_OK) continue;
-            if (contains_nocase(info.name, spec) || contains_nocase(info.vendor, spec) ||
-                contains_nocase(info.platform_name, spec)) {
+            if (ocx__contains_nocase(info.name, spec) || ocx__contains_nocase(info.vendor, spec) ||
+                ocx__contains_nocase(info.platform_name, spec)) {
                 *index = i;
                 return OCX_OK;
             }

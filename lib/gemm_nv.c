@@ -16,7 +16,6 @@
 #include "ocx_internal.h"
 
 #include <CL/cl_ext.h>
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,14 +74,7 @@ static int vendor_mode(void)
 }
 
 /* PTX: 1 on NVIDIA devices only (the instructions are never handed to another compiler). */
-static int is_nvidia(const ocx_context *ctx)
-{
-    char v[sizeof ctx->info.vendor];
-    size_t i = 0;
-    for (; ctx->info.vendor[i] && i + 1 < sizeof v; i++) v[i] = (char)tolower((unsigned char)ctx->info.vendor[i]);
-    v[i] = '\0';
-    return strstr(v, "nvidia") != NULL;
-}
+static int is_nvidia(const ocx_context *ctx) { return ocx__contains_nocase(ctx->info.vendor, "nvidia"); }
 
 /* The kernel's build options for this context's parameters (*p) and a call's layout. */
 static ocx_status mma_options(ocx_context *ctx, int akf, int bkf, ocx_dtype cdtype, ocx__params *p, char *options,
@@ -128,19 +120,11 @@ static int nverdicts;
 
 static int capable(const ocx_context *ctx)
 {
-    if (!is_nvidia(ctx)) return 0;
-    size_t size = 0;
-    if (clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS || size == 0) return 0;
-    char *ext = malloc(size + 1);
-    if (!ext) return 0;
-    int ok = clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, size, ext, NULL) == CL_SUCCESS;
-    ext[ok ? size : 0] = '\0';
-    ok = ok && strstr(ext, "cl_nv_device_attribute_query") != NULL;
-    free(ext);
     cl_uint major = 0;
-    if (ok && clGetDeviceInfo(ctx->device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major, NULL) != CL_SUCCESS)
-        ok = 0;
-    return ok && major >= 8;
+    return is_nvidia(ctx) && ocx__device_has_extension(ctx->device, "cl_nv_device_attribute_query") &&
+           clGetDeviceInfo(ctx->device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major, NULL) ==
+               CL_SUCCESS &&
+           major >= 8;
 }
 
 /* Runs the kernel on a small product of integers (exact in f16 and f32) with ragged edges in every

@@ -60,6 +60,10 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id device, ocx_d
 /* Variable-length OpenCL info queries (size, then fill), NUL-terminated, truncated to cap. */
 void ocx__device_string(cl_device_id dev, cl_device_info what, char *out, size_t cap);
 void ocx__normalize_name(const char *name, char *out, size_t cap);
+/* 1 when the device lists `ext` (a whole word) among its extensions. */
+int ocx__device_has_extension(cl_device_id dev, const char *ext);
+/* 1 when `needle` occurs in `hay`, ignoring ASCII case. */
+int ocx__contains_nocase(const char *hay, const char *needle);
 
 /* ---- cache.c: the on-disk binary cache ---------------------------------------------------------- */
 typedef struct ocx__cache_blob {

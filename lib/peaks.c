@@ -356,6 +356,17 @@ static ocx_status measure_bandwidth(ocx_context *ctx, const plan *pl, ocx_peaks 
     return st;
 }
 
+/* Times a compute loop whose count *iters (an argument of d) starts small: one probe launch, the
+ * count scaled so that a launch lasts about pl->fma_target_ns, then the median of pl->reps. */
+static ocx_status time_scaled(ocx_context *ctx, const plan *pl, const ocx__launch_desc *d, cl_int *iters,
+                              double *ns)
+{
+    OCX__FORWARD(time_kernel(ctx, d, 1, ns));
+    double scale = *ns > 0 ? pl->fma_target_ns / *ns : 64;
+    if (scale > 1) *iters = (cl_int)fmin(*iters * scale, 1 << 20);
+    return time_kernel(ctx, d, pl->reps, ns);
+}
+
 /* FMA throughput of one dtype: best over vector widths. The loop count comes as an argument and is
  * scaled from a probe so that one launch lasts about pl->fma_target_ns. */
 static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, double *gflops)
@@ -385,11 +396,7 @@ static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, 
                            {OCX__ARG_VALUE, sizeof iters, &iters}};
         ocx__launch_desc d = {"peaks", opt, "fma_peak", 1, {global}, {pl->wg}, 3, args};
         double ns = 0;
-        st = time_kernel(ctx, &d, 1, &ns);
-        if (st != OCX_OK) break;
-        double scale = ns > 0 ? pl->fma_target_ns / ns : 64;
-        if (scale > 1) iters = (cl_int)fmin(iters * scale, 1 << 20);
-        st = time_kernel(ctx, &d, pl->reps, &ns);
+        st = time_scaled(ctx, pl, &d, &iters, &ns);
         double flops = (double)global * iters * 32 * 2 * vw;
         if (st == OCX_OK && ns > 0 && flops / ns > *gflops) *gflops = flops / ns;
     }
@@ -398,7 +405,7 @@ static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, 
 }
 
 /* Tensor-core throughput (f16 multiply, f32 accumulate: mma.sync) where the NVIDIA path runs on
- * the hardware: cl/gemm_nv_mma.cl's register-only mma_peak, loop count scaled like measure_fma's. */
+ * the hardware: cl/gemm_nv_mma.cl's register-only mma_peak. */
 static ocx_status measure_tensor_cores(ocx_context *ctx, const plan *pl, double *gflops)
 {
     *gflops = 0;
@@ -412,12 +419,7 @@ static ocx_status measure_tensor_cores(ocx_context *ctx, const plan *pl, double 
     ocx__arg args[] = {{OCX__ARG_VALUE, sizeof(cl_mem), &out}, {OCX__ARG_VALUE, sizeof iters, &iters}};
     ocx__launch_desc d = {"gemm_nv_mma", opt, "mma_peak", 1, {global}, {wg}, 2, args};
     double ns = 0;
-    ocx_status st = time_kernel(ctx, &d, 1, &ns);
-    if (st == OCX_OK) {
-        double scale = ns > 0 ? pl->fma_target_ns / ns : 64;
-        if (scale > 1) iters = (cl_int)fmin(iters * scale, 1 << 20);
-        st = time_kernel(ctx, &d, pl->reps, &ns);
-    }
+    ocx_status st = time_scaled(ctx, pl, &d, &iters, &ns);
     double flops = (double)(global / 32) * iters * 8 * 4096;
     if (st == OCX_OK && ns > 0) *gflops = flops / ns;
     clReleaseMemObject(out);

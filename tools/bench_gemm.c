@@ -119,13 +119,7 @@ static double wall_ns(bench *b, bench_run_fn fn, void *arg)
         if (r >= 0) t[r] = bench_now_ns() - t0;
         if (ev) clReleaseEvent(ev);
     }
-    for (int i = 1; i < reps; i++)
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            double x = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = x;
-        }
-    return t[reps / 2];
+    return bench_median(t, reps);
 }
 #ifdef HAVE_OPENBLAS
 /* Median wall time of cblas_sgemm on the host (the CPU reference). */
@@ -143,14 +137,8 @@ static double openblas_ns(bench *b, size_t m, size_t n, size_t k)
                     0.0f, C, (int)n);
         if (r >= 0) best[r] = bench_now_ns() - t0;
     }
-    for (int i = 1; i < reps; i++)
-        for (int j = i; j > 0 && best[j] < best[j - 1]; j--) {
-            double t = best[j];
-            best[j] = best[j - 1];
-            best[j - 1] = t;
-        }
     free(A), free(B), free(C);
-    return best[reps / 2];
+    return bench_median(best, reps);
 }
 #endif
 
