@@ -89,58 +89,7 @@
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 
-#if DTYPE == 2 || CTYPE == 2
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-#if NATIVE_F16
-#pragma OPENCL EXTENSION cl_khr_fp16 : enable
-#endif
-
-/* R: the arithmetic type; SA: storage of A and B; SC: storage of C; LD/ST convert. */
-#if DTYPE == 2
-#define R double
-#define SA double
-#define LDA_(p, i) ((p)[i])
-#elif DTYPE == 1
-#if NATIVE_F16
-#define R half
-#define LDA_(p, i) ((p)[i])
-#else
-#define R float
-#define LDA_(p, i) vload_half((i), (p))
-#endif
-#define SA half
-#else
-#define R float
-#define SA float
-#define LDA_(p, i) ((p)[i])
-#endif
-
-#if CTYPE == 2
-#define SC double
-#define LDC_(p, i) ((R)(p)[i])
-#define STC_(p, i, v) ((p)[i] = (double)(v))
-#elif CTYPE == 1
-#define SC half
-#if NATIVE_F16
-#define LDC_(p, i) ((p)[i])
-#define STC_(p, i, v) ((p)[i] = (v))
-#else
-#define LDC_(p, i) vload_half((i), (p))
-#define STC_(p, i, v) vstore_half_rte((v), (i), (p))
-#endif
-#else
-#define SC float
-#define LDC_(p, i) ((R)(p)[i])
-#define STC_(p, i, v) ((p)[i] = (float)(v))
-#endif
-
-/* alpha and beta arrive as the host's double (f64) or float (everything else). */
-#if DTYPE == 2
-#define SCALAR double
-#else
-#define SCALAR float
-#endif
+#include "gemm_common.h"
 
 
 #define WG (MDIMC * NDIMC)
@@ -249,19 +198,10 @@
 #define COL(j) ((((j) / VWN) * NDIMC + tn) * VWN + (j) % VWN)
 #endif
 
-/* The batch entry's base offsets: from the offset array when there is one, else by strides. */
+/* The batch entry's base offsets. */
 #define BATCH_BASES()                                                                              \
     const IDX bat = (IDX)get_group_id(2);                                                          \
-    IDX oa, ob, oc;                                                                                \
-    if (flags & 1) {                                                                               \
-        oa = (IDX)offs[3 * bat];                                                                   \
-        ob = (IDX)offs[3 * bat + 1];                                                               \
-        oc = (IDX)offs[3 * bat + 2];                                                               \
-    } else {                                                                                       \
-        oa = (IDX)offA + bat * (IDX)strideA;                                                       \
-        ob = (IDX)offB + bat * (IDX)strideB;                                                       \
-        oc = (IDX)offC + bat * (IDX)strideC;                                                       \
-    }
+    BATCH_OFFSETS(IDX, bat)
 
 /* Copies one operand's slice into local memory. X: A or B; base: global index of the slice's
  * first element; sld: the slow stride; slim, flim: in-range extents (slow, fast) from the slice start;

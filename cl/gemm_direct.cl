@@ -25,56 +25,7 @@
 #define DWGM 8
 #endif
 
-#if DTYPE == 2 || CTYPE == 2
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-#if NATIVE_F16
-#pragma OPENCL EXTENSION cl_khr_fp16 : enable
-#endif
-
-#if DTYPE == 2
-#define R double
-#define SA double
-#define LDA_(p, i) ((p)[i])
-#elif DTYPE == 1
-#if NATIVE_F16
-#define R half
-#define LDA_(p, i) ((p)[i])
-#else
-#define R float
-#define LDA_(p, i) vload_half((i), (p))
-#endif
-#define SA half
-#else
-#define R float
-#define SA float
-#define LDA_(p, i) ((p)[i])
-#endif
-
-#if CTYPE == 2
-#define SC double
-#define LDC_(p, i) ((R)(p)[i])
-#define STC_(p, i, v) ((p)[i] = (double)(v))
-#elif CTYPE == 1
-#define SC half
-#if NATIVE_F16
-#define LDC_(p, i) ((p)[i])
-#define STC_(p, i, v) ((p)[i] = (v))
-#else
-#define LDC_(p, i) vload_half((i), (p))
-#define STC_(p, i, v) vstore_half_rte((v), (i), (p))
-#endif
-#else
-#define SC float
-#define LDC_(p, i) ((R)(p)[i])
-#define STC_(p, i, v) ((p)[i] = (float)(v))
-#endif
-
-#if DTYPE == 2
-#define SCALAR double
-#else
-#define SCALAR float
-#endif
+#include "gemm_common.h"
 
 __attribute__((reqd_work_group_size(DWGN, DWGM, 1))) kernel void
 gemm_direct(const ulong M, const ulong N, const ulong K, const SCALAR alpha, const SCALAR beta,
@@ -85,16 +36,7 @@ gemm_direct(const ulong M, const ulong N, const ulong K, const SCALAR alpha, con
 {
     const ulong n = get_global_id(0), m = get_global_id(1), bat = get_group_id(2);
     if (m >= M || n >= N) return;
-    ulong oa, ob, oc;
-    if (flags & 1) {
-        oa = offs[3 * bat];
-        ob = offs[3 * bat + 1];
-        oc = offs[3 * bat + 2];
-    } else {
-        oa = offA + bat * strideA;
-        ob = offB + bat * strideB;
-        oc = offC + bat * strideC;
-    }
+    BATCH_OFFSETS(ulong, bat)
     const global SA *a = A + oa + m * sam;
     const global SA *b = B + ob + n * sbn;
     R acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;

@@ -213,15 +213,10 @@ inline void emu_mma(float *d, const uint *a, uint b0, uint b1, local uint *scr, 
 #define UNROLL _Pragma("unroll")
 #endif
 
-#if CTYPE == 1
-#define SC half
-#define LDC_(p, i) vload_half((i), (p))
-#define STC_(p, i, v) vstore_half_rte((v), (i), (p))
-#else
-#define SC float
-#define LDC_(p, i) ((p)[i])
-#define STC_(p, i, v) ((p)[i] = (v))
-#endif
+/* A and B are f16 storage computed in f32 (DTYPE 1), C f16 or f32 (CTYPE): gemm_common.h's types. */
+#define DTYPE 1
+#define NATIVE_F16 0
+#include "gemm_common.h"
 
 /* Slice copies: 16-byte chunks, NT work-items over a ROWS x W slice (CPR chunks a row). As NT is a
  * multiple of CPR, all chunks of a work-item share one chunk column c = tid % CPR and take rows
@@ -277,16 +272,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     const long n0 = ((pid % per_group) / gsize) * BN;
 
     const ulong bat = get_group_id(1);
-    ulong oa, ob, oc;
-    if (flags & 1) {
-        oa = offs[3 * bat];
-        ob = offs[3 * bat + 1];
-        oc = offs[3 * bat + 2];
-    } else {
-        oa = offA + bat * strideA;
-        ob = offB + bat * strideB;
-        oc = offC + bat * strideC;
-    }
+    BATCH_OFFSETS(ulong, bat)
     const int a_al = (flags >> 1) & 1, b_al = (flags >> 2) & 1;
 
     /* This work-item's chunks of each operand: first row r0, column c, global pointer ga/gb of

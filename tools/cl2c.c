@@ -1,5 +1,7 @@
 /* cl2c — build-time generator: embeds the cl/ kernel files as C strings with the XXH64 of each source.
- *   usage: cl2c OUT.c file.cl...   (the source's name is the file name without directory and .cl) */
+ *   usage: cl2c OUT.c file.cl...   (the source's name is the file name without directory and .cl)
+ * A line `#include "NAME"` is replaced by the text of NAME beside the file (one level), so kernels
+ * share code without the runtime compiler ever looking for files; the hash covers the result. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,45 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
+/* The file's text with its #include "NAME" lines expanded. */
+static char *expand(const char *path, size_t *len)
+{
+    size_t n;
+    char *text = slurp(path, &n);
+    if (!text) return NULL;
+    size_t cap = n + 1, o = 0;
+    char *out = malloc(cap);
+    for (size_t i = 0; out && i < n;) {
+        size_t e = i;
+        while (e < n && text[e] != '\n') e++;
+        const char *inc = "#include \"";
+        size_t il = strlen(inc);
+        char *part = NULL;
+        size_t plen = 0;
+        if (e - i > il && strncmp(text + i, inc, il) == 0) {
+            const char *q = memchr(text + i + il, '"', e - i - il);
+            const char *slash = strrchr(path, '/');
+            size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+            char name[4096];
+            if (q) snprintf(name, sizeof name, "%.*s%.*s", (int)dlen, path, (int)(q - (text + i + il)), text + i + il);
+            if (!q || !(part = slurp(name, &plen))) {
+                fprintf(stderr, "cl2c: %s: cannot include '%.*s'\n", path, (int)(e - i), text + i);
+                free(text), free(out);
+                return NULL;
+            }
+        }
+        const char *src = part ? part : text + i;
+        size_t sl = part ? plen : e - i + (e < n);
+        if (o + sl + 1 > cap) out = realloc(out, cap = 2 * (o + sl + 1));
+        if (out) memcpy(out + o, src, sl), o += sl;
+        free(part);
+        i = e + (e < n);
+    }
+    free(text);
+    *len = o;
+    return out;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -36,7 +77,7 @@ int main(int argc, char **argv)
                  "#include \"ocx_internal.h\"\n\n");
     for (int i = 2; i < argc; i++) {
         size_t len;
-        char *text = slurp(argv[i], &len);
+        char *text = expand(argv[i], &len);
         if (!text) {
             perror(argv[i]);
             return 1;
@@ -59,7 +100,8 @@ int main(int argc, char **argv)
     fprintf(out, "\nconst ocx__source ocx__sources[] = {\n");
     for (int i = 2; i < argc; i++) {
         size_t len;
-        char *text = slurp(argv[i], &len);
+        char *text = expand(argv[i], &len);
+        if (!text) return 1;
         const char *base = strrchr(argv[i], '/');
         base = base ? base + 1 : argv[i];
         size_t blen = strlen(base);
