@@ -333,17 +333,33 @@ START_TEST(test_stages)
 END_TEST
 
 /* Pipelined kernels (STAGE=3: register prefetch, one local buffer; STAGE=4: two local buffers), with
- * small and uneven tiles too (partial loads per work-item, transposed copies, K-fast operands). */
+ * small and uneven tiles too (partial loads per work-item, transposed copies, K-fast operands), and
+ * the GPU's tiles of multiples of 32 with slices of 16 and 32 k. */
 START_TEST(test_pipelined)
 {
     static const char *envs[] = {"DIRECT=1,STAGE=3", "DIRECT=1,STAGE=4,KWG=8",
                                  "DIRECT=1,STAGE=4,MWG=32,NWG=16,KWG=8,MDIMC=4,NDIMC=8,VWM=2,VWN=1",
-                                 "DIRECT=1,STAGE=3,MWG=16,NWG=64,KWG=4,MDIMC=8,NDIMC=4,VWM=1,VWN=4"};
+                                 "DIRECT=1,STAGE=3,MWG=16,NWG=64,KWG=4,MDIMC=8,NDIMC=4,VWM=1,VWN=4",
+                                 "DIRECT=1,STAGE=4,MWG=64,NWG=32,KWG=16,MDIMC=8,NDIMC=4,VWM=4,VWN=4",
+                                 "DIRECT=1,STAGE=4,MWG=32,NWG=64,KWG=32,MDIMC=4,NDIMC=8,VWM=4,VWN=2"};
     uint64_t seed = test_seed(), rng = seed;
-    for (int c = 0; c < 16; c++) {
+    for (int c = 0; c < 18; c++) {
         gcase g = random_case(&rng, c);
         if (g.in == OCX_F16 && g.out == OCX_F16) g.out = OCX_F32; /* fewer builds */
-        g.kernel_env = envs[c % 4];
+        g.kernel_env = envs[c % 6];
+        check_case(&g, seed, &rng);
+    }
+    /* Every operand layout through the last two sets, with whole interior tiles (aligned vector loads). */
+    for (int c = 0; c < 8; c++) {
+        gcase g = random_case(&rng, 0);
+        g.in = g.out = OCX_F32;
+        g.layout = OCX_ROW_MAJOR;
+        g.opa = c & 1 ? OCX_OP_T : OCX_OP_N;
+        g.opb = c & 2 ? OCX_OP_T : OCX_OP_N;
+        g.m = 133, g.n = 131, g.k = 80;
+        g.lda_extra = g.ldb_extra = g.ldc_extra = 0;
+        g.offa = g.offb = g.offc = 0;
+        g.kernel_env = envs[4 + c / 4];
         check_case(&g, seed, &rng);
     }
 }

@@ -3,7 +3,8 @@
  * the host, with the roofline bound from a measured FMA kernel.
  *
  * OCX_BENCH_GEMM_SIZES="MxNxK,…" replaces the size list; OCX_BENCH_GEMM_DTYPES="f32,f16,f16f32,f64"
- * the dtypes (f16: f16 in and out, f16f32: f16 in, f32 out). The ocx time is the kernel's device
+ * the dtypes (f16: f16 in and out, f16f32: f16 in, f32 out); OCX_BENCH_GEMM_OPS="NN,TN,NT,TT" the
+ * transposes of A and B (default NN; the stored matrices keep their shapes' leading dimensions). The ocx time is the kernel's device
  * and CLBlast times are wall times from the call to clFinish (median), so launch overhead and
  * CLBlast's helper kernels count; ocx's kernel time from profiling events is printed beside. */
 #include "config.h"
@@ -25,13 +26,18 @@ typedef struct gemm_case {
     size_t m, n, k;
     ocx_buffer *a, *b, *c;
     int tuned_pass; /* second pass: CLBlast with the tuned parameters */
+    int ta, tb;     /* op(A), op(B) transposed */
 } gemm_case;
+
+/* Leading dimensions of row-major A (m x k, or k x m stored when transposed) and B. */
+static size_t lda_of(const gemm_case *g) { return g->ta ? g->m : g->k; }
+static size_t ldb_of(const gemm_case *g) { return g->tb ? g->k : g->n; }
 
 static int run_ocx(bench *b, void *arg, cl_event *ev)
 {
     gemm_case *g = arg;
-    return ocx_gemm(b->ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, g->m, g->n, g->k, 1.0, g->a, 0, g->k, g->b, 0,
-                    g->n, 0.0, g->c, 0, g->n, 0, NULL, ev);
+    return ocx_gemm(b->ctx, NULL, OCX_ROW_MAJOR, g->ta ? OCX_OP_T : OCX_OP_N, g->tb ? OCX_OP_T : OCX_OP_N, g->m, g->n,
+                    g->k, 1.0, g->a, 0, lda_of(g), g->b, 0, ldb_of(g), 0.0, g->c, 0, g->n, 0, NULL, ev);
 }
 
 #ifdef HAVE_CLBLAST
@@ -40,12 +46,13 @@ static int run_clblast(bench *b, void *arg, cl_event *ev)
     gemm_case *g = arg;
     cl_mem a = ocx_buffer_cl_mem(g->a), bb = ocx_buffer_cl_mem(g->b), c = ocx_buffer_cl_mem(g->c);
     CLBlastStatusCode s;
+    CLBlastTranspose ta = g->ta ? CLBlastTransposeYes : CLBlastTransposeNo, tb = g->tb ? CLBlastTransposeYes : CLBlastTransposeNo;
     if (ocx_buffer_dtype(g->a) == OCX_F64)
-        s = CLBlastDgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, g->m, g->n, g->k, 1.0, a, 0,
-                         g->k, bb, 0, g->n, 0.0, c, 0, g->n, &b->queue, ev);
+        s = CLBlastDgemm(CLBlastLayoutRowMajor, ta, tb, g->m, g->n, g->k, 1.0, a, 0, lda_of(g), bb, 0, ldb_of(g), 0.0, c,
+                         0, g->n, &b->queue, ev);
     else
-        s = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, g->m, g->n, g->k, 1.0f, a, 0,
-                         g->k, bb, 0, g->n, 0.0f, c, 0, g->n, &b->queue, ev);
+        s = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, g->m, g->n, g->k, 1.0f, a, 0, lda_of(g), bb, 0, ldb_of(g), 0.0f,
+                         c, 0, g->n, &b->queue, ev);
     if (s != CLBlastSuccess) fprintf(stderr, "ocx-bench: CLBlast status %d\n", (int)s);
     return s == CLBlastSuccess ? 0 : -1;
 }
@@ -123,8 +130,9 @@ static double wall_ns(bench *b, bench_run_fn fn, void *arg)
 }
 #ifdef HAVE_OPENBLAS
 /* Median wall time of cblas_sgemm on the host (the CPU reference). */
-static double openblas_ns(bench *b, size_t m, size_t n, size_t k)
+static double openblas_ns(bench *b, const gemm_case *g)
 {
+    size_t m = g->m, n = g->n, k = g->k;
     float *A = malloc(m * k * sizeof *A), *B = malloc(k * n * sizeof *B), *C = malloc(m * n * sizeof *C);
     if (!A || !B || !C) return free(A), free(B), free(C), -1;
     bench_random(A, m * k, -1, 1, 1);
@@ -133,8 +141,8 @@ static double openblas_ns(bench *b, size_t m, size_t n, size_t k)
     int reps = b->reps < 64 ? b->reps : 64;
     for (int r = -1; r < reps; r++) {
         double t0 = bench_now_ns();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, A, (int)k, B, (int)n,
-                    0.0f, C, (int)n);
+        cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans, g->tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                    (int)k, 1.0f, A, (int)lda_of(g), B, (int)ldb_of(g), 0.0f, C, (int)n);
         if (r >= 0) best[r] = bench_now_ns() - t0;
     }
     free(A), free(B), free(C);
@@ -189,11 +197,20 @@ int bench_gemm(bench *b)
         nsizes = b->quick ? 2 : b->info.type == OCX_DEVICE_GPU ? 10 : 5;
         memcpy(list, src, nsizes * sizeof *list);
     }
+    /* Transposes: "NN" unless OCX_BENCH_GEMM_OPS lists others (rows other than NN say which). */
+    int ops[4][2] = {{0, 0}}, nops = 0;
+    const char *opl = getenv("OCX_BENCH_GEMM_OPS");
+    for (const char *o = opl && *opl ? opl : "NN"; nops < 4 && (o[0] == 'N' || o[0] == 'T') && (o[1] == 'N' || o[1] == 'T');
+         o += o[2] == ',' ? 3 : 2) {
+        ops[nops][0] = o[0] == 'T', ops[nops][1] = o[1] == 'T', nops++;
+        if (o[2] != ',') break;
+    }
+    if (nops == 0) nops = 1;
     const char *dts = getenv("OCX_BENCH_GEMM_DTYPES");
     if (!dts || !*dts) dts = b->info.type == OCX_DEVICE_GPU ? "f32,f16f32,f16,f64" : "f32,f16f32";
     int rc = 0;
     double peak = fma_peak_gflops(b);
-    bench_header(b, "gemm (row-major NN, C = A*B; wall time to clFinish; GFLOP/s = 2MNK/time; ratio = peer time / ocx time)");
+    bench_header(b, "gemm (row-major, NN unless the size says :TN etc., C = op(A)*op(B); wall time to clFinish; GFLOP/s = 2MNK/time; ratio = peer time / ocx time)");
     if (peak > 0) bench_note(b, "gemm: measured f32 FMA peak %.1f GFLOP/s (the compute roof)", peak);
     int is_nvidia = strstr(b->info.vendor, "NVIDIA") != NULL;
     for (int pass = 0; pass < 2; pass++) {
@@ -211,8 +228,10 @@ int bench_gemm(bench *b)
         ocx_dtype in = !strcmp(dt, "f64") ? OCX_F64 : !strncmp(dt, "f16", 3) ? OCX_F16 : OCX_F32;
         ocx_dtype out = !strcmp(dt, "f16f32") ? OCX_F32 : in;
         if (in == OCX_F64 && !b->info.has_fp64) continue;
-        for (size_t si = 0; si < nsizes; si++) {
-            gemm_case g = {list[si][0], list[si][1], list[si][2], NULL, NULL, NULL, pass};
+        for (size_t si = 0; si < nsizes * (size_t)nops; si++) {
+            const int *op2 = ops[si % (size_t)nops];
+            gemm_case g = {list[si / (size_t)nops][0], list[si / (size_t)nops][1], list[si / (size_t)nops][2], NULL, NULL,
+                           NULL, pass, op2[0], op2[1]};
             if (ocx_buffer_create(b->ctx, in, g.m * g.k, &g.a) || ocx_buffer_create(b->ctx, in, g.k * g.n, &g.b) ||
                 ocx_buffer_create(b->ctx, out, g.m * g.n, &g.c) || fill_random(b, g.a, g.m * g.k, 1) ||
                 fill_random(b, g.b, g.k * g.n, 2)) {
@@ -221,7 +240,8 @@ int bench_gemm(bench *b)
                 continue;
             }
             char size[64];
-            snprintf(size, sizeof size, "%zux%zux%zu", g.m, g.n, g.k);
+            int sl = snprintf(size, sizeof size, "%zux%zux%zu", g.m, g.n, g.k);
+            if (g.ta || g.tb) snprintf(size + sl, sizeof size - (size_t)sl, ":%c%c", g.ta ? 'T' : 'N', g.tb ? 'T' : 'N');
             double flops = 2.0 * g.m * g.n * g.k;
             /* The fewest bytes a GEMM must move: A and B read once, C written (beta = 0). */
             double bytes = (double)ocx_dtype_size(in) * (g.m * g.k + g.k * g.n) + (double)ocx_dtype_size(out) * g.m * g.n;
@@ -249,7 +269,7 @@ int bench_gemm(bench *b)
 #endif
 #ifdef HAVE_OPENBLAS
             if (in == OCX_F32 && out == OCX_F32 && b->info.type == OCX_DEVICE_CPU)
-                bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, "openblas", openblas_ns(b, g.m, g.n, g.k));
+                bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, "openblas", openblas_ns(b, &g));
 #endif
             if (tc && !g.tuned_pass) {
                 const char *was = getenv("OCX_VENDOR_PATHS");
