@@ -11,24 +11,28 @@
 #include <string.h>
 
 /* Parameters of both GEMM kernels; see the headers of cl/gemm.cl and cl/gemm_direct.cl.
- * GPU defaults (best of the sets tried on an H200 at 4096^3): 128x128 work-group tiles, KWG=32 slices,
- * 128 work-items (8 x 16) with 16x8 register tiles, 4-wide vectors along n.
+ * GPU defaults (H200, 8192^3 and 4096^3 f32): 128x128 work-group tiles, 128 work-items (8 x 16) with
+ * 16x8 register tiles, 4-wide vectors, k-major slices of 16 double-buffered with a register prefetch
+ * (STAGE=4), the slice's k loop unrolled whole (KUNR): 46.4 and 45.1 TFLOP/s, where the same tiles
+ * ran 42.3 and 41.4 with the compiler's choice of unrolling (it kept the loop rolled), and the former
+ * defaults (STAGE=2, KWG=32) 38.3 and 37.7.
  * CPU defaults (PoCL on the 2-core AVX-512 machine): STAGE=1 (no local memory, no barriers), one
  * work-item per group computing an 8x32 tile as two 16-wide vectors per row (16 zmm accumulators).
  * At 1024^3 it ran 80-117 GFLOP/s where the former STAGE=2 set (64x64 tiles, 8x8 work-items) ran
  * 12-16, and PoCL generates its machine code in ~0.25 s instead of 0.3-0.9 s (cold start). Groups
  * of 2 work-items would double that: PoCL unrolls a 2-item work-item loop. */
-enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_DWGN, P_DWGM, P_DIRECT, P_COUNT };
+enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_DWGN, P_DWGM, P_DIRECT, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */
     {"MWG", 128, 8, 1, 256, 1, 0},
     {"NWG", 128, 32, 1, 256, 1, 0},
-    {"KWG", 32, 32, 1, 64, 1, 0},  /* unused by STAGE=1 */
+    {"KWG", 16, 32, 1, 64, 1, 0},  /* unused by STAGE=1 */
     {"MDIMC", 8, 1, 1, 64, 1, 0},
     {"NDIMC", 16, 1, 1, 64, 1, 0},
     {"VWM", 4, 1, 1, 8, 1, 0},     /* unused by STAGE=1 */
     {"VWN", 4, 16, 1, 16, 1, 0},
-    {"STAGE", 2, 1, 1, 4, 0, 0},   /* 2: local-memory staging; 1: no local memory (CPUs); 3, 4: pipelined (gemm.cl) */
+    {"STAGE", 4, 1, 1, 4, 0, 0},   /* 2: local-memory staging; 1: no local memory (CPUs); 3, 4: pipelined (gemm.cl) */
+    {"KUNR", 16, 1, 1, 32, 1, 0},  /* iterations of a slice's k loop unrolled (1: none); unused by STAGE=1 */
     {"DWGN", 16, 16, 1, 256, 1, 0},
     {"DWGM", 8, 4, 1, 256, 1, 0},
     /* Direct kernel when M*N*K <= DIRECT^3 (host-only). */
