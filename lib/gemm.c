@@ -70,7 +70,13 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
     return NULL;
 }
 
-const ocx__family ocx__family_gemm = {"gemm", "gemm", P_COUNT, gemm_params, gemm_invalid};
+/* STAGE=1 uses neither local slices (KWG), their vector reads (VWM) nor their k loop (KUNR). */
+static void gemm_canonical(int *v)
+{
+    if (v[P_STAGE] == 1) v[P_KWG] = gemm_params[P_KWG].def_cpu, v[P_VWM] = 1, v[P_KUNR] = 1;
+}
+
+const ocx__family ocx__family_gemm = {"gemm", "gemm", P_COUNT, gemm_params, gemm_invalid, gemm_canonical};
 
 /* One stored matrix: rows x cols in `layout` with leading dimension ld. Its span (elements from the
  * first to one past the last touched, relative to the offset) and its strides. */
@@ -293,16 +299,24 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     /* Size classes: "all" holds the tiled kernel's parameters and the DIRECT threshold; products
      * under the threshold take the direct kernel, and those near the size the tuner measures the
      * "small" class at (128^3 on GPUs, 64^3 on CPUs: up to 160^3) use that class's DWGN/DWGM. On the
-     * H200 the 128^3 winner ran 256^3 at 0.58x CLBlast where the defaults ran it at 0.82x. */
+     * H200 the 128^3 winner ran 256^3 at 0.58x CLBlast where the defaults ran it at 0.82x. Products
+     * of M*N*K >= 2^38 (8192^3 is 2^39) take the tiled parameters of the "large" class: on the H200
+     * 64x128 tiles ran 8192^3 at 48.4 TFLOP/s and 4096^3 at 43.7, where 128x128 ran 46.4 and 44.6.
+     * A class without an entry of its own uses "all" (profile.c). */
     ocx__params p;
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "all", &p));
-    double direct = (double)p.v[P_DIRECT];
-    int use_direct = k == 0 || (double)km * (double)kn * (double)k <= direct * direct * direct;
-    if (use_direct && (double)km * (double)kn * (double)k <= 160.0 * 160.0 * 160.0) {
+    double direct = (double)p.v[P_DIRECT], volume = (double)km * (double)kn * (double)k;
+    int use_direct = k == 0 || volume <= direct * direct * direct;
+    if (use_direct && volume <= 160.0 * 160.0 * 160.0) {
         ocx__params small;
         OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "small", &small));
         p.v[P_DWGN] = small.v[P_DWGN];
         p.v[P_DWGM] = small.v[P_DWGM];
+    } else if (!use_direct && volume >= OCX__GEMM_LARGE) {
+        ocx__params large;
+        OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "large", &large));
+        for (unsigned i = 0; i < P_COUNT; i++)
+            if (!gemm_params[i].host) p.v[i] = large.v[i];
     }
     char options[512];
     ocx__dtype_defines(ctx, a->dtype, options, sizeof options);

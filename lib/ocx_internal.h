@@ -182,6 +182,9 @@ typedef struct ocx__family {
     const ocx__param_def *params;
     /* NULL when the values are legal on this device for this dtype, else why not. */
     const char *(*invalid)(const int *values, const ocx_device_info *dev, ocx_dtype dtype);
+    /* NULL, or sets the parameters that the others leave unused to fixed values, so that the tuner
+     * sees candidates that build the same kernel as one. */
+    void (*canonical)(int *values);
 } ocx__family;
 typedef struct ocx__params {
     const ocx__family *family;
@@ -210,6 +213,9 @@ void ocx__params_force(const ocx__family *fam, const int *values);
 #define OCX__1D_MEDIUM ((size_t)1 << 16)
 #define OCX__1D_LARGE ((size_t)1 << 26)
 const char *ocx__size_class_1d(size_t n);
+/* GEMM products of M*N*K at least this take the tiled parameters of the "large" class (gemm.c); the
+ * tuner measures that class at 8192^3 on GPUs (tune.c). */
+#define OCX__GEMM_LARGE 274877906944.0 /* 2^38 */
 void ocx__profiles_release(ocx_context *ctx);
 /* The fuzz target's entry: parses `data` as a profile for `dev` and looks every family up through
  * it, aborting if anything illegal would reach a kernel. Returns how many lookups the file served. */

@@ -80,6 +80,14 @@ static void *random_host(ocx_dtype dt, size_t n, double lo, double hi, uint64_t 
     return h;
 }
 
+/* Element i of host data of dtype (as random_host writes it), exactly. */
+static inline double host_value(ocx_dtype dt, const void *h, size_t i)
+{
+    return dt == OCX_F64 ? ((const double *)h)[i]
+           : dt == OCX_F16 ? (double)ocx_half_to_float(((const uint16_t *)h)[i])
+                           : (double)((const float *)h)[i];
+}
+
 static ocx_status upload(ocx_context *ctx, ocx_dtype dt, size_t n, const void *host, ocx_buffer **b)
 {
     OCX__FORWARD(ocx_buffer_create(ctx, dt, n, b));
@@ -101,15 +109,16 @@ static int is_gpu(const ocx_context *ctx) { return ctx->info.type != OCX_DEVICE_
 
 /* Problem sizes, each inside the class of ocx__size_class_1d it stands for. "all" (the medium
  * sizes, and any class without its own entry): 2^24 elements, where launch costs no longer
- * dominate and the budget still buys many candidates. "large": twice OCX__1D_LARGE, at a GPU's
+ * dominate and the budget still buys many candidates. "large": OCX__1D_LARGE (2^26), at a GPU's
  * steady-state bandwidth (H200, f32 sum of 2^28: the 2^24 winner, 16 groups per CU, 4.12 TB/s;
- * the defaults, 32, 4.16-4.17). Large is tuned on GPUs only (tunings[]): on a CPU 2^24 elements are
- * already far beyond the caches, and 2^27 would measure the same DRAM-bound regime for gigabytes of
- * host reference and seconds per candidate that a CI budget (--quick: < 120 s, 2 cores) lacks. */
+ * the defaults, 32, 4.16-4.17). 2^27 had cost the 60-s H200 run 3-8 s of set-up per entry (inputs,
+ * host reference, read-back), which left entries out. Large is tuned on GPUs only (tunings[]): on a
+ * CPU 2^24 elements are already far beyond the caches, and 2^26 would measure the same DRAM-bound
+ * regime for a gigabyte of host reference that a CI budget (--quick: < 120 s, 2 cores) lacks. */
 static size_t n_1d(const char *cls, int quick)
 {
     if (!strcmp(cls, "small")) return OCX__1D_MEDIUM / 4;
-    if (!strcmp(cls, "large")) return 2 * OCX__1D_LARGE;
+    if (!strcmp(cls, "large")) return OCX__1D_LARGE;
     return (size_t)1 << (quick ? 23 : 24);
 }
 
@@ -198,8 +207,10 @@ static size_t ref_row(size_t r, size_t rows, size_t s) { return r * (s / rows) +
 static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
     /* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults). */
-    size_t s = !strcmp(cls, "small") ? (is_gpu(ctx) ? 128 : 64)
-                                     : is_gpu(ctx) ? (quick ? 2048 : 4096) : (quick ? 768 : 1024);
+    size_t s = !strcmp(cls, "small")   ? (is_gpu(ctx) ? 128 : 64)
+               : !strcmp(cls, "large") ? 8192 /* GPUs only: 2^39 >= OCX__GEMM_LARGE */
+               : is_gpu(ctx)           ? (quick ? 2048 : 4096)
+                                       : (quick ? 768 : 1024);
     /* Checking every element of a 4096² product on the host is too slow: 16 rows spread over it, one
      * in each band of s/16 rows at scattered offsets (so at different rows of the tiles and register
      * tiles), every column of each; the host needs a quarter of the time 64 rows took. */
@@ -207,22 +218,38 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
     ocx__tune_case *tc;
     OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, s * s, rows * s, 1, &tc));
     tc->m = tc->n = tc->k = s;
-    double *av = NULL, *bv = NULL;
-    ocx_status st = make_input(ctx, dt, s * s, -1, 1, 31, &tc->x, &av);
-    if (st == OCX_OK) st = make_input(ctx, dt, s * s, -1, 1, 32, &tc->y, &bv);
+    /* Host copies in the storage type only (no s² doubles beside them: at 8192² that was a gigabyte
+     * and seconds of set-up); the reference reads them through host_value, B's f16 once widened. */
+    void *ha = random_host(dt, s * s, -1, 1, 31, NULL), *hb = random_host(dt, s * s, -1, 1, 32, NULL);
+    ocx_status st = ha && hb ? OCX_OK : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    if (st == OCX_OK) st = upload(ctx, dt, s * s, ha, &tc->x);
+    if (st == OCX_OK) st = upload(ctx, dt, s * s, hb, &tc->y);
+    double *arow = st == OCX_OK ? malloc(s * sizeof *arow) : NULL;
+    float *bf = st == OCX_OK && dt == OCX_F16 ? malloc(s * s * sizeof *bf) : NULL;
+    if (st == OCX_OK && (!arow || (dt == OCX_F16 && !bf))) st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    const void *bv = hb;
+    ocx_dtype bdt = dt;
+    if (st == OCX_OK && bf) {
+        for (size_t q = 0; q < s * s; q++) bf[q] = ocx_half_to_float(((const uint16_t *)hb)[q]);
+        bv = bf, bdt = OCX_F32;
+    }
     for (size_t r = 0; st == OCX_OK && r < rows; r++) {
         size_t i = ref_row(r, rows, s);
+        for (size_t p = 0; p < s; p++) arow[p] = host_value(dt, ha, i * s + p);
         for (size_t p = 0; p < s; p++) {
-            double a = av[i * s + p];
+            double a = arow[p];
             for (size_t j = 0; j < s; j++) {
-                tc->ref[r * s + j] += a * bv[p * s + j];
-                tc->refscale[r * s + j] += fabs(a * bv[p * s + j]);
+                double t = a * host_value(bdt, bv, p * s + j);
+                tc->ref[r * s + j] += t;
+                tc->refscale[r * s + j] += fabs(t);
             }
         }
     }
     tc->tol = 2.0 * (double)(s + 2) * (tc->out_dtype == OCX_F64 ? ldexp(1, -53) : ldexp(1, -24));
-    free(av);
-    free(bv);
+    free(arow);
+    free(bf);
+    free(ha);
+    free(hb);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
@@ -277,22 +304,27 @@ typedef struct tuning_def {
 
 /* The tensor-core GEMM: f16 only, where its probe passed. */
 static int mma_applies(ocx_context *ctx, ocx_dtype dt) { return dt == OCX_F16 && ocx__gemm_nv_ready(ctx); }
+/* The portable tiled GEMM, for what it runs: not f16 products where the tensor cores take them (the
+ * library runs those on the portable kernel only under OCX_VENDOR_PATHS=0, which tunes it too). */
+static int tiled_applies(ocx_context *ctx, ocx_dtype dt) { return !mma_applies(ctx, dt); }
 
 /* What is tuned: each family's "all" entry (which also stands in for the classes without their
- * own), the launch-bound small sizes (GEMM's: the direct kernel), and for the 1-D families on GPUs
- * the large sizes. */
+ * own), the launch-bound small sizes (GEMM's: the direct kernel), and on GPUs the large sizes. */
 static const char *const gemm_search[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", NULL};
 static const char *const gemm_small_search[] = {"DWGN", "DWGM", NULL};
+/* In order of what a short budget should cover first: the "all" entries (every size without an
+ * entry of its own uses them), the cheap small ones, then the large ones (seconds of set-up each). */
 static const tuning_def tunings[] = {
     {"vector", "all", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
     {"reduce", "all", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
-    {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
+    {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies},
+    {"gemm_mma", "all", &ocx__family_gemm_mma, NULL, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
     {"vector", "small", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
     {"reduce", "small", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
     {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
     {"vector", "large", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s", 1},
     {"reduce", "large", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s", 1},
-    {"gemm_mma", "all", &ocx__family_gemm_mma, NULL, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
+    {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies},
 };
 #define NTUNINGS (sizeof tunings / sizeof *tunings)
 
@@ -352,6 +384,10 @@ typedef struct tuner {
     double best_rate, default_rate;
     unsigned tried, failed;
     double t0, deadline;
+    /* Seconds per candidate so far in this entry: building (batch wall time / batch size) and
+     * evaluating; a batch holds only as many candidates as these say fit before the deadline. */
+    double build_s, eval_s;
+    int out_of_time; /* not even one more candidate fits */
     ocx_tune_progress progress;
 } tuner;
 
@@ -367,7 +403,7 @@ static void mark(tuner *t, const int *v)
     if (t->nvisited < MAX_VISITED) memcpy(t->visited[t->nvisited++], v, sizeof(int) * OCX__MAX_PARAMS);
 }
 
-static int stopped(const tuner *t) { return t->opt->stop && *t->opt->stop; }
+static int stopped(const tuner *t) { return (t->opt->stop && *t->opt->stop) || t->out_of_time; }
 
 static void report(tuner *t, const char *message)
 {
@@ -486,18 +522,34 @@ static double evaluate(tuner *t, const int *v)
     return rate;
 }
 
-/* Builds then evaluates a batch; updates the best. */
+/* Builds then evaluates a batch, cut to what the costs seen so far let finish by the deadline (on
+ * the H200 one GEMM candidate takes seconds to compile, and a batch of 6 had run 20 s past its
+ * entry's share); updates the best. */
 static void run_batch(tuner *t, cand *c, int n)
 {
-    if (n == 0) return;
+    if (n == 0 || stopped(t)) return;
+    if (t->build_s + t->eval_s > 0) {
+        double fit = (t->deadline - ocx__now_s()) / (t->build_s + t->eval_s);
+        if (fit < 0.5) {
+            t->out_of_time = 1;
+            return;
+        }
+        if (fit < n) n = fit < 1 ? 1 : (int)fit;
+    }
+    double b0 = ocx__now_s();
     build_batch(t, c, n);
+    double per = (ocx__now_s() - b0) / n;
+    t->build_s = t->build_s > 0 ? 0.5 * (t->build_s + per) : per;
     for (int i = 0; i < n && !stopped(t) && ocx__now_s() < t->deadline; i++) {
         if (c[i].build_status != OCX_OK) {
             t->tried++;
             t->failed++;
             continue;
         }
+        double e0 = ocx__now_s();
         double r = evaluate(t, c[i].v);
+        double took = ocx__now_s() - e0;
+        t->eval_s = t->eval_s > 0 ? 0.5 * (t->eval_s + took) : took;
         if (r > t->best_rate) {
             t->best_rate = r;
             memcpy(t->best, c[i].v, sizeof t->best);
@@ -540,6 +592,7 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
             memcpy(v, start->v, sizeof v);
             for (unsigned i = 0; i < fam->nparams; i++)
                 if (sp.searched[i] && sp.nladder[i] > 0) v[i] = sp.ladder[i][rng_next(rng) % (uint64_t)sp.nladder[i]];
+            if (fam->canonical) fam->canonical(v);
             if (seen(t, v) || !legal(t, v)) {
                 misses++;
                 continue;
@@ -564,6 +617,7 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
                 int v[OCX__MAX_PARAMS];
                 memcpy(v, t->best, sizeof v);
                 v[i] = sp.ladder[i][pos + d];
+                if (fam->canonical) fam->canonical(v);
                 if (seen(t, v) || !legal(t, v)) continue;
                 mark(t, v);
                 memcpy(nb[m++].v, v, sizeof v);
@@ -580,7 +634,7 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
  * defaults by more than 2%. */
 static void confirm(tuner *t, const ocx__params *start)
 {
-    if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || stopped(t)) return;
+    if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || (t->opt->stop && *t->opt->stop)) return;
     double best[3], base[3];
     for (int r = 0; r < 3; r++) {
         best[r] = evaluate(t, t->best);
@@ -668,7 +722,7 @@ ocx_status ocx_profile_user_path(const ocx_context *ctx, char *path, size_t cap)
 /* GEMM candidates at the large sizes cost the most to build and run: twice the share of time. */
 static int weight_of(const tuning_def *def)
 {
-    return !strcmp(def->unit, "GFLOP/s") && !strcmp(def->size_class, "all") ? 2 : 1;
+    return !strcmp(def->unit, "GFLOP/s") && strcmp(def->size_class, "small") != 0 ? 2 : 1;
 }
 
 static int listed(const char *list, const char *word)
@@ -765,9 +819,11 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         const char *cls = todo[i].def->size_class;
         if (has_entry(root, todo[i].def->family, dname, cls)) continue; /* resumed */
         int weight = weight_of(todo[i].def);
-        /* An entry starts only when its least cost still fits: a GEMM's host reference, build and
-         * first candidate take seconds (so the run ends inside the budget, not after it). */
-        if (ocx__now_s() + (weight > 1 ? 6.0 : 1.0) >= end) {
+        /* An entry starts only when its least cost still fits (so the run ends inside the budget,
+         * not after it): a GEMM's inputs, host reference, first build and run take seconds, at
+         * 8192^3 about 15 (the H200's 60-s run had ended 13 s late on that entry). */
+        double least = weight == 1 ? 1.0 : !strcmp(cls, "large") ? 15.0 : 6.0;
+        if (ocx__now_s() + least >= end) {
             ocx__warn("ocx_tune: %s/%s: the budget is spent; entry left out (--resume continues)",
                       todo[i].def->family, dname);
             remaining -= weight;

@@ -246,6 +246,8 @@ int bench_gemm(bench *b)
             /* The fewest bytes a GEMM must move: A and B read once, C written (beta = 0). */
             double bytes = (double)ocx_dtype_size(in) * (g.m * g.k + g.k * g.n) + (double)ocx_dtype_size(out) * g.m * g.n;
             double ns = wall_ns(b, run_ocx, &g), dev_ns = bench_time_ns(b, run_ocx, &g);
+            ocx_params_info used; /* which parameters ran, and from where */
+            int have_used = ocx_last_params(&used) == OCX_OK;
             if (ns < 0) rc = 1;
             double peer = 0;
             const char *peer_name = "clblast";
@@ -283,6 +285,9 @@ int bench_gemm(bench *b)
                 free(saved);
                 bench_row(b, "gemm", op, dt, size, ns, bytes, flops, "ocx-portable", portable);
             }
+            if (!g.tuned_pass && have_used)
+                bench_note(b, "gemm: %s %s ran %s/%s %s (from %s)", size, dt, used.family, used.size_class, used.params,
+                           used.source);
             if (!g.tuned_pass && dev_ns > 0)
                 bench_note(b, "gemm: %s %s: kernel time %.1f us = %.1f GFLOP/s (%.0f%% of the %s peak)", size, dt,
                            dev_ns / 1e3, flops / dev_ns,

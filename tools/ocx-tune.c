@@ -48,8 +48,9 @@ static int usage(int rc)
             "                [--classes all,small,large] [--budget SECONDS] [--out FILE] [--quick] [--resume]\n"
             "Writes a device profile (default: the user profile directory, where libocx finds it).\n"
             "Size classes: every one unless --classes (--quick: all); large (vector and reduce at\n"
-            "2^27 elements) only on GPUs; gemm_mma (f16 GEMM on NVIDIA tensor cores) where its probe\n"
-            "passes. --resume keeps a file's entries and adds the missing ones.\n");
+            "2^26 elements, GEMM at 8192^3) only on GPUs; gemm_mma (f16 GEMM on NVIDIA tensor cores)\n"
+            "where its probe passes, and then it stands for the portable f16 GEMM (tuned only under\n"
+            "OCX_VENDOR_PATHS=0). --resume keeps a file's entries and adds the missing ones.\n");
     return rc;
 }
 
