@@ -68,15 +68,15 @@ static void fill_random(uint64_t *seed, ocx_dtype dt, void *host, size_t n)
 
 static int binary(int op) { return op <= DIV; }
 
-/* Runs op on n elements of views (x at offset 3, y/out at offset 2, strides incx/incy where the op
- * takes them) and checks every element of the parent buffers: written ones against the reference,
- * the others unchanged. */
-static void check_op(int op, ocx_dtype dt, size_t n, size_t incx, size_t incy, uint64_t seed)
+/* Runs op on n elements of views (x at offset ox, y/out at offset oy, strides incx/incy where the
+ * op takes them) and checks every element of the parent buffers: written ones against the
+ * reference, the others unchanged. */
+static void check_op_at(int op, ocx_dtype dt, size_t n, size_t incx, size_t incy, uint64_t seed, size_t ox, size_t oy)
 {
     if (binary(op) || op == COPY) incx = op == COPY ? incx : 1;
     if (binary(op)) incy = 1;
     size_t es = ocx_dtype_size(dt), nx = n ? (n - 1) * incx + 1 : 0, ny = n ? (n - 1) * incy + 1 : 0;
-    size_t px = nx + 5, py = ny + 4;
+    size_t px = nx + ox + 2, py = ny + oy + 2;
     void *hx = malloc(px * es + 1), *hy = malloc(py * es + 1), *ho = malloc(py * es + 1);
     ck_assert(hx && hy && ho);
     fill_random(&seed, dt, hx, px);
@@ -89,9 +89,9 @@ static void check_op(int op, ocx_dtype dt, size_t n, size_t incx, size_t incy, u
         for (size_t i = 0; i < py; i++) tset(dt, ho, i, NAN);
         ck_ok(ocx_buffer_write(tctx, NULL, bo, 0, py, ho, 0, NULL, NULL));
     }
-    ck_ok(ocx_buffer_view(bx, 3, nx, &x));
-    ck_ok(ocx_buffer_view(by, 2, ny, &y));
-    ck_ok(ocx_buffer_view(bo, 2, ny, &o));
+    ck_ok(ocx_buffer_view(bx, ox, nx, &x));
+    ck_ok(ocx_buffer_view(by, oy, ny, &y));
+    ck_ok(ocx_buffer_view(bo, oy, ny, &o));
     ocx_event ev = NULL;
     ocx_status st = OCX_ERR_INTERNAL;
     switch (op) {
@@ -114,13 +114,13 @@ static void check_op(int op, ocx_dtype dt, size_t n, size_t incx, size_t incy, u
     size_t bad = 0, first = 0;
     for (size_t j = 0; j < py; j++) {
         double g = tvalue(dt, got, j), before = binary(op) ? NAN : tvalue(dt, ho, j);
-        int written = j >= 2 && j < 2 + ny && (j - 2) % incy == 0;
+        int written = j >= oy && j < oy + ny && (j - oy) % incy == 0;
         int ok;
         if (!written) {
             ok = (isnan(g) && isnan(before)) || g == before;
         } else {
-            size_t i = (j - 2) / incy;
-            double xv = tvalue(dt, hx, 3 + i * incx), yv = binary(op) ? tvalue(dt, hy, 2 + i) : 0;
+            size_t i = (j - oy) / incy;
+            double xv = tvalue(dt, hx, ox + i * incx), yv = binary(op) ? tvalue(dt, hy, oy + i) : 0;
             double want = expect(op, xv, yv, before);
             double w = dt == OCX_F32 ? (double)(float)want : dt == OCX_F16 ? (double)ocx_half_to_float(ocx_half_from_float((float)want)) : want;
             ok = fabs(g - w) <= tol(op, dt, xv, yv, before, want) || g == w;
@@ -129,8 +129,8 @@ static void check_op(int op, ocx_dtype dt, size_t n, size_t incx, size_t incy, u
     }
     if (bad) {
         size_t j = first;
-        ck_abort_msg("%s %s n=%zu incx=%zu incy=%zu: %zu wrong; first at %zu: %.10g", names[op], ocx_dtype_name(dt), n,
-                     incx, incy, bad, j, tvalue(dt, got, j));
+        ck_abort_msg("%s %s n=%zu incx=%zu incy=%zu offsets %zu, %zu: %zu wrong; first at %zu: %.10g", names[op],
+                     ocx_dtype_name(dt), n, incx, incy, ox, oy, bad, j, tvalue(dt, got, j));
     }
     free(got);
     ocx_buffer_destroy(x);
@@ -142,6 +142,12 @@ static void check_op(int op, ocx_dtype dt, size_t n, size_t incx, size_t incy, u
     free(hx);
     free(hy);
     free(ho);
+}
+
+/* Misaligned views: x at element 3, y and the output at element 2. */
+static void check_op(int op, ocx_dtype dt, size_t n, size_t incx, size_t incy, uint64_t seed)
+{
+    check_op_at(op, dt, n, incx, incy, seed, 3, 2);
 }
 
 static const size_t lengths[] = {0, 1, 2, 3, 31, 1000003};
@@ -160,6 +166,21 @@ START_TEST(test_over_2_24)
     ocx_dtype dt = dtypes[_i];
     if (!tdtype_ok(dt)) return;
     for (int op = 0; op < NOPS; op++) check_op(op, dt, ((size_t)1 << 24) + 3, 1, 1, 7 + op);
+}
+END_TEST
+
+/* The kernels take whole-vector loads where every pointer is a multiple of the vector size, and
+ * vloadN otherwise: offsets 0 and 32 elements (aligned for any vector width) and mixes of aligned
+ * and misaligned operands (8 elements: aligned for narrow vectors only), at lengths with tails. */
+START_TEST(test_alignment)
+{
+    static const size_t offs[][2] = {{0, 0}, {32, 32}, {0, 32}, {0, 1}, {1, 0}, {8, 0}, {0, 8}, {8, 8}, {16, 4}};
+    static const size_t ns[] = {1, 17, 100003};
+    ocx_dtype dt = dtypes[_i];
+    if (!tdtype_ok(dt)) return;
+    for (size_t k = 0; k < sizeof offs / sizeof *offs; k++)
+        for (size_t li = 0; li < sizeof ns / sizeof *ns; li++)
+            for (int op = 0; op < NOPS; op++) check_op_at(op, dt, ns[li], 1, 1, 31 * k + 7 * li + op, offs[k][0], offs[k][1]);
 }
 END_TEST
 
@@ -378,6 +399,7 @@ int main(void)
     tcase_add_loop_test(tc, test_lengths, 0, 3);
     tcase_add_loop_test(tc, test_over_2_24, 0, 3);
     tcase_add_loop_test(tc, test_strides, 0, 3);
+    tcase_add_loop_test(tc, test_alignment, 0, 3);
     tcase_add_loop_test(tc, test_nan_inf, 0, 3);
     tcase_add_test(tc, test_copy_convert);
     tcase_add_test(tc, test_f16_edges);
