@@ -725,6 +725,16 @@ static int weight_of(const tuning_def *def)
     return !strcmp(def->unit, "GFLOP/s") && strcmp(def->size_class, "small") != 0 ? 2 : 1;
 }
 
+/* Seconds an entry takes before its first candidate has a rate (inputs, host reference, first build
+ * and run), as seen on the H200: a second for the 1-D families, 3 at their large size (2^26
+ * elements), 6 for a GEMM at 4096^3 (its fully unrolled kernels take seconds to compile) and 12 at
+ * 8192^3. */
+static double least_cost(const tuning_def *def)
+{
+    if (!strcmp(def->size_class, "large")) return weight_of(def) > 1 ? 12.0 : 3.0;
+    return weight_of(def) > 1 ? 6.0 : 1.0;
+}
+
 static int listed(const char *list, const char *word)
 {
     if (!list || !*list) return -1; /* no list: everything */
@@ -810,19 +820,25 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     double t0 = ocx__now_s(), end = t0 + budget - (budget * 0.05 < 2.0 ? budget * 0.05 : 2.0);
     uint64_t rng = 0x2545f4914f6cdd1dull ^ (uint64_t)t0;
     ocx_status st = OCX_OK;
+    /* Each entry's share: its least cost, plus the time beyond the least costs of every entry still
+     * to do shared out by weight, so that the early, cheap entries cannot spend the time a late,
+     * costly one needs to start. */
     int remaining = 0;
+    double remaining_least = 0;
     for (int i = 0; i < ntodo; i++)
-        remaining += !has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), todo[i].def->size_class) *
-                     weight_of(todo[i].def);
+        if (!has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), todo[i].def->size_class)) {
+            remaining += weight_of(todo[i].def);
+            remaining_least += least_cost(todo[i].def);
+        }
     for (int i = 0; i < ntodo && st == OCX_OK && !(opt->stop && *opt->stop); i++) {
         const char *dname = ocx_dtype_name(todo[i].dt);
         const char *cls = todo[i].def->size_class;
         if (has_entry(root, todo[i].def->family, dname, cls)) continue; /* resumed */
         int weight = weight_of(todo[i].def);
         /* An entry starts only when its least cost still fits (so the run ends inside the budget,
-         * not after it): a GEMM's inputs, host reference, first build and run take seconds, at
-         * 8192^3 about 15 (the H200's 60-s run had ended 13 s late on that entry). */
-        double least = weight == 1 ? 1.0 : !strcmp(cls, "large") ? 15.0 : 6.0;
+         * not after it). */
+        double least = least_cost(todo[i].def);
+        remaining_least -= least;
         if (ocx__now_s() + least >= end) {
             ocx__warn("ocx_tune: %s/%s: the budget is spent; entry left out (--resume continues)",
                       todo[i].def->family, dname);
@@ -841,7 +857,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         t->size_class = cls;
         t->best_rate = -1;
         t->t0 = t0;
-        double share = (end - ocx__now_s()) * weight / (remaining > 0 ? remaining : 1);
+        double spare = end - ocx__now_s() - least - remaining_least;
+        double share = least + (spare > 0 ? spare * weight / (remaining > 0 ? remaining : 1) : 0);
         t->deadline = ocx__now_s() + share;
         t->progress = (ocx_tune_progress){t->def->family, dname, cls, (size_t)i, (size_t)ntodo, 0, 0, 0, 0,
                                           t->def->unit, 0, budget, NULL};
