@@ -219,35 +219,27 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
     OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, s * s, rows * s, 1, &tc));
     tc->m = tc->n = tc->k = s;
     /* Host copies in the storage type only (no s² doubles beside them: at 8192² that was a gigabyte
-     * and seconds of set-up); the reference reads them through host_value, B's f16 once widened. */
+     * and seconds of set-up). The reference walks B's rows once, each widened into brow, and adds
+     * its contribution to every reference row (the same order of sums per element as before). */
     void *ha = random_host(dt, s * s, -1, 1, 31, NULL), *hb = random_host(dt, s * s, -1, 1, 32, NULL);
-    ocx_status st = ha && hb ? OCX_OK : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    double *brow = malloc(s * sizeof *brow);
+    ocx_status st = ha && hb && brow ? OCX_OK : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     if (st == OCX_OK) st = upload(ctx, dt, s * s, ha, &tc->x);
     if (st == OCX_OK) st = upload(ctx, dt, s * s, hb, &tc->y);
-    double *arow = st == OCX_OK ? malloc(s * sizeof *arow) : NULL;
-    float *bf = st == OCX_OK && dt == OCX_F16 ? malloc(s * s * sizeof *bf) : NULL;
-    if (st == OCX_OK && (!arow || (dt == OCX_F16 && !bf))) st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
-    const void *bv = hb;
-    ocx_dtype bdt = dt;
-    if (st == OCX_OK && bf) {
-        for (size_t q = 0; q < s * s; q++) bf[q] = ocx_half_to_float(((const uint16_t *)hb)[q]);
-        bv = bf, bdt = OCX_F32;
-    }
-    for (size_t r = 0; st == OCX_OK && r < rows; r++) {
-        size_t i = ref_row(r, rows, s);
-        for (size_t p = 0; p < s; p++) arow[p] = host_value(dt, ha, i * s + p);
-        for (size_t p = 0; p < s; p++) {
-            double a = arow[p];
+    for (size_t p = 0; st == OCX_OK && p < s; p++) {
+        for (size_t j = 0; j < s; j++) brow[j] = host_value(dt, hb, p * s + j);
+        for (size_t r = 0; r < rows; r++) {
+            const double a = host_value(dt, ha, ref_row(r, rows, s) * s + p);
+            double *ref = tc->ref + r * s, *scale = tc->refscale + r * s;
             for (size_t j = 0; j < s; j++) {
-                double t = a * host_value(bdt, bv, p * s + j);
-                tc->ref[r * s + j] += t;
-                tc->refscale[r * s + j] += fabs(t);
+                const double t = a * brow[j];
+                ref[j] += t;
+                scale[j] += fabs(t);
             }
         }
     }
     tc->tol = 2.0 * (double)(s + 2) * (tc->out_dtype == OCX_F64 ? ldexp(1, -53) : ldexp(1, -24));
-    free(arow);
-    free(bf);
+    free(brow);
     free(ha);
     free(hb);
     if (st != OCX_OK) case_free(tc), tc = NULL;
@@ -403,7 +395,11 @@ static void mark(tuner *t, const int *v)
     if (t->nvisited < MAX_VISITED) memcpy(t->visited[t->nvisited++], v, sizeof(int) * OCX__MAX_PARAMS);
 }
 
-static int stopped(const tuner *t) { return (t->opt->stop && *t->opt->stop) || t->out_of_time; }
+static int interrupted(const tuner *t) { return t->opt->stop && *t->opt->stop; }
+static int stopped(const tuner *t) { return interrupted(t) || t->out_of_time; }
+
+/* A running mean of seconds per candidate that follows recent batches. */
+static void note_cost(double *mean, double seconds) { *mean = *mean > 0 ? 0.5 * (*mean + seconds) : seconds; }
 
 static void report(tuner *t, const char *message)
 {
@@ -538,8 +534,7 @@ static void run_batch(tuner *t, cand *c, int n)
     }
     double b0 = ocx__now_s();
     build_batch(t, c, n);
-    double per = (ocx__now_s() - b0) / n;
-    t->build_s = t->build_s > 0 ? 0.5 * (t->build_s + per) : per;
+    note_cost(&t->build_s, (ocx__now_s() - b0) / n);
     for (int i = 0; i < n && !stopped(t) && ocx__now_s() < t->deadline; i++) {
         if (c[i].build_status != OCX_OK) {
             t->tried++;
@@ -548,8 +543,7 @@ static void run_batch(tuner *t, cand *c, int n)
         }
         double e0 = ocx__now_s();
         double r = evaluate(t, c[i].v);
-        double took = ocx__now_s() - e0;
-        t->eval_s = t->eval_s > 0 ? 0.5 * (t->eval_s + took) : took;
+        note_cost(&t->eval_s, ocx__now_s() - e0);
         if (r > t->best_rate) {
             t->best_rate = r;
             memcpy(t->best, c[i].v, sizeof t->best);
@@ -634,7 +628,7 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
  * defaults by more than 2%. */
 static void confirm(tuner *t, const ocx__params *start)
 {
-    if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || (t->opt->stop && *t->opt->stop)) return;
+    if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || interrupted(t)) return;
     double best[3], base[3];
     for (int r = 0; r < 3; r++) {
         best[r] = evaluate(t, t->best);

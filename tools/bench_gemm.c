@@ -199,12 +199,13 @@ int bench_gemm(bench *b)
     }
     /* Transposes: "NN" unless OCX_BENCH_GEMM_OPS lists others (rows other than NN say which). */
     int ops[4][2] = {{0, 0}}, nops = 0;
-    const char *opl = getenv("OCX_BENCH_GEMM_OPS");
-    for (const char *o = opl && *opl ? opl : "NN"; nops < 4 && (o[0] == 'N' || o[0] == 'T') && (o[1] == 'N' || o[1] == 'T');
-         o += o[2] == ',' ? 3 : 2) {
-        ops[nops][0] = o[0] == 'T', ops[nops][1] = o[1] == 'T', nops++;
-        if (o[2] != ',') break;
-    }
+    char opl[64];
+    snprintf(opl, sizeof opl, "%s", getenv("OCX_BENCH_GEMM_OPS") ? getenv("OCX_BENCH_GEMM_OPS") : "");
+    for (char *save = NULL, *o = strtok_r(opl, ",", &save); o && nops < 4; o = strtok_r(NULL, ",", &save))
+        if (strlen(o) == 2 && strchr("NT", o[0]) && strchr("NT", o[1])) {
+            ops[nops][0] = o[0] == 'T';
+            ops[nops++][1] = o[1] == 'T';
+        }
     if (nops == 0) nops = 1;
     const char *dts = getenv("OCX_BENCH_GEMM_DTYPES");
     if (!dts || !*dts) dts = b->info.type == OCX_DEVICE_GPU ? "f32,f16f32,f16,f64" : "f32,f16f32";
