@@ -18,8 +18,9 @@
  * Local layout: each operand's slice keeps its global layout, rows along its fast dimension (A K-fast:
  * [BM][BK]; M-fast: [BK][BM]; B K-fast: [BN][BK]; N-fast: [BK][BN]). Rows are split into 16-byte chunks
  * and chunk c of row r is stored at c ^ f(r) (an XOR swizzle, no padding): the 8 row addresses of
- * every ldmatrix phase and the cp.async writes then hit 8 different 16-byte bank groups, and the
- * STAGES slices still fit the 48 KiB NVIDIA's OpenCL allows a work-group.
+ * every ldmatrix phase and the cp.async writes then hit 8 different 16-byte bank groups. The STAGES
+ * slices may exceed the 48 KiB NVIDIA's driver reports: it builds and runs kernels that declare
+ * more (gemm_nv.c: the defaults take 96 KiB).
  *
  * Work-group order: group_id(0) is mapped onto tiles GM tile-rows at a time (neighbouring work-groups
  * share A rows and B columns in L2). The batch entry is group_id(1).
@@ -36,7 +37,7 @@
 #define BM 128
 #endif
 #ifndef BN
-#define BN 128
+#define BN 256
 #endif
 #ifndef BK
 #define BK 32
@@ -48,7 +49,7 @@
 #define WN 64
 #endif
 #ifndef STAGES
-#define STAGES 3
+#define STAGES 4
 #endif
 #ifndef GM
 #define GM 8
@@ -66,12 +67,16 @@
 #define PTX 1
 #endif
 /* Developers (through OCX_BUILD_OPTIONS; results are then wrong): DIAG=1 leaves the main loop's
- * global copies out, 2 also its ldmatrix loads, 3 also its barriers: where the time goes (DIAG
+ * global copies out, 2 also its ldmatrix loads, 3 also its barriers; 4 copies the first slice over
+ * and over (all from L2), 5 copies A's slices only (half the traffic): where the time goes (DIAG
  * needs OCX_VENDOR_PATHS=unchecked, as the probe rejects its results). L2PF=1 adds the .L2::128B
  * prefetch hint to the copies; FASTCP=0 sends whole chunks through the zero-filling form too. */
 #ifndef DIAG
 #define DIAG 0
 #endif
+#define NO_COPY (DIAG >= 1 && DIAG <= 3)
+#define NO_LDSM (DIAG == 2 || DIAG == 3)
+#define NO_BAR (DIAG == 3)
 #ifndef L2PF
 #define L2PF 0
 #endif
@@ -378,9 +383,9 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     do {                                                                                           \
         const uint st_ = sbase + (uint)((s)*STAGE_HALFS * 2);                                      \
         const int full_ = (k0) + BK <= K;                                                          \
-        UNROLL for (int q = 0; q < NCH; q++) COPY_CHUNK(q, st_, k0, full_);                        \
-        ga += a_k;                                                                                 \
-        gb += b_k;                                                                                 \
+        UNROLL for (int q = 0; q < (DIAG == 5 ? A_CHUNKS : NCH); q++) COPY_CHUNK(q, st_, k0, full_); \
+        ga += DIAG == 4 ? 0 : a_k;                                                                 \
+        gb += DIAG == 4 ? 0 : b_k;                                                                 \
     } while (0)
 
     /* Prologue: the first STAGES-1 slices in flight; wait for the first; its first fragments. */
@@ -393,7 +398,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     barrier(CLK_LOCAL_MEM_FENCE);
     uint st = sbase;
     LOAD_FRAGS(0, st, 0);
-    if (DIAG >= 2) LOAD_FRAGS(1, st, 1);
+    if (NO_LDSM) LOAD_FRAGS(1, st, 1);
 
     /* Main loop, per slice kt: at its first k16 step, the copy of slice kt+STAGES-1 goes out (into
      * the stage slice kt-1 used: every warp passed the barrier after its last fragments were
@@ -407,23 +412,23 @@ UNROLL
         for (int kk = 0; kk < KK; kk++) {
             if (kk == 0) {
                 const long kn = kt + STAGES - 1;
-#if DIAG < 1
+#if !NO_COPY
                 if (kn < nk) COPY_SLICE(ws, kn * BK);
 #endif
                 CP_COMMIT();
                 ws = ws + 1 == STAGES ? 0 : ws + 1;
             }
             if (kk == KK - 1) {
-                if (DIAG < 3) {
+                if (!NO_BAR) {
                     CP_WAIT();
                     barrier(CLK_LOCAL_MEM_FENCE);
                 }
                 rs = rs + 1 == STAGES ? 0 : rs + 1;
                 st = sbase + (uint)(rs * STAGE_HALFS * 2);
-#if DIAG < 2
+#if !NO_LDSM
                 if (kt + 1 < nk) LOAD_FRAGS((kk + 1) & 1, st, 0);
 #endif
-            } else if (DIAG < 2) {
+            } else if (!NO_LDSM) {
                 LOAD_FRAGS((kk + 1) & 1, st, kk + 1);
             }
 UNROLL

@@ -137,6 +137,12 @@ typedef struct ocx_device_info {
     uint64_t global_mem_bytes;
     uint64_t max_alloc_bytes;
     uint64_t local_mem_bytes;
+    /* The most local memory a kernel may declare in its source (__local arrays). local_mem_bytes,
+     * except on NVIDIA GPUs of compute capability 8.0 or more, whose OpenCL driver reports 48 KiB
+     * but builds and runs kernels with more, up to the architecture's shared memory per thread block
+     * less 1 KiB (9.0 and 10.x: 226 KiB; 8.0, 8.7: 162 KiB; others: 98 KiB). Measured on an H200
+     * with a 224 KiB array. Memory passed as a __local kernel argument stays within local_mem_bytes. */
+    uint64_t local_mem_max_bytes;
     size_t max_work_group_size;
     size_t max_work_item_sizes[3];
     unsigned preferred_vector_width_float;
@@ -327,7 +333,9 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * with one warning, so no profile can make a kernel fail. Files are read once per context: a new
  * profile takes effect in contexts created after it is written, without rebuilding ocx.
  * Size classes: vector operations and reductions of n elements are "small" below 2^16, "medium"
- * below 2^26 and "large" from 2^26 on; GEMM's small products take the "small" class's shape.
+ * below 2^26 and "large" from 2^26 on; GEMM products of M*N*K below 2^31 are "medium", from 2^38
+ * on "large" (the others "all"), and those small enough for the direct kernel take the "small"
+ * class's work-group shape.
  * A profile without an entry for a class uses its "all" entry (the source's, before the next
  * source is consulted). */
 
@@ -385,7 +393,7 @@ typedef struct ocx_tune_options {
     void (*progress)(void *user, const ocx_tune_progress *p);
     void *user;
     volatile int *stop;    /* set *stop to 1 (a signal handler may) to end early */
-    const char *classes;   /* comma-separated size classes: "all,small,large"; NULL or "": every class
+    const char *classes;   /* comma-separated size classes: "all,small,medium,large"; NULL or "": every class
                               (quick: "all"). "large" (vector, reduce at 2^27 elements) is tuned on
                               GPUs only: on CPUs the "all" entry, measured beyond the caches, stands
                               for it. */

@@ -2,11 +2,19 @@
 #include "config.h"
 #include "ocx_internal.h"
 
+#include <CL/cl_ext.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <xxhash.h>
+
+#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
+#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
+#endif
+#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV
+#define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
+#endif
 
 #define OCX__MAX_PLATFORMS 32
 #define OCX__MAX_DEVICES 64
@@ -159,6 +167,16 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     info->clock_mhz = clock;
     info->global_mem_bytes = gmem;
     info->local_mem_bytes = lmem;
+    info->local_mem_max_bytes = lmem;
+    cl_uint cc[2] = {0, 0};
+    if (ocx__contains_nocase(info->vendor, "nvidia") && ocx__device_has_extension(dev, "cl_nv_device_attribute_query") &&
+        clGetDeviceInfo(dev, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof cc[0], &cc[0], NULL) == CL_SUCCESS &&
+        clGetDeviceInfo(dev, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof cc[1], &cc[1], NULL) == CL_SUCCESS &&
+        cc[0] >= 8) {
+        /* Shared memory per thread block by compute capability (CUDA programming guide), less 1 KiB. */
+        uint64_t kib = cc[0] == 9 || cc[0] == 10 ? 226 : cc[0] == 8 && (cc[1] == 0 || cc[1] == 7) ? 162 : 98;
+        if (kib * 1024 > lmem) info->local_mem_max_bytes = kib * 1024;
+    }
     info->max_alloc_bytes = maxalloc;
     info->max_work_group_size = wg;
     memcpy(info->max_work_item_sizes, items, sizeof items);
@@ -185,8 +203,9 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
             info->max_work_item_sizes[i] = info->max_work_group_size;
         }
     unsigned long lim_lm = ocx__env_ulong("OCX_LIMIT_LOCAL_MEM", 0);
-    if (lim_lm > 0 && lim_lm < info->local_mem_bytes) {
-        info->local_mem_bytes = lim_lm;
+    if (lim_lm > 0 && lim_lm < info->local_mem_max_bytes) {
+        if (lim_lm < info->local_mem_bytes) info->local_mem_bytes = lim_lm;
+        info->local_mem_max_bytes = lim_lm;
         info->limited = 1;
     }
     if (ocx__env_flag("OCX_DISABLE_FP16") && info->has_fp16) {

@@ -27,6 +27,7 @@ START_TEST(test_enumerate)
         ck_assert_uint_gt(d.max_work_group_size, 0);
         ck_assert_uint_gt(d.global_mem_bytes, 0);
         ck_assert_uint_gt(d.local_mem_bytes, 0);
+        ck_assert_uint_ge(d.local_mem_max_bytes, d.local_mem_bytes);
         ck_assert_uint_eq(strlen(d.fingerprint), 16);
         for (const char *p = d.normalized_name; *p; p++)
             ck_assert_msg(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-',
@@ -132,6 +133,7 @@ START_TEST(test_simulated_limits)
     ck_assert_uint_le(d.max_work_group_size, 64);
     for (int i = 0; i < 3; i++) ck_assert_uint_le(d.max_work_item_sizes[i], 64);
     ck_assert_uint_le(d.local_mem_bytes, 16384);
+    ck_assert_uint_le(d.local_mem_max_bytes, 16384);
     ck_assert_int_eq(d.has_fp16, 0);
     ck_assert_int_eq(d.has_fp64, 0);
     if (first.max_work_group_size > 64 || first.has_fp64 || first.local_mem_bytes > 16384) ck_assert_int_eq(d.limited, 1);

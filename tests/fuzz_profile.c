@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dev.max_work_group_size = 256;
         dev.max_work_item_sizes[0] = dev.max_work_item_sizes[1] = 256;
         dev.max_work_item_sizes[2] = 64;
-        dev.local_mem_bytes = 16384;
+        dev.local_mem_bytes = dev.local_mem_max_bytes = 16384;
         dev.has_fp64 = 1;
     }
     ocx__profile_fuzz((const char *)data, size, &dev);

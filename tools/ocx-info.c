@@ -19,7 +19,7 @@ static json_t *device_json(const ocx_device_info *d, int is_default)
     char pd[32];
     snprintf(pd, sizeof pd, "%u:%u", d->platform_index, d->device_index);
     return json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, "
-                     "s:[I,I,I], s:I, s:b, s:b, s:b, s:b, s:b}",
+                     "s:[I,I,I], s:I, s:b, s:b, s:b, s:b, s:b, s:I}",
                      "index", (json_int_t)d->index, "platform_device",
                      pd, "type", type_name(d->type), "name", d->name,
                      "normalized_name", d->normalized_name, "vendor", d->vendor, "driver_version",
@@ -32,7 +32,7 @@ static json_t *device_json(const ocx_device_info *d, int is_default)
                      (json_int_t)d->max_work_item_sizes[1], (json_int_t)d->max_work_item_sizes[2],
                      "preferred_vector_width_float", (json_int_t)d->preferred_vector_width_float, "fp16",
                      d->has_fp16, "fp64", d->has_fp64, "host_unified_memory", d->host_unified_memory, "limited",
-                     d->limited, "default", is_default);
+                     d->limited, "default", is_default, "local_mem_max_bytes", (json_int_t)d->local_mem_max_bytes);
 }
 
 /* The profiles the library would read for device i, in search order; a stale one (measured with
@@ -166,9 +166,13 @@ int main(int argc, char **argv)
         printf("      key           %s  fingerprint %s\n", d.normalized_name, d.fingerprint);
         printf("      compute       %u units @ %u MHz, float vector width %u\n", d.compute_units, d.clock_mhz,
                d.preferred_vector_width_float);
-        printf("      memory        global %.2f GiB (largest allocation %.2f GiB), local %llu KiB%s\n",
+        char more[64] = "";
+        if (d.local_mem_max_bytes > d.local_mem_bytes)
+            snprintf(more, sizeof more, " (%llu KiB declared in a kernel)",
+                     (unsigned long long)(d.local_mem_max_bytes / 1024));
+        printf("      memory        global %.2f GiB (largest allocation %.2f GiB), local %llu KiB%s%s\n",
                d.global_mem_bytes / 1073741824.0, d.max_alloc_bytes / 1073741824.0,
-               (unsigned long long)(d.local_mem_bytes / 1024), d.host_unified_memory ? ", shared with host" : "");
+               (unsigned long long)(d.local_mem_bytes / 1024), more, d.host_unified_memory ? ", shared with host" : "");
         printf("      work-groups   up to %zu items (%zu x %zu x %zu)\n", d.max_work_group_size,
                d.max_work_item_sizes[0], d.max_work_item_sizes[1], d.max_work_item_sizes[2]);
         printf("      precisions    f32, f16 storage%s%s\n", d.has_fp16 ? ", f16 arithmetic" : "",
