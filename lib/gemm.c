@@ -35,11 +35,12 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     {"KUNR", 16, 1, 1, 32, 1, 0},  /* iterations of a slice's k loop unrolled (1: none); unused by STAGE=1 */
     {"DWGN", 16, 16, 1, 256, 1, 0},
     {"DWGM", 8, 4, 1, 256, 1, 0},
-    /* Direct kernel when M*N*K <= DIRECT^3 (host-only). On a CPU only the tiniest products: the
+    /* Direct kernel when M*N*K <= DIRECT^3 (host-only; in practice the "medium" class's value, as
+     * the others start at 2^28). On a CPU only the tiniest products: the
      * direct kernel's one element per work-item with run-time strides does not vectorise there
      * (PoCL, AVX2: 64^3 f32 took 100-160 us in it, 22 us in the STAGE=1 tiled kernel, and the
      * call's wall time went from 0.5-0.9x CLBlast to 1.2-2.4x in all four transposes). */
-    {"DIRECT", 256, 16, 1, 4096, 0, 1},
+    {"DIRECT", 128, 16, 1, 4096, 0, 1},
 };
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
@@ -64,7 +65,7 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
         size_t a1 = mwg * (kwg + pa), a2 = kwg * (mwg + pa), b1 = nwg * (kwg + pb), b2 = kwg * (nwg + pb);
         size_t bytes = ((a1 > a2 ? a1 : a2) + (b1 > b2 ? b1 : b2)) * arith_bytes(dtype);
         if (v[P_STAGE] == 4) bytes *= 2; /* double-buffered */
-        if (bytes > dev->local_mem_bytes) return "the A and B slices exceed the device's local memory";
+        if (bytes > dev->local_mem_max_bytes) return "the A and B slices exceed the device's local memory";
     }
     size_t dwg = (size_t)v[P_DWGN] * (size_t)v[P_DWGM];
     if (dwg > dev->max_work_group_size || (size_t)v[P_DWGN] > dev->max_work_item_sizes[0] ||
@@ -79,7 +80,18 @@ static void gemm_canonical(int *v)
     if (v[P_STAGE] == 1) v[P_KWG] = gemm_params[P_KWG].def_cpu, v[P_VWM] = 1, v[P_KUNR] = 1;
 }
 
-const ocx__family ocx__family_gemm = {"gemm", "gemm", P_COUNT, gemm_params, gemm_invalid, gemm_canonical};
+/* GPUs, "medium" products (M*N*K below 2^31, gemm_core): 64x64 tiles, 4x as many work-groups as the
+ * 128x128 of "all". On the H200 (wall time, CLBlast in the same run) 256^3, 512^3 and 1024^3 ran at
+ * 0.77x, 0.45x and 0.80x CLBlast in 128x128 tiles; 256^3 and 512^3 at 1.13x and 1.26x in 64x64, and
+ * all three at 1.2-1.7x in the 32x64 tiles the tuner found at 512^3. CPUs keep their defaults: one
+ * work-item's tile is already small. */
+static void gemm_class_defaults(const char *size_class, int gpu, int *v)
+{
+    if (gpu && strcmp(size_class, "medium") == 0) v[P_MWG] = v[P_NWG] = 64;
+}
+
+const ocx__family ocx__family_gemm = {"gemm", "gemm", P_COUNT, gemm_params, gemm_invalid, gemm_canonical,
+                                      gemm_class_defaults};
 
 /* One stored matrix: rows x cols in `layout` with leading dimension ld. Its span (elements from the
  * first to one past the last touched, relative to the offset) and its strides. */
@@ -299,27 +311,24 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         kn = m;
     }
 
-    /* Size classes: "all" holds the tiled kernel's parameters and the DIRECT threshold; products
-     * under the threshold take the direct kernel, and those near the size the tuner measures the
-     * "small" class at (128^3 on GPUs, 64^3 on CPUs: up to 160^3) use that class's DWGN/DWGM. On the
-     * H200 the 128^3 winner ran 256^3 at 0.58x CLBlast where the defaults ran it at 0.82x. Products
-     * of M*N*K >= 2^38 (8192^3 is 2^39) take the tiled parameters of the "large" class: on the H200
-     * 64x128 tiles ran 8192^3 at 48.4 TFLOP/s and 4096^3 at 43.7, where 128x128 ran 46.4 and 44.6.
-     * A class without an entry of its own uses "all" (profile.c). */
+    /* Size classes by M*N*K (ocx_internal.h): "medium", "all" or "large", each with every parameter.
+     * Products up to DIRECT^3 take the direct kernel, those up to 160^3 in the work-group shape of
+     * the "small" class (DWGN/DWGM, tuned at 128^3 on GPUs and 64^3 on CPUs; on the H200 that shape
+     * ran 256^3 at 0.58x CLBlast where the defaults ran it at 0.82x). "large" (M*N*K >= 2^38,
+     * 8192^3 is 2^39): on the H200 64x128 tiles ran 8192^3 at 48.4 TFLOP/s and 4096^3 at 43.7, where
+     * 128x128 ran 46.4 and 44.6. A class without an entry of its own uses "all" (profile.c), then
+     * its built-in defaults (gemm_class_defaults). */
+    double volume = (double)km * (double)kn * (double)k;
+    const char *cls = volume >= OCX__GEMM_LARGE ? "large" : volume < OCX__GEMM_MEDIUM ? "medium" : "all";
     ocx__params p;
-    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "all", &p));
-    double direct = (double)p.v[P_DIRECT], volume = (double)km * (double)kn * (double)k;
+    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, cls, &p));
+    double direct = (double)p.v[P_DIRECT];
     int use_direct = k == 0 || volume <= direct * direct * direct;
     if (use_direct && volume <= 160.0 * 160.0 * 160.0) {
         ocx__params small;
         OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "small", &small));
         p.v[P_DWGN] = small.v[P_DWGN];
         p.v[P_DWGM] = small.v[P_DWGM];
-    } else if (!use_direct && volume >= OCX__GEMM_LARGE) {
-        ocx__params large;
-        OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "large", &large));
-        for (unsigned i = 0; i < P_COUNT; i++)
-            if (!gemm_params[i].host) p.v[i] = large.v[i];
     }
     char options[512];
     ocx__dtype_defines(ctx, a->dtype, options, sizeof options);
@@ -397,7 +406,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         return st;
     }
     ocx__launch_desc d;
-    if (use_direct && (double)km * (double)kn * (double)k <= 160.0 * 160.0 * 160.0) {
+    if (use_direct) {
         size_t gn = (size_t)p.v[P_DWGN], gm = (size_t)p.v[P_DWGM];
         d = (ocx__launch_desc){"gemm_direct", options, "gemm_direct", 3,
                                {ocx__round_up(kn, gn), ocx__round_up(km, gm), batch}, {gn, gm, 1},

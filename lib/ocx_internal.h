@@ -185,6 +185,9 @@ typedef struct ocx__family {
     /* NULL, or sets the parameters that the others leave unused to fixed values, so that the tuner
      * sees candidates that build the same kernel as one. */
     void (*canonical)(int *values);
+    /* NULL, or adjusts the built-in defaults of a size class other than "all" (gpu: the device is
+     * not a CPU); used when no profile source has an entry for the class or an "all" one. */
+    void (*class_defaults)(const char *size_class, int gpu, int *values);
 } ocx__family;
 typedef struct ocx__params {
     const ocx__family *family;
@@ -213,8 +216,11 @@ void ocx__params_force(const ocx__family *fam, const int *values);
 #define OCX__1D_MEDIUM ((size_t)1 << 16)
 #define OCX__1D_LARGE ((size_t)1 << 26)
 const char *ocx__size_class_1d(size_t n);
-/* GEMM products of M*N*K at least this take the tiled parameters of the "large" class (gemm.c); the
- * tuner measures that class at 8192^3 on GPUs (tune.c). */
+/* GEMM size classes by M*N*K (gemm.c): below OCX__GEMM_MEDIUM "medium" (the tuner measures it at
+ * 512^3), from OCX__GEMM_LARGE on "large" (measured at 8192^3, GPUs only), "all" between (4096^3 on
+ * GPUs). Each class holds every GEMM parameter, the direct kernel's threshold included; products
+ * small enough for the direct kernel take its work-group shape from the "small" class (128^3). */
+#define OCX__GEMM_MEDIUM 2147483648.0    /* 2^31: 1024^3 is medium, 2048^3 is not */
 #define OCX__GEMM_LARGE 274877906944.0 /* 2^38 */
 void ocx__profiles_release(ocx_context *ctx);
 /* The fuzz target's entry: parses `data` as a profile for `dev` and looks every family up through

@@ -316,6 +316,14 @@ ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtyp
 {
     if (!size_class) size_class = "all";
     OCX__FORWARD(ocx__params_default(ctx, fam, dtype, out));
+    if (fam->class_defaults && strcmp(size_class, "all") != 0) {
+        /* The class's own built-in defaults, where the family has some that are legal here. */
+        int v[OCX__MAX_PARAMS];
+        memcpy(v, out->v, sizeof v);
+        fam->class_defaults(size_class, ctx->info.type != OCX_DEVICE_CPU, v);
+        fit(v, fam, &ctx->info, dtype);
+        if (!ocx__params_check(fam, v, &ctx->info, dtype)) memcpy(out->v, v, sizeof v);
+    }
     if (forced_family == fam) {
         memcpy(out->v, forced_values, sizeof out->v);
         out->origin = "forced";
@@ -437,11 +445,11 @@ int ocx__profile_fuzz(const char *data, size_t size, const ocx_device_info *dev)
     if (root && check_root(pr, dev, "fuzz.json", root, &pr->src[0])) pr->count = 1;
     ctx.profiles = pr;
     static const ocx_dtype dts[] = {OCX_F32, OCX_F16, OCX_F64};
-    static const char *classes[] = {"all", "small", "large"};
+    static const char *classes[] = {"all", "small", "medium", "large"};
     int used = 0;
     for (const ocx__family *const *f = ocx__families; *f; f++)
         for (int d = 0; d < 3; d++)
-            for (int c = 0; c < 3; c++) {
+            for (int c = 0; c < 4; c++) {
                 ocx__params p;
                 if (ocx__params_lookup(&ctx, *f, dts[d], classes[c], &p) != OCX_OK) abort();
                 /* Whatever the file said, the parameters must be legal on the device. */

@@ -206,9 +206,11 @@ static size_t ref_row(size_t r, size_t rows, size_t s) { return r * (s / rows) +
 
 static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
-    /* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults). */
-    size_t s = !strcmp(cls, "small")   ? (is_gpu(ctx) ? 128 : 64)
-               : !strcmp(cls, "large") ? 8192 /* GPUs only: 2^39 >= OCX__GEMM_LARGE */
+    /* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults: 128^3 on
+     * GPUs, 16^3 on CPUs); "medium" is below OCX__GEMM_MEDIUM, "large" at or above OCX__GEMM_LARGE. */
+    size_t s = !strcmp(cls, "small")    ? (is_gpu(ctx) ? 128 : 16)
+               : !strcmp(cls, "medium") ? 512
+               : !strcmp(cls, "large")  ? 8192 /* GPUs only: 2^39 >= OCX__GEMM_LARGE */
                : is_gpu(ctx)           ? (quick ? 2048 : 4096)
                                        : (quick ? 768 : 1024);
     /* Checking every element of a 4096² product on the host is too slow: 16 rows spread over it, one
@@ -314,6 +316,7 @@ static const tuning_def tunings[] = {
     {"vector", "small", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
     {"reduce", "small", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
     {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
+    {"gemm", "medium", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies},
     {"vector", "large", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s", 1},
     {"reduce", "large", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s", 1},
     {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies},
@@ -721,11 +724,12 @@ static int weight_of(const tuning_def *def)
 
 /* Seconds an entry takes before its first candidate has a rate (inputs, host reference, first build
  * and run), as seen on the H200: a second for the 1-D families, 3 at their large size (2^26
- * elements), 6 for a GEMM at 4096^3 (its fully unrolled kernels take seconds to compile) and 12 at
- * 8192^3. */
+ * elements), 6 for a GEMM at 4096^3 (its fully unrolled kernels take seconds to compile), 12 at
+ * 8192^3; at 512^3 ("medium") the build is most of it. */
 static double least_cost(const tuning_def *def)
 {
     if (!strcmp(def->size_class, "large")) return weight_of(def) > 1 ? 12.0 : 3.0;
+    if (!strcmp(def->size_class, "medium")) return 3.0;
     return weight_of(def) > 1 ? 6.0 : 1.0;
 }
 
@@ -747,7 +751,7 @@ static ocx_status check_names(const char *list, int classes)
         int ok = 0;
         for (size_t f = 0; f < NTUNINGS; f++) ok |= !strcmp(tok, classes ? tunings[f].size_class : tunings[f].family);
         OCX__FAIL_IF(!ok, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no %s '%s' (%s)", classes ? "size class" : "kernel family",
-                     tok, classes ? "all, small, large" : "vector, reduce, gemm, gemm_mma");
+                     tok, classes ? "all, small, medium, large" : "vector, reduce, gemm, gemm_mma");
     }
     return OCX_OK;
 }

@@ -63,7 +63,7 @@ static json_t *builtin_params(const char *family)
         *eq = '\0';
         json_object_set_new(params, tok, json_integer(atoi(eq + 1)));
     }
-    ck_assert_ptr_nonnull(json_object_get(params, "WG"));
+    ck_assert_uint_gt(json_object_size(params), 0);
     return params;
 }
 
@@ -244,6 +244,72 @@ START_TEST(test_size_classes)
         ck_assert_msg(strncmp(info.params, m == n ? "WG=4 " : "WG=8 ", 5) == 0, "n=%zu: params %s", m, info.params);
     }
     ocx_buffer_destroy(x);
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
+/* GEMM's classes go by M*N*K: below 2^31 "medium", from there "all" (and "large" from 2^38, too big
+ * for a test on a CPU); products up to DIRECT^3 take the direct kernel in the "small" class's
+ * work-group shape. Each entry differs in one parameter, and the product is checked on one row. */
+static void gemm_class_case(ocx_context *ctx, size_t m, size_t n, size_t k, const char *cls, const char *param)
+{
+    float *ha = malloc(m * k * sizeof *ha), *hb = malloc(k * n * sizeof *hb), *hc = malloc(m * n * sizeof *hc);
+    ck_assert(ha && hb && hc);
+    for (size_t i = 0; i < m * k; i++) ha[i] = (float)((i * 7 + 3) % 13) / 8.0f - 0.75f;
+    for (size_t i = 0; i < k * n; i++) hb[i] = (float)((i * 5 + 1) % 11) / 8.0f - 0.625f;
+    ocx_buffer *a = NULL, *b = NULL, *c = NULL;
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, m * k, &a));
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, k * n, &b));
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, m * n, &c));
+    ck_ok(ocx_buffer_write(ctx, NULL, a, 0, m * k, ha, 0, NULL, NULL));
+    ck_ok(ocx_buffer_write(ctx, NULL, b, 0, k * n, hb, 0, NULL, NULL));
+    ck_ok(ocx_gemm(ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, m, n, k, 1.0, a, 0, k, b, 0, n, 0.0, c, 0, n, 0, NULL,
+                   NULL));
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    ck_assert_str_eq(info.family, "gemm");
+    ck_assert_msg(strcmp(info.size_class, cls) == 0 && strstr(info.params, param),
+                  "%zux%zux%zu: class %s, params %s; expected %s with %s", m, n, k, info.size_class, info.params, cls,
+                  param);
+    ck_ok(ocx_buffer_read(ctx, NULL, c, 0, m * n, hc, 0, NULL, NULL));
+    const size_t row = m / 2;
+    for (size_t j = 0; j < n; j++) {
+        double ref = 0, mag = 0;
+        for (size_t l = 0; l < k; l++) {
+            ref += (double)ha[row * k + l] * hb[l * n + j];
+            mag += fabs((double)ha[row * k + l] * hb[l * n + j]);
+        }
+        ck_assert_msg(fabs(hc[row * n + j] - ref) <= 2e-6 * (double)k * mag + 1e-30, "%zux%zux%zu: C(%zu, %zu) = %.9g, "
+                      "expected %.9g", m, n, k, row, j, hc[row * n + j], ref);
+    }
+    ocx_buffer_destroy(a);
+    ocx_buffer_destroy(b);
+    ocx_buffer_destroy(c);
+    free(ha);
+    free(hb);
+    free(hc);
+}
+
+START_TEST(test_gemm_size_classes)
+{
+    json_t *j = profile_with(16, 0, 0);
+    const char *classes[] = {"all", "medium", "small"};
+    for (int i = 0; i < 3; i++) {
+        json_t *params = builtin_params("gemm");
+        json_object_set_new(params, "DIRECT", json_integer(16));
+        json_object_set_new(params, "DWGN", json_integer(i == 2 ? 8 : 16));
+        json_object_set_new(params, "DWGM", json_integer(4));
+        json_object_set_new(params, "KUNR", json_integer(i == 1 ? 2 : 1));
+        json_array_append_new(json_object_get(j, "entries"),
+                              json_pack("{s:s, s:s, s:s, s:o, s:f, s:s}", "family", "gemm", "dtype", "f32",
+                                        "size_class", classes[i], "params", params, "rate", 1.0, "unit", "GFLOP/s"));
+    }
+    write_json(dir_env, j);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    gemm_class_case(ctx, 2048, 2048, 512, "all", "KUNR=1");    /* 2^31 */
+    gemm_class_case(ctx, 2048, 2048, 511, "medium", "KUNR=2"); /* just below */
+    gemm_class_case(ctx, 17, 15, 16, "small", "DWGN=8");        /* 4080 <= 16^3: direct */
     ocx_context_destroy(ctx);
 }
 END_TEST
@@ -495,6 +561,7 @@ int main(void)
     tcase_add_test(core, test_warns_once);
     tcase_add_test(core, test_tuning_round_trip);
     tcase_add_test(core, test_size_classes);
+    tcase_add_test(core, test_gemm_size_classes);
     tcase_add_test(core, test_tuning_classes);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("malformed");

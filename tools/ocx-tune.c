@@ -1,6 +1,6 @@
 /* ocx-tune — measures this device and writes a profile that libocx picks up at run time.
  *   ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16] [--budget S]
- *            [--classes all,small,large] [--out FILE] [--quick] [--resume]
+ *            [--classes all,small,medium,large] [--out FILE] [--quick] [--resume]
  * Ctrl-C ends the run early and keeps the best found so far; --resume continues a partial file. */
 #include <signal.h>
 #include <stdio.h>
@@ -45,7 +45,7 @@ static int usage(int rc)
 {
     fprintf(rc ? stderr : stdout,
             "usage: ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16,f64]\n"
-            "                [--classes all,small,large] [--budget SECONDS] [--out FILE] [--quick] [--resume]\n"
+            "                [--classes all,small,medium,large] [--budget SECONDS] [--out FILE] [--quick] [--resume]\n"
             "Writes a device profile (default: the user profile directory, where libocx finds it).\n"
             "Size classes: every one unless --classes (--quick: all); large (vector and reduce at\n"
             "2^26 elements, GEMM at 8192^3) only on GPUs; gemm_mma (f16 GEMM on NVIDIA tensor cores)\n"
