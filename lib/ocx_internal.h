@@ -203,6 +203,9 @@ ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtyp
 ocx_status ocx__params_get(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *out);
 /* Built-in defaults for this device, fitted to its limits (no profile consulted). */
 ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *out);
+/* The same for a size class: the family's class defaults (class_defaults) over them, where legal. */
+ocx_status ocx__params_class_default(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype,
+                                     const char *size_class, ocx__params *out);
 /* Checks a candidate: ranges, powers of two, and the family's device constraints. NULL when legal. */
 const char *ocx__params_check(const ocx__family *fam, const int *values, const ocx_device_info *dev,
                               ocx_dtype dtype);

@@ -105,6 +105,21 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
     return OCX_OK;
 }
 
+ocx_status ocx__params_class_default(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype,
+                                     const char *size_class, ocx__params *out)
+{
+    OCX__FORWARD(ocx__params_default(ctx, fam, dtype, out));
+    if (fam->class_defaults && size_class && strcmp(size_class, "all") != 0) {
+        /* The class's own built-in defaults, where the family has some that are legal here. */
+        int v[OCX__MAX_PARAMS];
+        memcpy(v, out->v, sizeof v);
+        fam->class_defaults(size_class, ctx->info.type != OCX_DEVICE_CPU, v);
+        fit(v, fam, &ctx->info, dtype);
+        if (!ocx__params_check(fam, v, &ctx->info, dtype)) memcpy(out->v, v, sizeof v);
+    }
+    return OCX_OK;
+}
+
 /* ---- profile files ---------------------------------------------------------------------------- */
 
 static void warn_once(struct ocx__profiles *pr, const char *path, const char *what, const char *detail)
@@ -315,15 +330,7 @@ ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtyp
                               ocx__params *out)
 {
     if (!size_class) size_class = "all";
-    OCX__FORWARD(ocx__params_default(ctx, fam, dtype, out));
-    if (fam->class_defaults && strcmp(size_class, "all") != 0) {
-        /* The class's own built-in defaults, where the family has some that are legal here. */
-        int v[OCX__MAX_PARAMS];
-        memcpy(v, out->v, sizeof v);
-        fam->class_defaults(size_class, ctx->info.type != OCX_DEVICE_CPU, v);
-        fit(v, fam, &ctx->info, dtype);
-        if (!ocx__params_check(fam, v, &ctx->info, dtype)) memcpy(out->v, v, sizeof v);
-    }
+    OCX__FORWARD(ocx__params_class_default(ctx, fam, dtype, size_class, out));
     if (forced_family == fam) {
         memcpy(out->v, forced_values, sizeof out->v);
         out->origin = "forced";
