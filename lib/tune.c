@@ -383,6 +383,7 @@ typedef struct tuner {
      * evaluating; a batch holds only as many candidates as these say fit before the deadline. */
     double build_s, eval_s;
     int out_of_time; /* not even one more candidate fits */
+    int compiled;    /* this entry has compiled a program of its own (its build cost is measured) */
     ocx_tune_progress progress;
 } tuner;
 
@@ -527,17 +528,34 @@ static double evaluate(tuner *t, const int *v)
 static void run_batch(tuner *t, cand *c, int n)
 {
     if (n == 0 || stopped(t)) return;
-    if (t->build_s + t->eval_s > 0) {
+    /* The first batch (the defaults) is what the entry's least cost was set aside for. */
+    if (t->tried > 0 && t->build_s + t->eval_s > 0) {
         double fit = (t->deadline - ocx__now_s()) / (t->build_s + t->eval_s);
-        if (fit < 0.5) {
+        if (fit < 1) { /* a candidate that cannot finish would take time from the entries after */
             t->out_of_time = 1;
             return;
         }
-        if (fit < n) n = fit < 1 ? 1 : (int)fit;
+        if (fit < n) n = (int)fit;
     }
+    /* Until the entry has compiled something itself, one candidate a batch: the family's mean can
+     * be far below what its kernels at this size cost (the H200's large GEMM entry built 5 at once
+     * and ran 7 s past its share). */
+    if (!t->compiled && n > 1) n = 1;
     double b0 = ocx__now_s();
+    ocx_context_stats s0 = {0}, s1 = {0};
+    ocx_context_get_stats(t->ctx, &s0);
     build_batch(t, c, n);
-    note_cost(&t->build_s, (ocx__now_s() - b0) / n);
+    ocx_context_get_stats(t->ctx, &s1);
+    /* Per program compiled: programs found in a cache say nothing of what the next build costs (on
+     * the H200 the large GEMM entry's defaults came from the cache, its next candidate then took
+     * seconds to compile and ran its entry 8 s past the budget). */
+    if (s1.programs_compiled > s0.programs_compiled) {
+        double per = (ocx__now_s() - b0) / (double)(s1.programs_compiled - s0.programs_compiled);
+        if (t->compiled)
+            note_cost(&t->build_s, per);
+        else
+            t->build_s = per, t->compiled = 1; /* the entry's own first measure replaces the family's */
+    }
     for (int i = 0; i < n && !stopped(t) && ocx__now_s() < t->deadline; i++) {
         if (c[i].build_status != OCX_OK) {
             t->tried++;
@@ -632,12 +650,15 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
 static void confirm(tuner *t, const ocx__params *start)
 {
     if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || interrupted(t)) return;
+    /* Up to 3 rounds, as many as the entry's share still holds (at least 1). */
+    double left = t->deadline - ocx__now_s(), per = 2 * (t->eval_s > 0 ? t->eval_s : 1);
+    int rounds = left >= 3 * per ? 3 : left >= 2 * per ? 2 : 1;
     double best[3], base[3];
-    for (int r = 0; r < 3; r++) {
+    for (int r = 0; r < rounds; r++) {
         best[r] = evaluate(t, t->best);
         base[r] = evaluate(t, start->v);
     }
-    double won = ocx__median(best, 3), was = ocx__median(base, 3);
+    double won = ocx__median(best, rounds), was = ocx__median(base, rounds);
     if (was > 0 && won <= was * 1.02) {
         memcpy(t->best, start->v, sizeof t->best);
         t->best_rate = was;
@@ -723,13 +744,13 @@ static int weight_of(const tuning_def *def)
 }
 
 /* Seconds an entry takes before its first candidate has a rate (inputs, host reference, first build
- * and run), as seen on the H200: a second for the 1-D families, 3 at their large size (2^26
- * elements), 6 for a GEMM at 4096^3 (its fully unrolled kernels take seconds to compile), 12 at
- * 8192^3; at 512^3 ("medium") the build is most of it. */
+ * and run), as seen on the H200: a second for the 1-D families, 4 at their large size (2^26
+ * elements; f16 inputs took 4 s, and 3 had left that entry out), 6 for a GEMM at 4096^3 and at
+ * 512^3 ("medium": its fully unrolled kernels take seconds to compile; 12 s went by before a
+ * second candidate had a rate in a 60-s run that had set 3 aside), 12 at 8192^3. */
 static double least_cost(const tuning_def *def)
 {
-    if (!strcmp(def->size_class, "large")) return weight_of(def) > 1 ? 12.0 : 3.0;
-    if (!strcmp(def->size_class, "medium")) return 3.0;
+    if (!strcmp(def->size_class, "large")) return weight_of(def) > 1 ? 12.0 : 4.0;
     return weight_of(def) > 1 ? 6.0 : 1.0;
 }
 
@@ -821,8 +842,9 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     /* Each entry's share: its least cost, plus the time beyond the least costs of every entry still
      * to do shared out by weight, so that the early, cheap entries cannot spend the time a late,
      * costly one needs to start. */
-    int remaining = 0;
-    double remaining_least = 0;
+    int remaining = 0, nfam = 0;
+    double remaining_least = 0, fam_build[8];
+    const ocx__family *fams[8];
     for (int i = 0; i < ntodo; i++)
         if (!has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), todo[i].def->size_class)) {
             remaining += weight_of(todo[i].def);
@@ -855,6 +877,11 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         t->size_class = cls;
         t->best_rate = -1;
         t->t0 = t0;
+        /* The family's build cost so far, until this entry has compiled something of its own. */
+        int fi = 0;
+        while (fi < nfam && fams[fi] != t->def->fam) fi++;
+        if (fi == nfam && nfam < (int)(sizeof fams / sizeof *fams)) fams[nfam] = t->def->fam, fam_build[nfam++] = 0;
+        if (fi < nfam) t->build_s = fam_build[fi];
         double spare = end - ocx__now_s() - least - remaining_least;
         double share = least + (spare > 0 ? spare * weight / (remaining > 0 ? remaining : 1) : 0);
         t->deadline = ocx__now_s() + share;
@@ -865,7 +892,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
          * would take the tensor cores. */
         ocx__gemm_nv_suspend(t->def->fam == &ocx__family_gemm);
         ocx__params start, current;
-        st = ocx__params_default(ctx, t->def->fam, t->dtype, &start);
+        st = ocx__params_class_default(ctx, t->def->fam, t->dtype, cls, &start);
         if (st == OCX_OK) st = ocx__params_lookup(ctx, t->def->fam, t->dtype, cls, &current);
         if (st == OCX_OK) st = t->def->setup(ctx, t->dtype, cls, opt->quick, &t->tc);
         if (st == OCX_OK) {
@@ -886,6 +913,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             st = OCX_OK;
         }
         ocx__gemm_nv_suspend(0);
+        if (fi < nfam && t->build_s > 0) fam_build[fi] = t->build_s;
         case_free(t->tc);
         free(t);
         remaining -= weight;
