@@ -42,7 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PEAKS_FORMAT 4
+#define PEAKS_FORMAT 5 /* 5: the CPU FMA figure is the better of mad() and fma() */
 
 static atomic_ulong measurements;
 
@@ -370,8 +370,9 @@ static ocx_status time_scaled(ocx_context *ctx, const plan *pl, const ocx__launc
     return time_kernel(ctx, d, pl->reps, ns);
 }
 
-/* FMA throughput of one dtype: best over vector widths. The loop count comes as an argument and is
- * scaled from a probe so that one launch lasts about pl->fma_target_ns. */
+/* FMA throughput of one dtype: best over vector widths and, on CPUs, over mad() and fma() (see
+ * fma_peak; on GPUs both are the FMA instruction). The loop count comes as an argument and is scaled
+ * from a probe so that one launch lasts about pl->fma_target_ns. */
 static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, double *gflops)
 {
     static const unsigned widths[] = {1, 2, 4, 8, 16};
@@ -383,11 +384,13 @@ static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, 
     OCX__FORWARD(make_mem(ctx, CL_MEM_WRITE_ONLY, global * es, &out));
     ocx_status st = OCX_OK;
     *gflops = 0;
-    for (size_t i = 0; st == OCX_OK && i < sizeof widths / sizeof widths[0]; i++) {
-        unsigned vw = widths[i];
+    const int ops = ctx->info.type == OCX_DEVICE_CPU ? 2 : 1;
+    for (size_t i = 0; st == OCX_OK && i < ops * sizeof widths / sizeof widths[0]; i++) {
+        unsigned vw = widths[i % (sizeof widths / sizeof widths[0])];
         if (pl->quick && vw != 4) continue;
         char opt[96];
-        snprintf(opt, sizeof opt, "-DDTYPE=%d -DVW=%u", dtype_code, vw);
+        snprintf(opt, sizeof opt, "-DDTYPE=%d -DVW=%u -DFMAOP=%d", dtype_code, vw,
+                 (int)(i / (sizeof widths / sizeof widths[0])));
         cl_ushort a16 = 0x3c00; /* 1.0 in binary16 */
         cl_float a32 = 1.0f;
         cl_double a64 = 1.0;
