@@ -135,6 +135,7 @@ typedef struct ocx_device_info {
     unsigned compute_units;
     unsigned clock_mhz;
     uint64_t global_mem_bytes;
+    uint64_t global_mem_cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE (0: none reported) */
     uint64_t max_alloc_bytes;
     uint64_t local_mem_bytes;
     /* The most local memory a kernel may declare in its source (__local arrays). local_mem_bytes,

@@ -146,6 +146,8 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     clGetDeviceInfo(dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof clock, &clock, NULL);
     clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL);
     clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lmem, &lmem, NULL);
+    cl_ulong gcache = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof gcache, &gcache, NULL);
     clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxalloc, &maxalloc, NULL);
     clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
     clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
@@ -166,6 +168,7 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     info->compute_units = units;
     info->clock_mhz = clock;
     info->global_mem_bytes = gmem;
+    info->global_mem_cache_bytes = gcache;
     info->local_mem_bytes = lmem;
     info->local_mem_max_bytes = lmem;
     cl_uint cc[2] = {0, 0};
