@@ -135,7 +135,8 @@ typedef struct ocx_device_info {
     unsigned compute_units;
     unsigned clock_mhz;
     uint64_t global_mem_bytes;
-    uint64_t global_mem_cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE (0: none reported) */
+    uint64_t global_mem_cache_bytes; /* CL_DEVICE_GLOBAL_MEM_CACHE_SIZE (0: none reported; the vector
+                                        operations then never use non-temporal stores) */
     uint64_t max_alloc_bytes;
     uint64_t local_mem_bytes;
     /* The most local memory a kernel may declare in its source (__local arrays). local_mem_bytes,
@@ -335,8 +336,8 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * profile takes effect in contexts created after it is written, without rebuilding ocx.
  * Size classes: vector operations and reductions of n elements are "small" below 2^16, "medium"
  * below 2^26 and "large" from 2^26 on; GEMM products of M*N*K below 2^31 are "medium", from 2^38
- * on "large" (the others "all"), and those small enough for the direct kernel take the "small"
- * class's work-group shape.
+ * on "large" (the others "all"), and those small enough for the direct kernel (up to 160^3) take
+ * the "small" class's work-group shape.
  * A profile without an entry for a class uses its "all" entry (the source's, before the next
  * source is consulted). */
 
@@ -395,7 +396,7 @@ typedef struct ocx_tune_options {
     void *user;
     volatile int *stop;    /* set *stop to 1 (a signal handler may) to end early */
     const char *classes;   /* comma-separated size classes: "all,small,medium,large"; NULL or "": every class
-                              (quick: "all"). "large" (vector, reduce at 2^27 elements) is tuned on
+                              (quick: "all"). "large" (vector, reduce at 2^26 elements) is tuned on
                               GPUs only: on CPUs the "all" entry, measured beyond the caches, stands
                               for it. */
 } ocx_tune_options;

@@ -36,7 +36,7 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     {"DWGN", 16, 16, 1, 256, 1, 0},
     {"DWGM", 8, 4, 1, 256, 1, 0},
     /* Direct kernel when M*N*K <= DIRECT^3 (host-only; in practice the "medium" class's value, as
-     * the others start at 2^28). On a CPU only the tiniest products: the
+     * the others start at 2^31). On a CPU only the tiniest products: the
      * direct kernel's one element per work-item with run-time strides does not vectorise there
      * (PoCL, AVX2: 64^3 f32 took 100-160 us in it, 22 us in the STAGE=1 tiled kernel, and the
      * call's wall time went from 0.5-0.9x CLBlast to 1.2-2.4x in all four transposes). */
@@ -313,7 +313,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
 
     /* Size classes by M*N*K (ocx_internal.h): "medium", "all" or "large", each with every parameter.
      * Products up to DIRECT^3 take the direct kernel, those up to 160^3 in the work-group shape of
-     * the "small" class (DWGN/DWGM, tuned at 128^3 on GPUs and 64^3 on CPUs; on the H200 that shape
+     * the "small" class (DWGN/DWGM, tuned at 128^3 on GPUs and 16^3 on CPUs; on the H200 that shape
      * ran 256^3 at 0.58x CLBlast where the defaults ran it at 0.82x). "large" (M*N*K >= 2^38,
      * 8192^3 is 2^39): on the H200 64x128 tiles ran 8192^3 at 48.4 TFLOP/s and 4096^3 at 43.7, where
      * 128x128 ran 46.4 and 44.6. A class without an entry of its own uses "all" (profile.c), then

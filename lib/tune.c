@@ -537,10 +537,14 @@ static void run_batch(tuner *t, cand *c, int n)
         }
         if (fit < n) n = (int)fit;
     }
-    /* Until the entry has compiled something itself, one candidate a batch: the family's mean can
+    /* Until the entry has compiled something itself, one candidate at a time: the family's mean can
      * be far below what its kernels at this size cost (the H200's large GEMM entry built 5 at once
      * and ran 7 s past its share). */
-    if (!t->compiled && n > 1) n = 1;
+    if (!t->compiled && n > 1) {
+        run_batch(t, c, 1);
+        run_batch(t, c + 1, n - 1);
+        return;
+    }
     double b0 = ocx__now_s();
     ocx_context_stats s0 = {0}, s1 = {0};
     ocx_context_get_stats(t->ctx, &s0);

@@ -38,17 +38,20 @@ const ocx__family ocx__family_vector = {
  * number of work-items that would cover the whole range (per element, or per vector when the kernel
  * takes its vectorised path). */
 static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, const char *kernel, size_t n,
-                      int vectorised, unsigned nargs, const ocx__arg *args, size_t num_wait, const ocx_event *wait,
-                      ocx_event *event)
+                      int vectorised, int write_only, unsigned nargs, const ocx__arg *args, size_t num_wait,
+                      const ocx_event *wait, ocx_event *event)
 {
     ocx__params p;
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_vector, dtype, ocx__size_class_1d(n), &p));
     /* VW counts f32/f16 elements; f64 takes half as many, the same 16 bytes as f32 (H200, 2^28
      * f64 add: 2.9 TB/s with double4, 4.2 TB/s with double2). */
     if (dtype == OCX_F64) p.v[1] = p.v[1] > 1 ? p.v[1] / 2 : 1;
-    /* Non-temporal stores (cl/vector.cl) only for results of at least half the device's global
-     * memory cache: a smaller result is better left in the cache for whatever reads it next. */
-    if ((double)n * (double)ocx_dtype_size(dtype) < 0.5 * (double)ctx->info.global_mem_cache_bytes) p.v[4] = 0;
+    /* Non-temporal stores (cl/vector.cl) only for a result that the kernel writes without reading
+     * (add/sub/mul/div into a buffer apart from their inputs, fill, copy: the other kernels never
+     * take them, so they need no second build) and that is at least half the device's global
+     * memory cache (none reported: never): a smaller one is better left for whatever reads it next. */
+    double cache = (double)ctx->info.global_mem_cache_bytes;
+    if (!write_only || cache <= 0 || (double)n * (double)ocx_dtype_size(dtype) < 0.5 * cache) p.v[4] = 0;
     /* One kernel per program (-DKERNEL, numbered as in cl/vector.cl): PoCL compiles them all. */
     static const char *const kernels[] = {"vadd",          "vsub",          "vmul",          "vdiv",
                                           "axpby",         "scal",          "fill",          "copy_from_f32",
@@ -86,7 +89,8 @@ static ocx_status binary(ocx_context *ctx, ocx_stream *stream, const char *kerne
     OCX__FORWARD(ocx__check_alias(z, 1, y, 1, n, "z", "y"));
     ocx__arg args[] = {OCX__ARG_U64(n), OCX__ARG_MEM(x), OCX__ARG_U64(x->offset), OCX__ARG_MEM(y),
                        OCX__ARG_U64(y->offset), OCX__ARG_MEM(z), OCX__ARG_U64(z->offset)};
-    return run(ctx, stream, x->dtype, kernel, n, 1, 7, args, num_wait, wait, event);
+    int apart = !ocx__overlap(z, 0, n, x, 0, n) && !ocx__overlap(z, 0, n, y, 0, n);
+    return run(ctx, stream, x->dtype, kernel, n, 1, apart, 7, args, num_wait, wait, event);
 }
 
 ocx_status ocx_add(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, const ocx_buffer *y,
@@ -135,7 +139,7 @@ ocx_status ocx_axpby(ocx_context *ctx, ocx_stream *stream, size_t n, double alph
                        OCX__ARG_U64(incx),     scalar_arg(x->dtype, &beta, &b32),
                        OCX__ARG_MEM(y),        OCX__ARG_U64(y->offset),
                        OCX__ARG_U64(incy)};
-    return run(ctx, stream, x->dtype, "axpby", n, incx == 1 && incy == 1, 9, args, num_wait, wait, event);
+    return run(ctx, stream, x->dtype, "axpby", n, incx == 1 && incy == 1, 0, 9, args, num_wait, wait, event);
 }
 
 ocx_status ocx_axpy(ocx_context *ctx, ocx_stream *stream, size_t n, double alpha, const ocx_buffer *x, size_t incx,
@@ -155,7 +159,7 @@ static ocx_status unary(ocx_context *ctx, ocx_stream *stream, const char *kernel
     float s32;
     ocx__arg args[] = {OCX__ARG_U64(n), scalar_arg(x->dtype, &scalar, &s32), OCX__ARG_MEM(x),
                        OCX__ARG_U64(x->offset), OCX__ARG_U64(incx)};
-    return run(ctx, stream, x->dtype, kernel, n, incx == 1, 5, args, num_wait, wait, event);
+    return run(ctx, stream, x->dtype, kernel, n, incx == 1, !strcmp(kernel, "fill"), 5, args, num_wait, wait, event);
 }
 
 ocx_status ocx_scale(ocx_context *ctx, ocx_stream *stream, size_t n, double alpha, ocx_buffer *x, size_t incx,
@@ -184,10 +188,10 @@ ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_bu
     if (x->dtype == y->dtype && incx == 1 && incy == 1) {
         ocx__arg args[] = {OCX__ARG_U64(n), OCX__ARG_MEM(x), OCX__ARG_U64(x->offset), OCX__ARG_MEM(y),
                            OCX__ARG_U64(y->offset)};
-        return run(ctx, stream, y->dtype, "copy_same", n, 1, 5, args, num_wait, wait, event);
+        return run(ctx, stream, y->dtype, "copy_same", n, 1, 1, 5, args, num_wait, wait, event);
     }
     static const char *from[OCX_DTYPE_COUNT] = {"copy_from_f32", "copy_from_f16", "copy_from_f64"};
     ocx__arg args[] = {OCX__ARG_U64(n),        OCX__ARG_MEM(x), OCX__ARG_U64(x->offset), OCX__ARG_U64(incx),
                        OCX__ARG_MEM(y),        OCX__ARG_U64(y->offset), OCX__ARG_U64(incy)};
-    return run(ctx, stream, y->dtype, from[x->dtype], n, 0, 7, args, num_wait, wait, event);
+    return run(ctx, stream, y->dtype, from[x->dtype], n, 0, 0, 7, args, num_wait, wait, event);
 }
