@@ -70,13 +70,15 @@ const char *ocx__params_check(const ocx__family *fam, const int *v, const ocx_de
 /* Shrinks parameters, the one furthest above its minimum first, until the family accepts them on
  * this device. Every family's minimum values must be legal on any device (work-groups of 1, a few
  * bytes of local memory), so this always ends. */
+static int above_min(const ocx__param_def *p, int v) { return v / (p->min > 0 ? p->min : 1); } /* NT's min is 0 */
+
 static void fit(int *v, const ocx__family *fam, const ocx_device_info *dev, ocx_dtype dtype)
 {
     for (int guard = 0; guard < 256 && ocx__params_check(fam, v, dev, dtype); guard++) {
         int best = -1;
         for (unsigned i = 0; i < fam->nparams; i++)
             if (!fam->params[i].host && v[i] > fam->params[i].min &&
-                (best < 0 || v[i] / fam->params[i].min > v[best] / fam->params[best].min))
+                (best < 0 || above_min(&fam->params[i], v[i]) > above_min(&fam->params[best], v[best])))
                 best = (int)i;
         if (best < 0) break;
         v[best] = fam->params[best].pow2 ? v[best] / 2 : v[best] - 1;
