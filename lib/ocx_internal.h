@@ -169,11 +169,13 @@ void ocx__programs_release(ocx_context *ctx);
 typedef struct ocx__param_def {
     const char *name;    /* the -D define */
     int def_gpu, def_cpu;/* built-in defaults per device type */
-    int min, max;        /* range (inclusive), min ≥ 1: the minimum of every kernel parameter must be
-                            legal on any device */
+    int min, max;        /* range (inclusive); the minimum of every kernel parameter must be legal
+                            on any device (≥ 1 except for on/off switches) */
     int pow2;            /* 1: only powers of two */
     int host;            /* 1: used by the host only (a size threshold): no -D define, never shrunk
                             to fit device limits */
+    int added;           /* 1: added after profiles were written; an entry without it takes the
+                            built-in value (older entries stay valid) */
 } ocx__param_def;
 typedef struct ocx__family {
     const char *name;   /* "vector", "reduce", "gemm" */

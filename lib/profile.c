@@ -13,7 +13,8 @@
  * profiles (else ~/.local/share/ocx/profiles), the installed $(datadir)/ocx/profiles, built-in
  * defaults. A file that is malformed, of another schema or another device is skipped whole; an entry
  * with unknown keys, wrong types, values out of range or parameters this device cannot run falls back
- * to the next source. Each problem is warned about once per context. Nothing read from a file
+ * to the next source (a parameter marked `added` may be absent and keeps its built-in value). Each
+ * problem is warned about once per context. Nothing read from a file
  * reaches a kernel without passing ocx__params_check(), so no profile can make a build or launch fail.
  */
 #include "config.h"
@@ -264,10 +265,17 @@ static int entry_from(ocx_context *ctx, struct ocx__profiles *pr, const profile_
                 why = "unknown key";
         }
         if (!why && !json_is_object(params)) why = "'params' is not an object";
-        if (!why && json_object_size(params) != fam->nparams) why = "wrong number of parameters";
+        /* Parameters added after profiles were written may be absent: they keep v's value (the
+         * built-in one). Every other one must be there, and nothing else. */
+        size_t absent = 0;
+        for (unsigned p = 0; !why && p < fam->nparams; p++)
+            absent += fam->params[p].added && !json_object_get(params, fam->params[p].name);
+        if (!why && json_object_size(params) + absent != fam->nparams) why = "wrong number of parameters";
         for (unsigned p = 0; !why && p < fam->nparams; p++) {
             json_t *pv = json_object_get(params, fam->params[p].name);
-            if (!pv)
+            if (!pv && fam->params[p].added)
+                continue;
+            else if (!pv)
                 why = "a parameter is missing or unknown";
             else if (!json_is_integer(pv))
                 why = "a parameter is not an integer";
@@ -341,9 +349,15 @@ ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtyp
         struct ocx__profiles *pr = profiles(ctx);
         /* Source by source: the entry of the size class itself, else the source's "all" entry. */
         for (int s = 0; pr && s < pr->count; s++) {
-            int v[OCX__MAX_PARAMS] = {0};
-            if (entry_from(ctx, pr, &pr->src[s], fam, dtype, size_class, v) ||
-                (strcmp(size_class, "all") != 0 && entry_from(ctx, pr, &pr->src[s], fam, dtype, "all", v))) {
+            /* Each entry starts from the built-in values (for the parameters it may lack). */
+            int v[OCX__MAX_PARAMS];
+            memcpy(v, out->v, sizeof v);
+            int found = entry_from(ctx, pr, &pr->src[s], fam, dtype, size_class, v);
+            if (!found && strcmp(size_class, "all") != 0) {
+                memcpy(v, out->v, sizeof v);
+                found = entry_from(ctx, pr, &pr->src[s], fam, dtype, "all", v);
+            }
+            if (found) {
                 memcpy(out->v, v, sizeof v);
                 out->origin = pr->src[s].path;
                 break;

@@ -674,13 +674,18 @@ static void confirm(tuner *t, const ocx__params *start)
 
 /* ---- the profile file ------------------------------------------------------------------------ */
 
-static json_t *profile_new(const ocx_context *ctx)
+static void date_now(char *date, size_t cap)
 {
-    char date[64];
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    strftime(date, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static json_t *profile_new(const ocx_context *ctx)
+{
+    char date[64];
+    date_now(date, sizeof date);
     const ocx_device_info *d = &ctx->info;
     return json_pack("{s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i, s:i, s:s}, s:[]}", "schema", 1,
                      "ocx_version", OCX_VERSION_STRING, "date", date, "tool", "ocx-tune " OCX_VERSION_STRING,
@@ -714,9 +719,12 @@ static void add_entry(json_t *root, const tuner *t)
 }
 
 /* Writes atomically (temporary file + rename). */
+/* Writes the profile, dated now (a resumed file too). */
 static ocx_status profile_write(json_t *root, const char *path)
 {
-    char tmp[4200];
+    char tmp[4200], date[64];
+    date_now(date, sizeof date);
+    json_object_set_new(root, "date", json_string(date));
     snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
     if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 || rename(tmp, path) != 0) {
         unlink(tmp);

@@ -20,7 +20,7 @@ static const ocx__param_def vector_params[] = {
     {"VW", 4, 16, 1, 16, 1}, /* for f32/f16; f64 takes VW/2 */
     {"GROUPS_PER_CU", 64, 8, 1, 4096, 1}, /* GRID=2 only */
     {"GRID", 2, 1, 1, 2, 0}, /* 1: one vector per work-item; 2: grid-stride loop */
-    {"NT", 0, 1, 0, 1, 0},   /* 1: non-temporal stores of write-only results beyond the cache (run()) */
+    {"NT", 0, 1, 0, 1, 0, 0, 1}, /* 1: non-temporal stores of write-only results beyond the cache (run()) */
 };
 
 static const char *vector_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)

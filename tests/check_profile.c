@@ -392,6 +392,28 @@ START_TEST(test_missing_parameter)
 }
 END_TEST
 
+/* A parameter added after profiles were written (vector's NT) may be absent: the entry stays in
+ * use and that parameter takes its built-in value. */
+START_TEST(test_added_parameter_absent)
+{
+    json_t *j = profile_with(16, 1, 0);
+    json_t *builtin = builtin_params("vector");
+    json_int_t nt = json_integer_value(json_object_get(builtin, "NT"));
+    json_decref(builtin);
+    json_object_del(first_params(j), "NT");
+    write_json(dir_env, j);
+    expect_source(dir_env, 16);
+    ocx_context *ctx = NULL;
+    ocx_params_info info;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ck_ok(ocx_context_params(ctx, "vector", OCX_F32, NULL, &info));
+    char want[16];
+    snprintf(want, sizeof want, "NT=%d", (int)nt);
+    ck_assert_msg(strstr(info.params, want), "params %s, expected %s", info.params, want);
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(test_wrong_type)
 {
     json_t *j = profile_with(16, 1, 0);
@@ -574,6 +596,7 @@ int main(void)
     tcase_add_test(bad, test_unknown_entry_key);
     tcase_add_test(bad, test_unknown_parameter);
     tcase_add_test(bad, test_missing_parameter);
+    tcase_add_test(bad, test_added_parameter_absent);
     tcase_add_test(bad, test_wrong_type);
     tcase_add_test(bad, test_out_of_range);
     tcase_add_test(bad, test_not_power_of_two);
