@@ -16,6 +16,18 @@
 #define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
 #endif
 
+int ocx__nv_compute_capability(cl_device_id dev, const char *vendor, unsigned cc[2])
+{
+    cl_uint major = 0, minor = 0;
+    if (!ocx__contains_nocase(vendor, "nvidia") || !ocx__device_has_extension(dev, "cl_nv_device_attribute_query") ||
+        clGetDeviceInfo(dev, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major, NULL) != CL_SUCCESS ||
+        clGetDeviceInfo(dev, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof minor, &minor, NULL) != CL_SUCCESS)
+        return 0;
+    cc[0] = major;
+    cc[1] = minor;
+    return 1;
+}
+
 #define OCX__MAX_PLATFORMS 32
 #define OCX__MAX_DEVICES 64
 
@@ -171,11 +183,8 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     info->global_mem_cache_bytes = gcache;
     info->local_mem_bytes = lmem;
     info->local_mem_max_bytes = lmem;
-    cl_uint cc[2] = {0, 0};
-    if (ocx__contains_nocase(info->vendor, "nvidia") && ocx__device_has_extension(dev, "cl_nv_device_attribute_query") &&
-        clGetDeviceInfo(dev, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof cc[0], &cc[0], NULL) == CL_SUCCESS &&
-        clGetDeviceInfo(dev, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof cc[1], &cc[1], NULL) == CL_SUCCESS &&
-        cc[0] >= 8) {
+    unsigned cc[2];
+    if (ocx__nv_compute_capability(dev, info->vendor, cc) && cc[0] >= 8) {
         /* Shared memory per thread block by compute capability (CUDA programming guide), less 1 KiB. */
         uint64_t kib = cc[0] == 9 || cc[0] == 10 ? 226 : cc[0] == 8 && (cc[1] == 0 || cc[1] == 7) ? 162 : 98;
         if (kib * 1024 > lmem) info->local_mem_max_bytes = kib * 1024;

@@ -15,14 +15,10 @@
 #include "config.h"
 #include "ocx_internal.h"
 
-#include <CL/cl_ext.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
-#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
-#endif
 
 /* Parameters of cl/gemm_nv_mma.cl (see its header). Defaults: 128x256 work-group tiles, 32-deep
  * slices, 8 warps of 64x64, 4 stages (96 KiB of local memory: beyond the 48 KiB NVIDIA's driver
@@ -125,11 +121,8 @@ static int nverdicts;
 
 static int capable(const ocx_context *ctx)
 {
-    cl_uint major = 0;
-    return is_nvidia(ctx) && ocx__device_has_extension(ctx->device, "cl_nv_device_attribute_query") &&
-           clGetDeviceInfo(ctx->device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major, NULL) ==
-               CL_SUCCESS &&
-           major >= 8;
+    unsigned cc[2];
+    return ocx__nv_compute_capability(ctx->device, ctx->info.vendor, cc) && cc[0] >= 8;
 }
 
 /* Runs the kernel on a small product of integers (exact in f16 and f32) with ragged edges in every

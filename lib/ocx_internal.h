@@ -62,6 +62,9 @@ void ocx__device_string(cl_device_id dev, cl_device_info what, char *out, size_t
 void ocx__normalize_name(const char *name, char *out, size_t cap);
 /* 1 when the device lists `ext` (a whole word) among its extensions. */
 int ocx__device_has_extension(cl_device_id dev, const char *ext);
+/* 1 and the compute capability (major, minor) of an NVIDIA device that reports it
+ * (cl_nv_device_attribute_query), else 0. */
+int ocx__nv_compute_capability(cl_device_id dev, const char *vendor, unsigned cc[2]);
 /* 1 when `needle` occurs in `hay`, ignoring ASCII case. */
 int ocx__contains_nocase(const char *hay, const char *needle);
 

@@ -854,9 +854,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     /* Each entry's share: its least cost, plus the time beyond the least costs of every entry still
      * to do shared out by weight, so that the early, cheap entries cannot spend the time a late,
      * costly one needs to start. */
-    int remaining = 0, nfam = 0;
-    double remaining_least = 0, fam_build[8];
-    const ocx__family *fams[8];
+    int remaining = 0;
+    double remaining_least = 0, fam_build[8] = {0}; /* per ocx__families[] index */
     for (int i = 0; i < ntodo; i++)
         if (!has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), todo[i].def->size_class)) {
             remaining += weight_of(todo[i].def);
@@ -891,9 +890,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         t->t0 = t0;
         /* The family's build cost so far, until this entry has compiled something of its own. */
         int fi = 0;
-        while (fi < nfam && fams[fi] != t->def->fam) fi++;
-        if (fi == nfam && nfam < (int)(sizeof fams / sizeof *fams)) fams[nfam] = t->def->fam, fam_build[nfam++] = 0;
-        if (fi < nfam) t->build_s = fam_build[fi];
+        while (ocx__families[fi] && ocx__families[fi] != t->def->fam) fi++;
+        t->build_s = fam_build[fi];
         double spare = end - ocx__now_s() - least - remaining_least;
         double share = least + (spare > 0 ? spare * weight / (remaining > 0 ? remaining : 1) : 0);
         t->deadline = ocx__now_s() + share;
@@ -925,7 +923,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             st = OCX_OK;
         }
         ocx__gemm_nv_suspend(0);
-        if (fi < nfam && t->build_s > 0) fam_build[fi] = t->build_s;
+        if (t->build_s > 0) fam_build[fi] = t->build_s;
         case_free(t->tc);
         free(t);
         remaining -= weight;

@@ -36,30 +36,34 @@ const ocx__family ocx__family_vector = {
 
 /* The one launch path of this file: parameters → defines → geometry → ocx__launch. `items` is the
  * number of work-items that would cover the whole range (per element, or per vector when the kernel
- * takes its vectorised path). */
+ * takes its vectorised path); `apart`: the result shares no memory with an input. */
 static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, const char *kernel, size_t n,
-                      int vectorised, int write_only, unsigned nargs, const ocx__arg *args, size_t num_wait,
+                      int vectorised, int apart, unsigned nargs, const ocx__arg *args, size_t num_wait,
                       const ocx_event *wait, ocx_event *event)
 {
+    /* One kernel per program (-DKERNEL, numbered as in cl/vector.cl): PoCL compiles them all. Those
+     * whose result is only written (VPATH_W there) can take non-temporal stores. */
+    static const struct { const char *name; int write_only; } kernels[] = {
+        {"vadd", 1},          {"vsub", 1},          {"vmul", 1},          {"vdiv", 1},
+        {"axpby", 0},         {"scal", 0},          {"fill", 1},          {"copy_from_f32", 0},
+        {"copy_from_f16", 0}, {"copy_from_f64", 0}, {"copy_same", 1}};
+    int id = 0;
+    for (int i = 0; i < (int)(sizeof kernels / sizeof *kernels); i++)
+        if (!strcmp(kernels[i].name, kernel)) id = i + 1;
+    OCX__FAIL_IF(!id, OCX_ERR_INTERNAL, "vector: no kernel %s", kernel);
     ocx__params p;
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_vector, dtype, ocx__size_class_1d(n), &p));
     /* VW counts f32/f16 elements; f64 takes half as many, the same 16 bytes as f32 (H200, 2^28
      * f64 add: 2.9 TB/s with double4, 4.2 TB/s with double2). */
     if (dtype == OCX_F64) p.v[1] = p.v[1] > 1 ? p.v[1] / 2 : 1;
-    /* Non-temporal stores (cl/vector.cl) only for a result that the kernel writes without reading
-     * (add/sub/mul/div into a buffer apart from their inputs, fill, copy: the other kernels never
-     * take them, so they need no second build) and that is at least half the device's global
-     * memory cache (none reported: never): a smaller one is better left for whatever reads it next. */
+    /* Non-temporal stores only for a kernel that writes its result without reading it, into memory
+     * apart from its inputs (`apart`: an in-place add reads its destination), where the result is at
+     * least half the device's global memory cache (none reported: never); a smaller one is better
+     * left for whatever reads it next. The other kernels never take them: no second build. */
     double cache = (double)ctx->info.global_mem_cache_bytes;
-    if (!write_only || cache <= 0 || (double)n * (double)ocx_dtype_size(dtype) < 0.5 * cache) p.v[4] = 0;
-    /* One kernel per program (-DKERNEL, numbered as in cl/vector.cl): PoCL compiles them all. */
-    static const char *const kernels[] = {"vadd",          "vsub",          "vmul",          "vdiv",
-                                          "axpby",         "scal",          "fill",          "copy_from_f32",
-                                          "copy_from_f16", "copy_from_f64", "copy_same"};
-    int id = 0;
-    for (int i = 0; i < (int)(sizeof kernels / sizeof *kernels); i++)
-        if (!strcmp(kernels[i], kernel)) id = i + 1;
-    OCX__FAIL_IF(!id, OCX_ERR_INTERNAL, "vector: no kernel %s", kernel);
+    if (!kernels[id - 1].write_only || !apart || cache <= 0 ||
+        (double)n * (double)ocx_dtype_size(dtype) < 0.5 * cache)
+        p.v[4] = 0;
     char options[512];
     ocx__dtype_defines(ctx, dtype, options, sizeof options);
     size_t ol = strlen(options);
@@ -139,7 +143,7 @@ ocx_status ocx_axpby(ocx_context *ctx, ocx_stream *stream, size_t n, double alph
                        OCX__ARG_U64(incx),     scalar_arg(x->dtype, &beta, &b32),
                        OCX__ARG_MEM(y),        OCX__ARG_U64(y->offset),
                        OCX__ARG_U64(incy)};
-    return run(ctx, stream, x->dtype, "axpby", n, incx == 1 && incy == 1, 0, 9, args, num_wait, wait, event);
+    return run(ctx, stream, x->dtype, "axpby", n, incx == 1 && incy == 1, 1, 9, args, num_wait, wait, event);
 }
 
 ocx_status ocx_axpy(ocx_context *ctx, ocx_stream *stream, size_t n, double alpha, const ocx_buffer *x, size_t incx,
@@ -159,7 +163,7 @@ static ocx_status unary(ocx_context *ctx, ocx_stream *stream, const char *kernel
     float s32;
     ocx__arg args[] = {OCX__ARG_U64(n), scalar_arg(x->dtype, &scalar, &s32), OCX__ARG_MEM(x),
                        OCX__ARG_U64(x->offset), OCX__ARG_U64(incx)};
-    return run(ctx, stream, x->dtype, kernel, n, incx == 1, !strcmp(kernel, "fill"), 5, args, num_wait, wait, event);
+    return run(ctx, stream, x->dtype, kernel, n, incx == 1, 1, 5, args, num_wait, wait, event);
 }
 
 ocx_status ocx_scale(ocx_context *ctx, ocx_stream *stream, size_t n, double alpha, ocx_buffer *x, size_t incx,
@@ -193,5 +197,5 @@ ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_bu
     static const char *from[OCX_DTYPE_COUNT] = {"copy_from_f32", "copy_from_f16", "copy_from_f64"};
     ocx__arg args[] = {OCX__ARG_U64(n),        OCX__ARG_MEM(x), OCX__ARG_U64(x->offset), OCX__ARG_U64(incx),
                        OCX__ARG_MEM(y),        OCX__ARG_U64(y->offset), OCX__ARG_U64(incy)};
-    return run(ctx, stream, y->dtype, from[x->dtype], n, 0, 0, 7, args, num_wait, wait, event);
+    return run(ctx, stream, y->dtype, from[x->dtype], n, 0, 1, 7, args, num_wait, wait, event);
 }
