@@ -48,6 +48,11 @@ static ocx_context *context_alloc(void)
         free(ctx);
         return NULL;
     }
+    if (ocx__stream_init(&ctx->stream) != 0) {
+        pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        return NULL;
+    }
     return ctx;
 }
 
@@ -110,7 +115,7 @@ ocx_status ocx_context_create_from_cl(cl_context context, cl_device_id device, c
     ctx->device = device;
     err = clRetainContext(context);
     if (err != CL_SUCCESS) {
-        free(ctx);
+        ocx_context_destroy(ctx);
         return ocx__cl_error(err, "clRetainContext");
     }
     ctx->context = context;
@@ -146,7 +151,7 @@ void ocx_context_destroy(ocx_context *ctx)
         }
         clReleaseMemObject(ctx->staging);
     }
-    if (ctx->stream.queue) clReleaseCommandQueue(ctx->stream.queue);
+    ocx__stream_fini(&ctx->stream);
     if (ctx->context) clReleaseContext(ctx->context);
     free(ctx->device_key);
     pthread_mutex_destroy(&ctx->lock);

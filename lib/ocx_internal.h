@@ -102,6 +102,9 @@ struct ocx_stream_s {
     ocx_context *ctx;
     cl_command_queue queue;
     int is_default;
+    pthread_mutex_t lock; /* guards scratch, from ocx__stream_scratch until the user's last enqueue */
+    cl_mem scratch;       /* for intermediate results between launches (reductions) */
+    size_t scratch_bytes;
 };
 
 struct ocx_context_s {
@@ -122,6 +125,15 @@ struct ocx_context_s {
 
 /* Resolves NULL to the default stream and checks that the stream belongs to ctx. */
 ocx_status ocx__stream_resolve(ocx_context *ctx, ocx_stream *stream, cl_command_queue *queue);
+/* The stream's scratch buffer, at least `bytes` long, with stream->lock taken (NULL stream: the
+ * default one, returned in *out_stream). The caller enqueues everything that uses the buffer, then
+ * unlocks: commands on one in-order stream run in order, so the next user finds the buffer free. */
+ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t bytes, ocx_stream **out_stream,
+                               cl_mem *scratch);
+/* The lock and scratch of a stream (created ones and the context's default): init returns 0 on
+ * success; fini releases the scratch buffer and the queue. */
+int ocx__stream_init(ocx_stream *s);
+void ocx__stream_fini(ocx_stream *s);
 
 /* ---- buffer.c ----------------------------------------------------------------------------------- */
 struct ocx_buffer_s {

@@ -1,7 +1,6 @@
 /* reduce.c — reductions (host side) and the "reduce" kernel family (cl/reduce.cl).
- * Every reduction is two launches on one stream: part_<op> (G work-groups → G partials in a scratch
- * buffer), then final_<op> (one work-group → the result). The scratch buffer is released right after
- * enqueueing; OpenCL keeps it alive until the kernels that use it have completed. */
+ * Every reduction is two launches on one stream: part_<op> (G work-groups → G partials in the
+ * stream's scratch buffer), then final_<op> (one work-group → the result). */
 #include "config.h"
 #include "ocx_internal.h"
 
@@ -9,8 +8,11 @@
 #include <string.h>
 
 /* Parameters of cl/reduce.cl. GPUs: many groups of 256 items, 16-byte loads interleaved between
- * work-items (coalesced); H200, 2^28 f32 sum: 4.04 TB/s with 8 groups per CU, 4.16-4.17 with 32. PoCL runs one work-group per thread: few items per group, each folding a
- * contiguous chunk into 16 lanes (one AVX-512 register of f32). */
+ * work-items (coalesced); H200, 2^28 f32 sum (host clock over 10 back-to-back calls): 4.38 TB/s
+ * with 32 groups per CU, as with 16 and 64; 8-wide lanes 3.99, 16-wide 1.99. (With a scratch
+ * buffer created and released per call instead of the stream's, the same kernels ran 4.02.) PoCL
+ * runs one work-group per thread: few items per group, each folding a contiguous chunk into 16
+ * lanes (one AVX-512 register of f32). */
 static const ocx__param_def reduce_params[] = {
     /* name         gpu  cpu  min  max   pow2 */
     {"WG", 256, 16, 1, 1024, 1},
@@ -61,12 +63,13 @@ static ocx_status check_args(ocx_context *ctx, ocx_reduce_op op, size_t n, const
     return OCX_OK;
 }
 
-/* Both launches. The final pass writes its result to out[oo] (and, for argmin/argmax, the value to
- * the scratch buffer at byte 16*G + 8). *scratch_out (when non-NULL) receives the scratch buffer and
- * *groups G, for the caller to read back; else the buffer is released here. */
+/* Both launches, into the stream's scratch buffer (held: the caller unlocks *held after enqueueing
+ * what reads the buffer). The final pass writes its result to out[oo] (and, for argmin/argmax, the
+ * value to the scratch buffer at byte 16*G + 8); with out NULL, the result goes to the scratch
+ * buffer at byte 16*G (*groups: G). */
 static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, size_t n, const ocx_buffer *x,
                       size_t incx, const ocx_buffer *y, size_t incy, const cl_mem *out, size_t oo, size_t num_wait,
-                      const ocx_event *wait, ocx_event *event, cl_mem *scratch_out, size_t *groups)
+                      const ocx_event *wait, ocx_event *event, ocx_stream **held, cl_mem *scratch_out, size_t *groups)
 {
     ocx_dtype dt = x->dtype;
     ocx__params p;
@@ -86,9 +89,8 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     if (g > 65536) g = 65536;
 
     /* scratch: values (8 bytes each) at 0, second values at 8G, host result at 16G (+8: its value) */
-    cl_int err;
-    cl_mem scratch = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, 16 * g + 16, NULL, &err);
-    if (err != CL_SUCCESS) return ocx__cl_error(err, "reduce: clCreateBuffer (scratch)");
+    cl_mem scratch;
+    OCX__FORWARD(ocx__stream_scratch(ctx, stream, 16 * g + 16, held, &scratch));
     size_t asz = dt == OCX_F64 ? 8 : 4, wsz = is_arg(op) ? 4 : asz;
     if (!out) {
         out = &scratch;
@@ -123,12 +125,9 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
         ocx__launch_desc d2 = {"reduce", options, kname, 1, {wg}, {wg}, 8, a2};
         st = ocx__launch(ctx, stream, &d2, 0, NULL, event);
     }
-    if (st == OCX_OK && scratch_out) {
-        *scratch_out = scratch;
-        *groups = g;
-    } else {
-        clReleaseMemObject(scratch);
-    }
+    if (st != OCX_OK) pthread_mutex_unlock(&(*held)->lock);
+    *scratch_out = scratch;
+    *groups = g;
     return st;
 }
 
@@ -144,8 +143,13 @@ ocx_status ocx_reduce(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
                  "%s: result overlaps x", op_names[op]);
     OCX__FAIL_IF(op == OCX_REDUCE_DOT && ocx__overlap(result, 0, 1, y, 0, n ? (n - 1) * incy + 1 : 0),
                  OCX_ERR_INVALID_ARGUMENT, "dot: result overlaps y");
-    return run(ctx, stream, op, n, x, incx, y, incy, &result->mem, result->offset, num_wait, wait, event, NULL,
-               NULL);
+    ocx_stream *held;
+    cl_mem scratch;
+    size_t g;
+    OCX__FORWARD(run(ctx, stream, op, n, x, incx, y, incy, &result->mem, result->offset, num_wait, wait, event,
+                     &held, &scratch, &g));
+    pthread_mutex_unlock(&held->lock);
+    return OCX_OK;
 }
 
 ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, size_t n, const ocx_buffer *x,
@@ -157,14 +161,17 @@ ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op o
                  "%s: no place for the result (value%s is NULL)", op_names[op], is_arg(op) ? " and index" : "");
     cl_command_queue q;
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
-    cl_mem scratch = NULL;
-    size_t g = 0;
-    ocx_event ev = NULL;
-    OCX__FORWARD(run(ctx, stream, op, n, x, incx, y, incy, NULL, 0, num_wait, wait, &ev, &scratch, &g));
+    ocx_stream *held;
+    cl_mem scratch;
+    size_t g;
+    OCX__FORWARD(run(ctx, stream, op, n, x, incx, y, incy, NULL, 0, num_wait, wait, NULL, &held, &scratch, &g));
+    /* Enqueued (not waited for) under the lock: the next user of the scratch buffer runs after it. */
     unsigned char r[16];
-    cl_int err = clEnqueueReadBuffer(q, scratch, CL_TRUE, 16 * g, 16, r, 1, &ev, NULL);
-    clReleaseEvent(ev);
-    clReleaseMemObject(scratch);
+    cl_event done = NULL;
+    cl_int err = clEnqueueReadBuffer(q, scratch, CL_FALSE, 16 * g, 16, r, 0, NULL, &done);
+    pthread_mutex_unlock(&held->lock);
+    if (err == CL_SUCCESS) err = clWaitForEvents(1, &done);
+    if (done) clReleaseEvent(done);
     if (err != CL_SUCCESS) return ocx__cl_error(err, "reduce: reading the result");
     /* the result at 16G: a u32 index (arg) or the value; for arg, the value at 16G + 8 */
     double v;

@@ -13,6 +13,44 @@ ocx_status ocx__stream_resolve(ocx_context *ctx, ocx_stream *stream, cl_command_
     return OCX_OK;
 }
 
+int ocx__stream_init(ocx_stream *s) { return pthread_mutex_init(&s->lock, NULL); }
+
+void ocx__stream_fini(ocx_stream *s)
+{
+    if (s->scratch) clReleaseMemObject(s->scratch);
+    if (s->queue) clReleaseCommandQueue(s->queue);
+    s->scratch = NULL;
+    s->queue = NULL;
+    pthread_mutex_destroy(&s->lock);
+}
+
+/* One buffer per stream, kept between calls: allocating and releasing one per reduction cost the
+ * H200 microseconds a call, and made each wait for the last. */
+ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t bytes, ocx_stream **out_stream,
+                               cl_mem *scratch)
+{
+    cl_command_queue q;
+    OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
+    ocx_stream *s = stream ? stream : &ctx->stream;
+    pthread_mutex_lock(&s->lock);
+    if (s->scratch_bytes < bytes) {
+        /* A released buffer lives on until the commands already enqueued with it are done. */
+        if (s->scratch) clReleaseMemObject(s->scratch);
+        size_t grow = 2 * s->scratch_bytes > bytes ? 2 * s->scratch_bytes : bytes;
+        cl_int err;
+        s->scratch = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, grow, NULL, &err);
+        s->scratch_bytes = err == CL_SUCCESS ? grow : 0;
+        if (err != CL_SUCCESS) {
+            s->scratch = NULL;
+            pthread_mutex_unlock(&s->lock);
+            return ocx__cl_error(err, "clCreateBuffer (stream scratch)");
+        }
+    }
+    *out_stream = s;
+    *scratch = s->scratch;
+    return OCX_OK;
+}
+
 ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **out)
 {
     OCX__FAIL_IF(!out, OCX_ERR_INVALID_ARGUMENT, "ocx_stream_create: stream is NULL");
@@ -20,9 +58,14 @@ ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **out)
     OCX__FORWARD(ocx__check_context(ctx));
     ocx_stream *s = calloc(1, sizeof *s);
     OCX__FAIL_IF(!s, OCX_ERR_OUT_OF_MEMORY, "ocx_stream_create: out of host memory");
+    if (ocx__stream_init(s) != 0) {
+        free(s);
+        return ocx__error(OCX_ERR_OUT_OF_MEMORY, "ocx_stream_create: pthread_mutex_init failed");
+    }
     cl_int err;
     s->queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
     if (err != CL_SUCCESS) {
+        ocx__stream_fini(s);
         free(s);
         return ocx__cl_error(err, "clCreateCommandQueue");
     }
@@ -35,7 +78,7 @@ void ocx_stream_destroy(ocx_stream *s)
 {
     if (!s || s->is_default) return;
     clFinish(s->queue);
-    clReleaseCommandQueue(s->queue);
+    ocx__stream_fini(s);
     free(s);
 }
 

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <float.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,6 +445,92 @@ START_TEST(test_async_chain)
 }
 END_TEST
 
+/* A stream keeps one scratch buffer for the partials: reductions queued back to back, the second
+ * large enough to make it grow while the first is still pending, each find their own partials. */
+START_TEST(test_scratch_reuse)
+{
+    const size_t ns[] = {37, 3000017, 1001, 2000003};
+    float *hx = malloc(3000017 * sizeof *hx);
+    ck_assert_ptr_nonnull(hx);
+    uint64_t seed = 12;
+    trand_fill(&seed, OCX_F32, hx, NULL, 3000017, -1, 1);
+    ocx_buffer *x = tbuffer(OCX_F32, 3000017, hx), *r = tpoisoned(OCX_F32, 4);
+    ocx_stream *s = NULL;
+    ck_ok(ocx_stream_create(tctx, &s));
+    ocx_buffer *views[4];
+    for (int i = 0; i < 4; i++) {
+        ck_ok(ocx_buffer_view(r, (size_t)i, 1, &views[i]));
+        ck_ok(ocx_reduce(tctx, s, i % 2 ? OCX_REDUCE_SUM : OCX_REDUCE_ASUM, ns[i], x, 1, NULL, 1, views[i], 0, NULL,
+                         NULL));
+    }
+    float out[4];
+    ck_ok(ocx_stream_finish(tctx, s));
+    ck_ok(ocx_buffer_read(tctx, NULL, r, 0, 4, out, 0, NULL, NULL));
+    for (int i = 0; i < 4; i++) {
+        double ab = 0, want = reference(i % 2 ? 0 : 1, OCX_F32, ns[i], hx, 1, NULL, 1, NULL, &ab);
+        ck_assert_msg(fabs(out[i] - want) <= tolerance(i % 2 ? 0 : 1, OCX_F32, ns[i], ab), "reduction %d: %g, want %g",
+                      i, out[i], want);
+        ocx_buffer_destroy(views[i]);
+    }
+    ocx_stream_destroy(s);
+    ocx_buffer_destroy(r);
+    ocx_buffer_destroy(x);
+    free(hx);
+}
+END_TEST
+
+/* Two host threads reducing on the same (default) stream, queueing without waiting so that their
+ * launches interleave: each result is its own. (Without the stream's lock around a reduction's
+ * launches, one thread's partials overwrite the other's between its two passes.) */
+#define SHARED_RUNS 150
+typedef struct shared_job {
+    ocx_buffer *x, *r, *views[SHARED_RUNS];
+    size_t n;
+    float want;
+    int bad;
+} shared_job;
+
+static void *shared_worker(void *arg)
+{
+    shared_job *j = arg;
+    for (int i = 0; i < SHARED_RUNS; i++)
+        if (ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, j->n, j->x, 1, NULL, 1, j->views[i], 0, NULL, NULL) != OCX_OK) j->bad++;
+    double v = 0;
+    if (ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, j->n, j->x, 1, NULL, 1, &v, NULL, 0, NULL) != OCX_OK ||
+        v != j->want)
+        j->bad++;
+    return NULL;
+}
+
+START_TEST(test_shared_stream_threads)
+{
+    /* Small integers: every order of summation gives the exact result. */
+    static float h1[5003], h2[70001], out[SHARED_RUNS];
+    for (size_t i = 0; i < 5003; i++) h1[i] = (float)(i % 7 + 1);
+    for (size_t i = 0; i < 70001; i++) h2[i] = -(float)(i % 5 + 1);
+    shared_job j[2] = {{tbuffer(OCX_F32, 5003, h1), tpoisoned(OCX_F32, SHARED_RUNS), {NULL}, 5003, 0, 0},
+                       {tbuffer(OCX_F32, 70001, h2), tpoisoned(OCX_F32, SHARED_RUNS), {NULL}, 70001, 0, 0}};
+    for (size_t i = 0; i < 5003; i++) j[0].want += h1[i];
+    for (size_t i = 0; i < 70001; i++) j[1].want += h2[i];
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < SHARED_RUNS; i++) ck_ok(ocx_buffer_view(j[k].r, (size_t)i, 1, &j[k].views[i]));
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, shared_worker, &j[1]), 0);
+    shared_worker(&j[0]);
+    pthread_join(t, NULL);
+    ck_ok(ocx_stream_finish(tctx, NULL));
+    for (int k = 0; k < 2; k++) {
+        ck_ok(ocx_buffer_read(tctx, NULL, j[k].r, 0, SHARED_RUNS, out, 0, NULL, NULL));
+        for (int i = 0; i < SHARED_RUNS; i++) j[k].bad += out[i] != j[k].want;
+        for (int i = 0; i < SHARED_RUNS; i++) ocx_buffer_destroy(j[k].views[i]);
+        ocx_buffer_destroy(j[k].r);
+        ocx_buffer_destroy(j[k].x);
+    }
+    ck_assert_msg(j[0].bad == 0 && j[1].bad == 0, "wrong or failed results: %d and %d of %d", j[0].bad, j[1].bad,
+                  SHARED_RUNS + 1);
+}
+END_TEST
+
 START_TEST(test_limits)
 {
     ck_assert(tinfo.max_work_group_size <= 64 && !tinfo.has_fp16 && !tinfo.has_fp64);
@@ -474,6 +561,8 @@ int main(void)
     tcase_add_test(tc, test_empty);
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_async_chain);
+    tcase_add_test(tc, test_scratch_reuse);
+    tcase_add_test(tc, test_shared_stream_threads);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 600);

@@ -1,5 +1,7 @@
 /* bench_vector.c — streaming operations: rates against the device's measured copy bandwidth, and
- * CLBlast's matching routine in the same process where it is present. */
+ * CLBlast's matching routine in the same process where it is present.
+ * OCX_BENCH_VECTOR_SIZES="N,…" replaces the list of element counts; OCX_BENCH_VECTOR_DTYPES="f32,…"
+ * the dtypes (f32, f16, f64). */
 #include "config.h"
 
 #include <stdio.h>
@@ -140,6 +142,18 @@ static int red_clblast(bench *b, red_case *c)
 }
 #endif
 
+/* 1 when dtype dt is to be measured: listed in OCX_BENCH_VECTOR_DTYPES, or that is unset. */
+static int dtype_wanted(ocx_dtype dt)
+{
+    const char *list = getenv("OCX_BENCH_VECTOR_DTYPES");
+    if (!list || !*list) return 1;
+    const char *name = ocx_dtype_name(dt);
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
+    return 0;
+}
+
 /* Reductions of n elements of each dtype; bytes = elements read (x, and y for dot). */
 static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
 {
@@ -151,7 +165,7 @@ static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
         size_t n = sizes[si];
         for (size_t di = 0; di < 3; di++) {
             ocx_dtype dt = dtypes[di];
-            if (dt == OCX_F64 && !b->info.has_fp64) continue;
+            if ((dt == OCX_F64 && !b->info.has_fp64) || !dtype_wanted(dt)) continue;
             red_case c = {OCX_REDUCE_SUM, NULL, NULL, NULL, NULL, NULL, n};
             if (ocx_buffer_create(b->ctx, dt, n, &c.x) || ocx_buffer_create(b->ctx, dt, n, &c.y) ||
                 ocx_buffer_create(b->ctx, dt == OCX_F64 ? OCX_F64 : OCX_F32, 1, &c.r) ||
@@ -198,6 +212,17 @@ int bench_vector(bench *b)
     size_t sizes_quick[] = {(size_t)1 << 22};
     size_t *sizes = b->quick ? sizes_quick : b->info.type == OCX_DEVICE_GPU ? sizes_gpu : sizes_cpu;
     size_t nsizes = b->quick ? 1 : b->info.type == OCX_DEVICE_GPU ? 3 : 2;
+    size_t listed[16];
+    const char *env = getenv("OCX_BENCH_VECTOR_SIZES");
+    if (env && *env) {
+        nsizes = 0;
+        for (char *end; *env && nsizes < 16; env = *end == ',' ? end + 1 : end) {
+            listed[nsizes] = strtoull(env, &end, 10);
+            if (end == env || listed[nsizes] == 0) break;
+            nsizes++;
+        }
+        sizes = listed;
+    }
     ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
     const char *ops[] = {"add", "mul", "axpy", "scale", "copy", "fill"};
     int rc = 0;
@@ -206,7 +231,7 @@ int bench_vector(bench *b)
         size_t n = sizes[si];
         for (size_t di = 0; di < 3; di++) {
             ocx_dtype dt = dtypes[di];
-            if (dt == OCX_F64 && !b->info.has_fp64) continue;
+            if ((dt == OCX_F64 && !b->info.has_fp64) || !dtype_wanted(dt)) continue;
             vec_case c = {NULL, NULL, NULL, NULL, n};
             if (ocx_buffer_create(b->ctx, dt, n, &c.x) || ocx_buffer_create(b->ctx, dt, n, &c.y) ||
                 ocx_buffer_create(b->ctx, dt, n, &c.z)) {
