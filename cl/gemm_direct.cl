@@ -8,6 +8,10 @@
  * Parameters (-D, with defaults so that the file builds on its own):
  *   DTYPE, CTYPE, NATIVE_F16   as in gemm.cl
  *   DWGN, DWGM                 work-group shape (dimension 0 walks n, dimension 1 walks m)
+ *   IDX32                      1: every element index fits 32 bits (cheaper index arithmetic)
+ *   DKU                        k steps whose loads are issued together before their multiply-adds
+ * Small products are latency-bound: a work-item's k loop is a chain of global loads, so DKU steps'
+ * loads go out at once (lib/gemm.c has the H200's figures).
  */
 #ifndef DTYPE
 #define DTYPE 0
@@ -24,6 +28,17 @@
 #ifndef DWGM
 #define DWGM 8
 #endif
+#ifndef IDX32
+#define IDX32 0
+#endif
+#ifndef DKU
+#define DKU 8
+#endif
+#if IDX32
+#define IDX uint
+#else
+#define IDX ulong
+#endif
 
 #include "gemm_common.h"
 
@@ -34,22 +49,27 @@ gemm_direct(const ulong M, const ulong N, const ulong K, const SCALAR alpha, con
             global SC *restrict C, const ulong offC, const ulong ldc, const ulong strideC,
             const global ulong *restrict offs, const int flags)
 {
-    const ulong n = get_global_id(0), m = get_global_id(1), bat = get_group_id(2);
+    const IDX n = (IDX)get_global_id(0), m = (IDX)get_global_id(1), bat = (IDX)get_group_id(2);
     if (m >= M || n >= N) return;
-    BATCH_OFFSETS(ulong, bat)
-    const global SA *a = A + oa + m * sam;
-    const global SA *b = B + ob + n * sbn;
-    R acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
-    ulong k = 0;
-    for (; k + 4 <= K; k += 4) {
-        acc0 = mad((R)LDA_(a, k * sak), (R)LDA_(b, k * sbk), acc0);
-        acc1 = mad((R)LDA_(a, (k + 1) * sak), (R)LDA_(b, (k + 1) * sbk), acc1);
-        acc2 = mad((R)LDA_(a, (k + 2) * sak), (R)LDA_(b, (k + 2) * sbk), acc2);
-        acc3 = mad((R)LDA_(a, (k + 3) * sak), (R)LDA_(b, (k + 3) * sbk), acc3);
+    BATCH_OFFSETS(IDX, bat)
+    const IDX ak = (IDX)sak, bk = (IDX)sbk, kk = (IDX)K;
+    const global SA *a = A + oa + m * (IDX)sam;
+    const global SA *b = B + ob + n * (IDX)sbn;
+    R acc[4] = {0, 0, 0, 0};
+    IDX k = 0;
+    for (; k + DKU <= kk; k += DKU) {
+        R av[DKU], bv[DKU];
+#pragma unroll
+        for (int u = 0; u < DKU; u++) {
+            av[u] = (R)LDA_(a, (k + u) * ak);
+            bv[u] = (R)LDA_(b, (k + u) * bk);
+        }
+#pragma unroll
+        for (int u = 0; u < DKU; u++) acc[u % 4] = mad(av[u], bv[u], acc[u % 4]);
     }
-    for (; k < K; k++) acc0 = mad((R)LDA_(a, k * sak), (R)LDA_(b, k * sbk), acc0);
-    const R r = (R)alpha * ((acc0 + acc1) + (acc2 + acc3));
-    global SC *c = C + oc + m * ldc;
+    for (; k < kk; k++) acc[0] = mad((R)LDA_(a, k * ak), (R)LDA_(b, k * bk), acc[0]);
+    const R r = (R)alpha * ((acc[0] + acc[1]) + (acc[2] + acc[3]));
+    global SC *c = C + oc + m * (IDX)ldc;
     if (beta == (SCALAR)0)
         STC_(c, n, r);
     else

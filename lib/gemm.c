@@ -21,7 +21,7 @@
  * At 1024^3 it ran 80-117 GFLOP/s where the former STAGE=2 set (64x64 tiles, 8x8 work-items) ran
  * 12-16, and PoCL generates its machine code in ~0.25 s instead of 0.3-0.9 s (cold start). Groups
  * of 2 work-items would double that: PoCL unrolls a 2-item work-item loop. */
-enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_DWGN, P_DWGM, P_DIRECT, P_COUNT };
+enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_DWGN, P_DWGM, P_DKU, P_DIRECT, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */
     {"MWG", 128, 8, 1, 256, 1, 0},
@@ -35,6 +35,10 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     {"KUNR", 16, 1, 1, 32, 1, 0},  /* iterations of a slice's k loop unrolled (1: none); unused by STAGE=1 */
     {"DWGN", 16, 16, 1, 256, 1, 0},
     {"DWGM", 8, 4, 1, 256, 1, 0},
+    /* The direct kernel's k steps whose loads go out together. H200, kernel time of 64^3 / 128^3
+     * f32: 10.0 / 14.6 us with the former 4 steps of 64-bit indices, 8.6 / 12.3 with 8 (and
+     * 32-bit indices), 8.1 / 12.9 with 16, 7.1 / 12.4 with 32. */
+    {"DKU", 16, 8, 1, 32, 1, 0, 1},
     /* Direct kernel when M*N*K <= DIRECT^3 (host-only; in practice the "medium" class's value, as
      * the others start at 2^31). On a CPU only the tiniest products: the
      * direct kernel's one element per work-item with run-time strides does not vectorise there
@@ -313,7 +317,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
 
     /* Size classes by M*N*K (ocx_internal.h): "medium", "all" or "large", each with every parameter.
      * Products up to DIRECT^3 take the direct kernel, those up to 160^3 in the work-group shape of
-     * the "small" class (DWGN/DWGM, tuned at 128^3 on GPUs and 16^3 on CPUs; on the H200 that shape
+     * the "small" class (DWGN/DWGM/DKU, tuned at 128^3 on GPUs and 16^3 on CPUs; on the H200 that shape
      * ran 256^3 at 0.58x CLBlast where the defaults ran it at 0.82x). "large" (M*N*K >= 2^38,
      * 8192^3 is 2^39): on the H200 64x128 tiles ran 8192^3 at 48.4 TFLOP/s and 4096^3 at 43.7, where
      * 128x128 ran 46.4 and 44.6. A class without an entry of its own uses "all" (profile.c), then
@@ -329,6 +333,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "small", &small));
         p.v[P_DWGN] = small.v[P_DWGN];
         p.v[P_DWGM] = small.v[P_DWGM];
+        p.v[P_DKU] = small.v[P_DKU];
     }
     char options[512];
     ocx__dtype_defines(ctx, a->dtype, options, sizeof options);
