@@ -305,7 +305,7 @@ static int tiled_applies(ocx_context *ctx, ocx_dtype dt) { return !mma_applies(c
 /* What is tuned: each family's "all" entry (which also stands in for the classes without their
  * own), the launch-bound small sizes (GEMM's: the direct kernel), and on GPUs the large sizes. */
 static const char *const gemm_search[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", NULL};
-static const char *const gemm_small_search[] = {"DWGN", "DWGM", NULL};
+static const char *const gemm_small_search[] = {"DWGN", "DWGM", "DKU", NULL};
 /* In order of what a short budget should cover first: the "all" entries (every size without an
  * entry of its own uses them), the cheap small ones, then the large ones (seconds of set-up each). */
 static const tuning_def tunings[] = {
@@ -759,11 +759,23 @@ static int weight_of(const tuning_def *def)
  * and run), as seen on the H200: a second for the 1-D families, 4 at their large size (2^26
  * elements; f16 inputs took 4 s, and 3 had left that entry out), 6 for a GEMM at 4096^3 and at
  * 512^3 ("medium": its fully unrolled kernels take seconds to compile; 12 s went by before a
- * second candidate had a rate in a 60-s run that had set 3 aside), 12 at 8192^3. */
-static double least_cost(const tuning_def *def)
+ * second candidate had a rate in a 60-s run that had set 3 aside), 12 at 8192^3. An entry whose
+ * first candidate an earlier entry has built (prebuilt: "large" starts from the parameters "all"
+ * started from) needs no compiler: 4 s for the GEMM set-up at 8192^3 (a 60-s run with 8.7 s left
+ * had set 12 aside and left that entry out). */
+static double least_cost(const tuning_def *def, int prebuilt)
 {
-    if (!strcmp(def->size_class, "large")) return weight_of(def) > 1 ? 12.0 : 4.0;
-    return weight_of(def) > 1 ? 6.0 : 1.0;
+    int gemm = weight_of(def) > 1;
+    if (!strcmp(def->size_class, "large")) return gemm ? (prebuilt ? 4.0 : 12.0) : 4.0;
+    return gemm ? (prebuilt ? 2.0 : 6.0) : 1.0;
+}
+
+/* Whether two parameter sets build the same program (host-only parameters aside). */
+static int same_kernel(const ocx__family *fam, const ocx__params *a, const ocx__params *b)
+{
+    for (unsigned i = 0; i < fam->nparams; i++)
+        if (!fam->params[i].host && a->v[i] != b->v[i]) return 0;
+    return 1;
 }
 
 static int listed(const char *list, const char *word)
@@ -854,13 +866,25 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     /* Each entry's share: its least cost, plus the time beyond the least costs of every entry still
      * to do shared out by weight, so that the early, cheap entries cannot spend the time a late,
      * costly one needs to start. */
-    int remaining = 0;
+    int remaining = 0, built_by[3 * NTUNINGS], ran[3 * NTUNINGS] = {0};
     double remaining_least = 0, fam_build[8] = {0}; /* per ocx__families[] index */
-    for (int i = 0; i < ntodo; i++)
-        if (!has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), todo[i].def->size_class)) {
-            remaining += weight_of(todo[i].def);
-            remaining_least += least_cost(todo[i].def);
-        }
+    ocx__params starts[3 * NTUNINGS];
+    for (int i = 0; i < ntodo; i++) {
+        built_by[i] = -1;
+        starts[i].family = NULL;
+        if (has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), todo[i].def->size_class)) continue;
+        /* The earlier entry still to do that starts from the same kernel, if any (before any
+         * profile, "large" and "all" both start from the built-in defaults). */
+        const ocx__family *fam = todo[i].def->fam;
+        if (ocx__params_class_default(ctx, fam, todo[i].dt, todo[i].def->size_class, &starts[i]) != OCX_OK)
+            starts[i].family = NULL;
+        for (int j = 0; j < i && built_by[i] < 0 && starts[i].family; j++)
+            if (todo[j].def->fam == fam && todo[j].dt == todo[i].dt && starts[j].family == fam &&
+                same_kernel(fam, &starts[i], &starts[j]))
+                built_by[i] = j;
+        remaining += weight_of(todo[i].def);
+        remaining_least += least_cost(todo[i].def, built_by[i] >= 0);
+    }
     for (int i = 0; i < ntodo && st == OCX_OK && !(opt->stop && *opt->stop); i++) {
         const char *dname = ocx_dtype_name(todo[i].dt);
         const char *cls = todo[i].def->size_class;
@@ -868,8 +892,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         int weight = weight_of(todo[i].def);
         /* An entry starts only when its least cost still fits (so the run ends inside the budget,
          * not after it). */
-        double least = least_cost(todo[i].def);
-        remaining_least -= least;
+        remaining_least -= least_cost(todo[i].def, built_by[i] >= 0);
+        double least = least_cost(todo[i].def, built_by[i] >= 0 && ran[built_by[i]]);
         if (ocx__now_s() + least >= end) {
             ocx__warn("ocx_tune: %s/%s: the budget is spent; entry left out (--resume continues)",
                       todo[i].def->family, dname);
@@ -907,6 +931,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         if (st == OCX_OK) st = t->def->setup(ctx, t->dtype, cls, opt->quick, &t->tc);
         if (st == OCX_OK) {
             search(t, &start, &current, &rng);
+            ran[i] = t->tried > 0;
             confirm(t, &start);
             if (t->best_rate > 0) {
                 add_entry(root, t);
