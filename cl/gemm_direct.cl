@@ -57,7 +57,7 @@ gemm_direct(const ulong M, const ulong N, const ulong K, const SCALAR alpha, con
     const global SA *b = B + ob + n * (IDX)sbn;
     R acc[4] = {0, 0, 0, 0};
     IDX k = 0;
-    for (; k + DKU <= kk; k += DKU) {
+    for (; kk - k >= DKU; k += DKU) { /* not k + DKU <= kk: that wraps for K near 2^32 */
         R av[DKU], bv[DKU];
 #pragma unroll
         for (int u = 0; u < DKU; u++) {

@@ -6,6 +6,8 @@ static _Thread_local int build_only;
 
 void ocx__launch_build_only(int on) { build_only = on; }
 
+int ocx__launch_is_build_only(void) { return build_only; }
+
 ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_desc *d, size_t num_wait,
                        const ocx_event *wait, ocx_event *event)
 {

@@ -315,6 +315,7 @@ ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, size_t m, s
  * normally (off). The tuner compiles candidates ahead of timing with it; wait lists and events are
  * then ignored (*event stays NULL). */
 void ocx__launch_build_only(int on);
+int ocx__launch_is_build_only(void);
 
 size_t ocx__round_up(size_t x, size_t m);
 /* Monotonic wall clock in seconds; a qsort comparison of doubles; the median of n values (sorts

@@ -66,7 +66,8 @@ static ocx_status check_args(ocx_context *ctx, ocx_reduce_op op, size_t n, const
 /* Both launches, into the stream's scratch buffer (held: the caller unlocks *held after enqueueing
  * what reads the buffer). The final pass writes its result to out[oo] (and, for argmin/argmax, the
  * value to the scratch buffer at byte 16*G + 8); with out NULL, the result goes to the scratch
- * buffer at byte 16*G (*groups: G). */
+ * buffer at byte 16*G (*groups: G). In the tuner's build-only mode only the kernels are built and
+ * *held is NULL (no lock taken). */
 static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, size_t n, const ocx_buffer *x,
                       size_t incx, const ocx_buffer *y, size_t incy, const cl_mem *out, size_t oo, size_t num_wait,
                       const ocx_event *wait, ocx_event *event, ocx_stream **held, cl_mem *scratch_out, size_t *groups)
@@ -88,6 +89,17 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     size_t g = ocx__grid_groups(ctx, contiguous ? n / vw + n % vw : n, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"));
     if (g > 65536) g = 65536;
 
+    /* Both kernels are built before the stream's lock is taken, so that a first call's compilation
+     * (or the tuner's, building candidates on several threads) holds up no other thread. */
+    char kname[32];
+    cl_kernel unused;
+    snprintf(kname, sizeof kname, "part_%s", op_names[op]);
+    OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, kname, &unused));
+    snprintf(kname, sizeof kname, "final_%s", op_names[op]);
+    OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, kname, &unused));
+    *held = NULL;
+    if (ocx__launch_is_build_only()) return OCX_OK;
+
     /* scratch: values (8 bytes each) at 0, second values at 8G, host result at 16G (+8: its value) */
     cl_mem scratch;
     OCX__FORWARD(ocx__stream_scratch(ctx, stream, 16 * g + 16, held, &scratch));
@@ -98,7 +110,6 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     }
     const ocx_buffer *yy = op == OCX_REDUCE_DOT ? y : x;
     size_t yinc = op == OCX_REDUCE_DOT ? incy : 1;
-    char kname[32];
     snprintf(kname, sizeof kname, "part_%s", op_names[op]);
     ocx__arg a1[] = {OCX__ARG_U64(n),
                      OCX__ARG_MEM(x),
@@ -148,7 +159,7 @@ ocx_status ocx_reduce(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     size_t g;
     OCX__FORWARD(run(ctx, stream, op, n, x, incx, y, incy, &result->mem, result->offset, num_wait, wait, event,
                      &held, &scratch, &g));
-    pthread_mutex_unlock(&held->lock);
+    if (held) pthread_mutex_unlock(&held->lock);
     return OCX_OK;
 }
 
@@ -165,12 +176,14 @@ ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op o
     cl_mem scratch;
     size_t g;
     OCX__FORWARD(run(ctx, stream, op, n, x, incx, y, incy, NULL, 0, num_wait, wait, NULL, &held, &scratch, &g));
+    if (!held) return OCX_OK; /* build-only */
     /* Enqueued (not waited for) under the lock: the next user of the scratch buffer runs after it. */
     unsigned char r[16];
     cl_event done = NULL;
     cl_int err = clEnqueueReadBuffer(q, scratch, CL_FALSE, 16 * g, 16, r, 0, NULL, &done);
     pthread_mutex_unlock(&held->lock);
     if (err == CL_SUCCESS) err = clWaitForEvents(1, &done);
+    if (err != CL_SUCCESS) clFinish(q); /* the read must not land in r after this returns */
     if (done) clReleaseEvent(done);
     if (err != CL_SUCCESS) return ocx__cl_error(err, "reduce: reading the result");
     /* the result at 16G: a u32 index (arg) or the value; for arg, the value at 16G + 8 */

@@ -874,13 +874,14 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         starts[i].family = NULL;
         if (has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), todo[i].def->size_class)) continue;
         /* The earlier entry still to do that starts from the same kernel, if any (before any
-         * profile, "large" and "all" both start from the built-in defaults). */
+         * profile, "large" and "all" both start from the built-in defaults; "small", searching
+         * other parameters, runs another kernel). */
         const ocx__family *fam = todo[i].def->fam;
         if (ocx__params_class_default(ctx, fam, todo[i].dt, todo[i].def->size_class, &starts[i]) != OCX_OK)
             starts[i].family = NULL;
         for (int j = 0; j < i && built_by[i] < 0 && starts[i].family; j++)
-            if (todo[j].def->fam == fam && todo[j].dt == todo[i].dt && starts[j].family == fam &&
-                same_kernel(fam, &starts[i], &starts[j]))
+            if (todo[j].def->fam == fam && todo[j].def->search == todo[i].def->search && todo[j].dt == todo[i].dt &&
+                starts[j].family == fam && same_kernel(fam, &starts[i], &starts[j]))
                 built_by[i] = j;
         remaining += weight_of(todo[i].def);
         remaining_least += least_cost(todo[i].def, built_by[i] >= 0);

@@ -218,7 +218,11 @@ int bench_vector(bench *b)
         nsizes = 0;
         for (char *end; *env && nsizes < 16; env = *end == ',' ? end + 1 : end) {
             listed[nsizes] = strtoull(env, &end, 10);
-            if (end == env || listed[nsizes] == 0) break;
+            if (end == env || listed[nsizes] == 0 || *env == '-' || (*end && *end != ',')) {
+                fprintf(stderr, "ocx-bench: OCX_BENCH_VECTOR_SIZES: '%s' is not a list of positive counts\n",
+                        getenv("OCX_BENCH_VECTOR_SIZES"));
+                return 1;
+            }
             nsizes++;
         }
         sizes = listed;
