@@ -5,10 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parameters of cl/vector.cl. Defaults: GPUs want many work-groups of 256 items with 16-byte
- * accesses in a grid-stride loop; PoCL runs a work-group per thread and vectorises across
- * work-items itself, which a loop inside the kernel prevents: one vector per work-item there
- * (2^24 f32 add: 3.6 GB/s with the loop, 22-23 GB/s without, beside clpeak's 22.8). On a CPU the
+/* Parameters of cl/vector.cl. Defaults: one vector per work-item, no loop, on every device type.
+ * GPUs take groups of 256 items with 16-byte accesses; on the H200 (2^26 and 2^28 f32, one process)
+ * that ran add at 4.23-4.25 and 4.37-4.38 TB/s, scale and copy at 4.05-4.08 and 4.21-4.24, where a
+ * grid-stride loop over 64 groups per CU ran 4.16-4.17 / 4.18-4.21 and 3.87-3.96 / 3.95-4.00 (f16
+ * add preferred the loop: 3.42 against 2.96-2.98 at 2^26; the tuner decides per dtype). PoCL runs
+ * a work-group per thread and vectorises across work-items itself, which a loop inside the kernel
+ * prevents (2^24 f32 add: 3.6 GB/s with the loop, 22-23 GB/s without, beside clpeak's 22.8). On a CPU the
  * vector is 16 elements (64 bytes: two AVX2 registers, a cache line) in groups of 512: against
  * 8 elements in groups of 128, the per-work-item bounds checks are paid half as often and
  * CLBlast's axpy/copy/scal went from 0.55-0.73x to 1.0-1.2x (PoCL, 2^20 f32, 2 cores). */
@@ -19,7 +22,7 @@ static const ocx__param_def vector_params[] = {
     {"WG", 256, 512, 1, 1024, 1},
     {"VW", 4, 16, 1, 16, 1}, /* for f32/f16; f64 takes VW/2 */
     {"GROUPS_PER_CU", 64, 8, 1, 4096, 1}, /* GRID=2 only */
-    {"GRID", 2, 1, 1, 2, 0}, /* 1: one vector per work-item; 2: grid-stride loop */
+    {"GRID", 1, 1, 1, 2, 0}, /* 1: one vector per work-item; 2: grid-stride loop */
     {"NT", 0, 1, 0, 1, 0, 0, 1}, /* 1: non-temporal stores of write-only results beyond the cache (run()) */
 };
 
