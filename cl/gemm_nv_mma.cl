@@ -66,9 +66,23 @@
 #ifndef PTX
 #define PTX 1
 #endif
+/* TMA=1: slices whose rows lie inside the matrices and are 16-byte aligned go to local memory as
+ * bulk copies (cp.async.bulk, one per row, by the copy engine: no work-item moves their bytes),
+ * completing on one mbarrier per stage; the others take the 16-byte copies as before. Rows are then
+ * stored padded by 16 bytes instead of swizzled (a bulk copy writes a row as it is). Bulk copies
+ * need compute capability 9.0 (SM90=1); elsewhere, and in the emulation, TMA=1 is the padded
+ * layout alone. On the H200 they ran at half the speed of the 16-byte copies (lib/gemm_nv.c). */
+#ifndef TMA
+#define TMA 0
+#endif
+#ifndef SM90
+#define SM90 0
+#endif
+#define BULK_COPIES (TMA && PTX == 1 && SM90)
 /* Developers (through OCX_BUILD_OPTIONS; results are then wrong): DIAG=1 leaves the main loop's
  * global copies out, 2 also its ldmatrix loads, 3 also its barriers; 4 copies the first slice over
- * and over (all from L2), 5 copies A's slices only (half the traffic): where the time goes (DIAG
+ * and over (all from L2), 5 copies A's slices only (half the traffic), 6 is 4 through L1 (the
+ * .ca form: the slice stays in L1), 7 copies every slice through L1: where the time goes (DIAG
  * needs OCX_VENDOR_PATHS=unchecked, as the probe rejects its results). L2PF=1 adds the .L2::128B
  * prefetch hint to the copies; FASTCP=0 sends whole chunks through the zero-filling form too. */
 #ifndef DIAG
@@ -110,18 +124,30 @@
 #define B_ROWS (BKF ? BN : BK)
 #define A_SLICE (BM * BK)
 #define B_SLICE (BN * BK)
-#define STAGE_HALFS (A_SLICE + B_SLICE)
 
 /* The swizzle: 16-byte chunk c of row r of a W-half-wide slice is stored at chunk c ^ SWZ(W, r).
  * Rows per 128 bytes: 8/(W/8) when W < 64; the XOR spans min(W/8, 8) chunks. */
 #define CPR(W) ((W) / 8)
 #define SWZ(W, r) (CPR(W) >= 8 ? ((r) & 7) : (((r) / (8 / CPR(W))) & (CPR(W) - 1)))
+#if TMA /* padded rows: the 8 rows of an ldmatrix phase land 16 bytes apart modulo 128 */
+#define ROWB(W) ((W)*2 + 16)
+#define SOFF(W, r, c) ((r)*ROWB(W) + (c)*16)
+#else
+#define ROWB(W) ((W)*2)
 #define SOFF(W, r, c) (((r) * (W) + (((c) ^ SWZ(W, (r))) * 8)) * 2) /* byte offset */
+#endif
+#define A_BYTES (A_ROWS * ROWB(A_W))
+#define B_BYTES (B_ROWS * ROWB(B_W))
+#define STAGE_BYTES (A_BYTES + B_BYTES)
 
 #if PTX == 1
 #define EMU_DECL
 /* Whole chunks take the plain 16-byte form; only partial ones (edges) the zero-filling form. */
+#if DIAG == 6 || DIAG == 7
+#define CP_ASYNC16(dst, src) asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src))
+#else
 #define CP_ASYNC16(dst, src) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src))
+#endif
 #if L2PF
 #define CP_ASYNC(dst, src, bytes)                                                                  \
     asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes))
@@ -134,6 +160,22 @@
 #define CP_WAIT_N(n) CP_WAIT_N_(n)
 #define CP_WAIT() CP_WAIT_N(WAIT_NUM)
 #define CP_WAIT_ALL() asm volatile("cp.async.wait_all;\n" ::: "memory")
+/* Bulk copies (TMA): `bytes` (a multiple of 16) from global src to local dst, counted on the
+ * mbarrier at local address bar; the barrier's phase completes when the expected bytes arrived. */
+#define BULK(dst, src, bytes, bar)                                                                 \
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" \
+                 ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory")
+#define MBAR_INIT(bar) asm volatile("mbarrier.init.shared.b64 [%0], 1;\n" ::"r"(bar) : "memory")
+#define MBAR_FENCE_INIT() asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory")
+#define MBAR_EXPECT(bar, bytes)                                                                    \
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory")
+#define MBAR_WAIT(bar, parity)                                                                     \
+    do {                                                                                           \
+        uint done_ = 0;                                                                            \
+        while (!done_)                                                                             \
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\n" \
+                         : "=r"(done_) : "r"(bar), "r"(parity) : "memory");                        \
+    } while (0)
 #define LDSM_X4(r, addr)                                                                           \
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"                \
                  : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                          \
@@ -259,7 +301,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
          global SC *restrict C, const ulong offC, const ulong ldc, const ulong strideC,
          const global ulong *restrict offs, const int flags)
 {
-    local uint4 smem_[STAGES * STAGE_HALFS / 8];
+    local uint4 smem_[STAGES * STAGE_BYTES / 16];
     EMU_DECL
     local uchar *smem = (local uchar *)smem_;
     const uint sbase = (uint)(ulong)smem;
@@ -326,7 +368,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
             copy_chunk((st) + SOFF(A_W, a_r0 + i_ * A_RS, a_c), v_ > 0 ? ga + i_ * a_row : A, v_, a_al, smem); \
         } else {                                                                                   \
             const int i_ = (q)-A_CHUNKS, v_ = (full) ? B_FULL(i_) : B_PART(i_, k0);                \
-            copy_chunk((st) + A_SLICE * 2 + SOFF(B_W, b_r0 + i_ * B_RS, b_c), v_ > 0 ? gb + i_ * b_row : B, v_, \
+            copy_chunk((st) + A_BYTES + SOFF(B_W, b_r0 + i_ * B_RS, b_c), v_ > 0 ? gb + i_ * b_row : B, v_, \
                        b_al, smem);                                                                \
         }                                                                                          \
     } while (0)
@@ -338,23 +380,23 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
 #if AKF /* [m][k]: lanes 0-15 rows at k, 16-31 the same rows at k+8 */
     uint a_ld[KK];
     UNROLL for (int kk = 0; kk < KK; kk++) a_ld[kk] = SOFF(A_W, wm0 + (lane & 15), kk * 2 + (lane >> 4));
-#define A_LD(kk, t) (a_ld[kk] + (uint)((t)*16 * A_W * 2))
+#define A_LD(kk, t) (a_ld[kk] + (uint)((t)*16 * ROWB(A_W)))
 #else /* [k][m], transposed load: matrix j = lane/8 holds k + (j/2)*8, m + (j%2)*8 */
     uint a_ld[MT];
     UNROLL for (int t = 0; t < MT; t++) a_ld[t] =
         SOFF(A_W, (lane & 7) + ((lane >> 3) >> 1) * 8, (wm0 + t * 16) / 8 + ((lane >> 3) & 1));
-#define A_LD(kk, t) (a_ld[t] + (uint)((kk)*16 * A_W * 2))
+#define A_LD(kk, t) (a_ld[t] + (uint)((kk)*16 * ROWB(A_W)))
 #endif
 #if BKF /* [n][k]: matrices (n, k), (n, k+8), (n+8, k), (n+8, k+8) */
     uint b_ld[KK];
     UNROLL for (int kk = 0; kk < KK; kk++) b_ld[kk] =
-        A_SLICE * 2 + SOFF(B_W, wn0 + (lane & 7) + ((lane >> 3) >> 1) * 8, kk * 2 + ((lane >> 3) & 1));
-#define B_LD(kk, t) (b_ld[kk] + (uint)((t)*16 * B_W * 2))
+        A_BYTES + SOFF(B_W, wn0 + (lane & 7) + ((lane >> 3) >> 1) * 8, kk * 2 + ((lane >> 3) & 1));
+#define B_LD(kk, t) (b_ld[kk] + (uint)((t)*16 * ROWB(B_W)))
 #else /* [k][n], transposed: (k, n), (k+8, n), (k, n+8), (k+8, n+8) */
     uint b_ld[NT8 / 2];
     UNROLL for (int t = 0; t < NT8 / 2; t++) b_ld[t] =
-        A_SLICE * 2 + SOFF(B_W, (lane & 7) + ((lane >> 3) & 1) * 8, (wn0 + t * 16) / 8 + ((lane >> 3) >> 1));
-#define B_LD(kk, t) (b_ld[t] + (uint)((kk)*16 * B_W * 2))
+        A_BYTES + SOFF(B_W, (lane & 7) + ((lane >> 3) & 1) * 8, (wn0 + t * 16) / 8 + ((lane >> 3) >> 1));
+#define B_LD(kk, t) (b_ld[t] + (uint)((kk)*16 * ROWB(B_W)))
 #endif
 #if AKF
 #define LDSM_A LDSM_X4
@@ -378,14 +420,56 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
         acc[i][j][2] = acc[i][j][3] = 0.0f;
     uint af[2][MT][4], bf[2][NT8 / 2][4];
 
-    /* Issues the copies of the slice at k0 into stage s; advances ga/gb by one slice. */
+    /* Issues the copies of the slice at k0 into stage s; advances ga/gb (and the bulk copies' row
+     * pointers pa/pb) by one slice. */
+#if BULK_COPIES
+    /* Bulk copies for every whole slice of a work-group whose tile lies inside M and N, with both
+     * operands 16-byte aligned (then all its slices but a partial last one take them, so the
+     * barrier of stage s completes its phases in order: slice kt waits for parity (kt/STAGES)&1). */
+    local ulong mbar_[STAGES];
+    const uint mbase = (uint)(ulong)mbar_;
+    const int bulk_tile = a_al && b_al && m0 + BM <= M && n0 + BN <= N;
+#define BULK_SLICE(k0) (bulk_tile && (k0) + BK <= K)
+    const global ushort *pa = AKF ? A + oa + m0 * (long)sam : A + oa + m0;
+    const global ushort *pb = BKF ? B + ob + n0 * (long)sbn : B + ob + n0;
+    const long a_rs = AKF ? (long)sam : (long)sak, b_rs = BKF ? (long)sbn : (long)sbk;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; s++) MBAR_INIT(mbase + 8 * s);
+        MBAR_FENCE_INIT();
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#define BULK_ISSUE(s)                                                                              \
+    do {                                                                                           \
+        const uint st_ = sbase + (uint)((s)*STAGE_BYTES), bar_ = mbase + 8 * (uint)(s);           \
+        if (tid == 0) MBAR_EXPECT(bar_, (uint)(A_ROWS * A_W * 2 + B_ROWS * B_W * 2));              \
+        for (int r_ = tid; r_ < A_ROWS + B_ROWS; r_ += NT) {                                       \
+            if (r_ < A_ROWS)                                                                       \
+                BULK(st_ + (uint)(r_ * ROWB(A_W)), pa + r_ * a_rs, (uint)(A_W * 2), bar_);         \
+            else                                                                                   \
+                BULK(st_ + (uint)(A_BYTES + (r_ - A_ROWS) * ROWB(B_W)), pb + (r_ - A_ROWS) * b_rs, \
+                     (uint)(B_W * 2), bar_);                                                       \
+        }                                                                                          \
+    } while (0)
+#define BULK_WAIT(s, kt) MBAR_WAIT(mbase + 8 * (uint)(s), (uint)(((kt) / STAGES) & 1))
+#define BULK_ADVANCE() (pa += a_k, pb += b_k)
+#else
+#define BULK_SLICE(k0) 0
+#define BULK_ISSUE(s)
+#define BULK_WAIT(s, kt)
+#define BULK_ADVANCE() ((void)0)
+#endif
 #define COPY_SLICE(s, k0)                                                                          \
     do {                                                                                           \
-        const uint st_ = sbase + (uint)((s)*STAGE_HALFS * 2);                                      \
+        const uint st_ = sbase + (uint)((s)*STAGE_BYTES);                                          \
         const int full_ = (k0) + BK <= K;                                                          \
-        UNROLL for (int q = 0; q < (DIAG == 5 ? A_CHUNKS : NCH); q++) COPY_CHUNK(q, st_, k0, full_); \
-        ga += DIAG == 4 ? 0 : a_k;                                                                 \
-        gb += DIAG == 4 ? 0 : b_k;                                                                 \
+        if (BULK_SLICE(k0)) {                                                                      \
+            BULK_ISSUE(s);                                                                         \
+        } else {                                                                                   \
+            UNROLL for (int q = 0; q < (DIAG == 5 ? A_CHUNKS : NCH); q++) COPY_CHUNK(q, st_, k0, full_); \
+        }                                                                                          \
+        ga += DIAG == 4 || DIAG == 6 ? 0 : a_k;                                                    \
+        gb += DIAG == 4 || DIAG == 6 ? 0 : b_k;                                                    \
+        BULK_ADVANCE();                                                                            \
     } while (0)
 
     /* Prologue: the first STAGES-1 slices in flight; wait for the first; its first fragments. */
@@ -395,6 +479,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
         CP_COMMIT();
     }
     CP_WAIT();
+    if (BULK_SLICE(0)) BULK_WAIT(0, 0);
     barrier(CLK_LOCAL_MEM_FENCE);
     uint st = sbase;
     LOAD_FRAGS(0, st, 0);
@@ -419,12 +504,13 @@ UNROLL
                 ws = ws + 1 == STAGES ? 0 : ws + 1;
             }
             if (kk == KK - 1) {
+                rs = rs + 1 == STAGES ? 0 : rs + 1;
                 if (!NO_BAR) {
                     CP_WAIT();
+                    if (kt + 1 < nk && BULK_SLICE((kt + 1) * BK)) BULK_WAIT(rs, kt + 1);
                     barrier(CLK_LOCAL_MEM_FENCE);
                 }
-                rs = rs + 1 == STAGES ? 0 : rs + 1;
-                st = sbase + (uint)(rs * STAGE_HALFS * 2);
+                st = sbase + (uint)(rs * STAGE_BYTES);
 #if !NO_LDSM
                 if (kt + 1 < nk) LOAD_FRAGS((kk + 1) & 1, st, 0);
 #endif

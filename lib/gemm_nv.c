@@ -27,7 +27,7 @@
  * (kernel time): 319 and 276 TFLOP/s, where the former 128x128 tiles in 3 stages (the most 48 KiB
  * holds) ran 278 and 251; 4 and 5 stages of 128x128 ran the same as 3, 256x128 tiles 304/265, and
  * 64-deep slices no faster. Larger tiles do not fit: 64x64 warp tiles already take 226 registers. */
-enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_STAGES, P_GM, P_COUNT };
+enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_STAGES, P_GM, P_TMA, P_COUNT };
 static const ocx__param_def mma_params[P_COUNT] = {
     /* name       gpu  cpu  min  max  pow2 host */
     {"BM", 128, 128, 16, 256, 1, 0},
@@ -37,6 +37,10 @@ static const ocx__param_def mma_params[P_COUNT] = {
     {"WN", 64, 64, 16, 128, 1, 0},
     {"STAGES", 4, 3, 2, 5, 0, 0},
     {"GM", 8, 8, 1, 64, 0, 0},
+    /* 1: whole in-bounds slices as bulk copies (cp.async.bulk + mbarrier, compute capability 9.0;
+     * below it only the padded layout they need). Correct on the H200 (check_gemm), but half as
+     * fast: 8192^3 NN 161 TFLOP/s against 311, NT/TT 103 against 304. */
+    {"TMA", 0, 0, 0, 1, 0, 0, 1},
 };
 
 /* The family is looked up for f16 only (gemm.c, the tuner), but a lookup for another dtype must
@@ -52,6 +56,12 @@ static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dty
     if (achunks % nt || bchunks % nt) return "each work-item must copy whole 16-byte chunks of both slices";
     if ((size_t)v[P_WM] * (size_t)v[P_WN] / 32 > 128) return "more than 128 accumulators a work-item";
     size_t bytes = (size_t)v[P_STAGES] * (size_t)(v[P_BM] + v[P_BN]) * (size_t)v[P_BK] * 2;
+    /* TMA's rows are padded by 16 bytes, as many rows as the longer of each operand's two layouts */
+    if (v[P_TMA]) {
+        size_t rows_a = (size_t)(v[P_BM] > v[P_BK] ? v[P_BM] : v[P_BK]);
+        size_t rows_b = (size_t)(v[P_BN] > v[P_BK] ? v[P_BN] : v[P_BK]);
+        bytes += (size_t)v[P_STAGES] * (rows_a + rows_b) * 16 + 8 * (size_t)v[P_STAGES];
+    }
     if (bytes > dev->local_mem_max_bytes) return "STAGES slices of A and B exceed the device's local memory";
     return NULL;
 }
@@ -85,8 +95,10 @@ static ocx_status mma_options(ocx_context *ctx, int akf, int bkf, ocx_dtype cdty
     options[0] = '\0';
     ocx__params_defines(p, options, cap);
     size_t ol = strlen(options);
-    snprintf(options + ol, cap - ol, " -DAKF=%d -DBKF=%d -DCTYPE=%d -DPTX=%d", akf, bkf, cdtype == OCX_F16 ? 1 : 0,
-             vendor_mode() == MODE_EMULATE ? 2 : is_nvidia(ctx));
+    unsigned cc[2] = {0, 0};
+    int sm90 = is_nvidia(ctx) && ocx__nv_compute_capability(ctx->device, ctx->info.vendor, cc) && cc[0] >= 9;
+    snprintf(options + ol, cap - ol, " -DAKF=%d -DBKF=%d -DCTYPE=%d -DPTX=%d -DSM90=%d", akf, bkf,
+             cdtype == OCX_F16 ? 1 : 0, vendor_mode() == MODE_EMULATE ? 2 : is_nvidia(ctx), sm90);
     return OCX_OK;
 }
 
