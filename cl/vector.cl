@@ -100,11 +100,13 @@
  * vector's size (every buffer at offset 0, views at offsets that keep it). On PoCL, vloadN from a
  * pointer to scalars compiles to 8-byte pieces and shuffles (vload8 f32 add: 4 movsd, 4 two-wide
  * adds and 3 shuffles per vector); a vector pointer gives whole-register loads (one vmovaps, one
- * vaddps), and 2^16 f32 add ran in 18 us instead of 29 us. f16 storage always goes through
- * vload_half. VPATH(aligned, BODY, arg) expands BODY(load, store, arg) with the typed access where the
- * pointers allow it, else with vloadN/vstoreN: a branch that is the same for every work-item. */
+ * vaddps), and 2^16 f32 add ran in 18 us instead of 29 us. f16 storage moves as raw 16-bit words
+ * (ushortN) converted in registers through vload_half/vstore_half on a private copy: NVIDIA's
+ * vload_halfN from global memory issues one 2-byte load per element. VPATH(aligned, BODY, arg)
+ * expands BODY(load, store, arg) with the typed access where the pointers allow it, else with
+ * vloadN/vstoreN: a branch that is the same for every work-item. */
 #if VW > 1 && DTYPE != 1
-#define ALIGNED(p) (((size_t)(p)) % sizeof(CV) == 0)
+#define SV CV
 #define LDA(p, i) (((const global CV *)(p))[i])
 #define STA(p, i, v) (((global CV *)(p))[i] = (v))
 #if NT_STORES
@@ -112,6 +114,25 @@
 #else
 #define STW STA
 #endif
+#elif VW > 1
+#define SV CAT(ushort, VW)
+inline CV f16_from_bits(const SV b)
+{
+    const SV t = b;
+    return CAT(vload_half, VW)(0, (const private half *)&t);
+}
+inline SV f16_to_bits(const CV v)
+{
+    SV t;
+    CAT(CAT(vstore_half, VW), _rte)(v, 0, (private half *)&t);
+    return t;
+}
+#define LDA(p, i) f16_from_bits(((const global SV *)(p))[i])
+#define STA(p, i, v) (((global SV *)(p))[i] = f16_to_bits(v))
+#define STW STA
+#endif
+#if VW > 1
+#define ALIGNED(p) (((size_t)(p)) % sizeof(SV) == 0)
 #define VPATH_(aligned, BODY, arg, STORE)                                                             \
     if (aligned) {                                                                                    \
         BODY(LDA, STORE, arg)                                                                         \
