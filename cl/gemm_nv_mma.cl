@@ -17,8 +17,9 @@
  *
  * Local layout: each operand's slice keeps its global layout, rows along its fast dimension (A K-fast:
  * [BM][BK]; M-fast: [BK][BM]; B K-fast: [BN][BK]; N-fast: [BK][BN]). Rows are split into 16-byte chunks
- * and chunk c of row r is stored at c ^ f(r) (an XOR swizzle, no padding): the 8 row addresses of
- * every ldmatrix phase and the cp.async writes then hit 8 different 16-byte bank groups. The STAGES
+ * and chunk c of row r is stored at c ^ f(r) (an XOR swizzle, no padding; TMA=1 pads rows by 16
+ * bytes instead): the 8 row addresses of every ldmatrix phase and the cp.async writes then hit 8
+ * different 16-byte bank groups. The STAGES
  * slices may exceed the 48 KiB NVIDIA's driver reports: it builds and runs kernels that declare
  * more (gemm_nv.c: the defaults take 96 KiB).
  *
@@ -429,7 +430,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     local ulong mbar_[STAGES];
     const uint mbase = (uint)(ulong)mbar_;
     const int bulk_tile = a_al && b_al && m0 + BM <= M && n0 + BN <= N;
-#define BULK_SLICE(k0) (bulk_tile && (k0) + BK <= K)
+#define BULK_SLICE(k0) (DIAG == 0 && bulk_tile && (k0) + BK <= K) /* the diagnostics copy their own way */
     const global ushort *pa = AKF ? A + oa + m0 * (long)sam : A + oa + m0;
     const global ushort *pb = BKF ? B + ob + n0 * (long)sbn : B + ob + n0;
     const long a_rs = AKF ? (long)sam : (long)sak, b_rs = BKF ? (long)sbn : (long)sbk;

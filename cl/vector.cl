@@ -24,7 +24,7 @@
 #define WG 256
 #endif
 #ifndef GRID
-#define GRID 2
+#define GRID 1
 #endif
 #ifndef KERNEL
 #define KERNEL 0

@@ -430,6 +430,18 @@ static void tensor_core_cases(int tc)
                    mode ? MODE_ARRAYS : MODE_STRIDED, 3, 0, 0, "DIRECT=1"};
         check_case_family(&g, seed, &rng, tc);
     }
+    /* TMA=1 (bulk copies on compute capability 9.0): whole tiles beside edge tiles, a partial last
+     * slice (K = 1000), every layout, two tile shapes. */
+    static const char *tma_tiles[] = {"TMA=1", "BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3,TMA=1"};
+    for (int c = 0; c < 8; c++) {
+        gcase g = {OCX_F16, c % 2 ? OCX_F16 : OCX_F32, OCX_ROW_MAJOR, c & 1 ? OCX_OP_T : OCX_OP_N,
+                   c & 2 ? OCX_OP_T : OCX_OP_N, c & 4 ? 300 : 256, c & 4 ? 520 : 512, 1000, 0, 0, 0, 8, 16, 0, 1.0,
+                   c % 3 ? 0.0 : 0.5, MODE_SINGLE, 1, 0, 0, "DIRECT=1"};
+        pad_to_8(&g);
+        setenv("OCX_GEMM_MMA_PARAMS", tma_tiles[c / 4], 1);
+        check_case_family(&g, seed, &rng, tc);
+        unsetenv("OCX_GEMM_MMA_PARAMS");
+    }
 }
 
 /* The emulated kernel compiles slowly on PoCL (seconds a variant): one case for each of the four
@@ -449,6 +461,7 @@ static void tensor_core_emulated_cases(void)
         {OCX_OP_T, OCX_OP_N, 129, 65, 1031, OCX_F16, 1, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2"},
         {OCX_OP_N, OCX_OP_T, 250, 260, 270, OCX_F32, 0, "BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=4,GM=3,TMA=1"},
         {OCX_OP_T, OCX_OP_T, 33, 300, 200, OCX_F16, 1, "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=2"},
+        {OCX_OP_T, OCX_OP_N, 130, 140, 100, OCX_F32, 0, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=3,TMA=1"},
     };
     uint64_t seed = test_seed(), rng = seed;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
