@@ -306,13 +306,15 @@ static int tiled_applies(ocx_context *ctx, ocx_dtype dt) { return !mma_applies(c
  * own), the launch-bound small sizes (GEMM's: the direct kernel), and on GPUs the large sizes. */
 static const char *const gemm_search[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", NULL};
 static const char *const gemm_small_search[] = {"DWGN", "DWGM", "DKU", NULL};
+/* The tensor-core tiles; not TMA, whose bulk copies ran at half the speed on the H200 (gemm_nv.c). */
+static const char *const mma_search[] = {"BM", "BN", "BK", "WM", "WN", "STAGES", "GM", NULL};
 /* In order of what a short budget should cover first: the "all" entries (every size without an
  * entry of its own uses them), the cheap small ones, then the large ones (seconds of set-up each). */
 static const tuning_def tunings[] = {
     {"vector", "all", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
     {"reduce", "all", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
     {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies},
-    {"gemm_mma", "all", &ocx__family_gemm_mma, NULL, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
+    {"gemm_mma", "all", &ocx__family_gemm_mma, mma_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
     {"vector", "small", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
     {"reduce", "small", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
     {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
