@@ -95,10 +95,8 @@ static ocx_status mma_options(ocx_context *ctx, int akf, int bkf, ocx_dtype cdty
     options[0] = '\0';
     ocx__params_defines(p, options, cap);
     size_t ol = strlen(options);
-    unsigned cc[2] = {0, 0};
-    int sm90 = is_nvidia(ctx) && ocx__nv_compute_capability(ctx->device, ctx->info.vendor, cc) && cc[0] >= 9;
     snprintf(options + ol, cap - ol, " -DAKF=%d -DBKF=%d -DCTYPE=%d -DPTX=%d -DSM90=%d", akf, bkf,
-             cdtype == OCX_F16 ? 1 : 0, vendor_mode() == MODE_EMULATE ? 2 : is_nvidia(ctx), sm90);
+             cdtype == OCX_F16 ? 1 : 0, vendor_mode() == MODE_EMULATE ? 2 : is_nvidia(ctx), ctx->nv_cc[0] >= 9);
     return OCX_OK;
 }
 
@@ -133,8 +131,7 @@ static int nverdicts;
 
 static int capable(const ocx_context *ctx)
 {
-    unsigned cc[2];
-    return ocx__nv_compute_capability(ctx->device, ctx->info.vendor, cc) && cc[0] >= 8;
+    return ctx->nv_cc[0] >= 8;
 }
 
 /* Runs the kernel on a small product of integers (exact in f16 and f32) with ragged edges in every

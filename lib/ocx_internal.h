@@ -121,6 +121,7 @@ struct ocx_context_s {
     void *staging_ptr;
     size_t staging_bytes;
     struct ocx__profiles *profiles; /* profile files found for this device (profile.c), lazily loaded */
+    unsigned nv_cc[2];              /* NVIDIA compute capability (major, minor); 0, 0 elsewhere */
 };
 
 /* Resolves NULL to the default stream and checks that the stream belongs to ctx. */

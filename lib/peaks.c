@@ -385,27 +385,27 @@ static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, 
     ocx_status st = OCX_OK;
     *gflops = 0;
     const int ops = ctx->info.type == OCX_DEVICE_CPU ? 2 : 1; /* FMAOP 0 (mad), 1 (fma) */
-    for (size_t i = 0; st == OCX_OK && i < sizeof widths / sizeof widths[0]; i++) {
-        for (int op = 0; st == OCX_OK && op < ops; op++) {
-            unsigned vw = widths[i];
-            if (pl->quick && vw != 4) continue;
-            char opt[96];
-            snprintf(opt, sizeof opt, "-DDTYPE=%d -DVW=%u -DFMAOP=%d", dtype_code, vw, op);
-            cl_ushort a16 = 0x3c00; /* 1.0 in binary16 */
-            cl_float a32 = 1.0f;
-            cl_double a64 = 1.0;
-            cl_int iters = 8;
-            ocx__arg args[] = {{OCX__ARG_VALUE, sizeof(cl_mem), &out},
-                               dtype_code == 1   ? (ocx__arg){OCX__ARG_VALUE, sizeof a16, &a16}
-                               : dtype_code == 2 ? (ocx__arg){OCX__ARG_VALUE, sizeof a64, &a64}
-                                                 : (ocx__arg){OCX__ARG_VALUE, sizeof a32, &a32},
-                               {OCX__ARG_VALUE, sizeof iters, &iters}};
-            ocx__launch_desc d = {"peaks", opt, "fma_peak", 1, {global}, {pl->wg}, 3, args};
-            double ns = 0;
-            st = time_scaled(ctx, pl, &d, &iters, &ns);
-            double flops = (double)global * iters * 32 * 2 * vw;
-            if (st == OCX_OK && ns > 0 && flops / ns > *gflops) *gflops = flops / ns;
-        }
+    const size_t nwidths = sizeof widths / sizeof widths[0];
+    for (size_t k = 0; st == OCX_OK && k < nwidths * (size_t)ops; k++) {
+        const unsigned vw = widths[k / (size_t)ops];
+        const int op = (int)(k % (size_t)ops);
+        if (pl->quick && vw != 4) continue;
+        char opt[96];
+        snprintf(opt, sizeof opt, "-DDTYPE=%d -DVW=%u -DFMAOP=%d", dtype_code, vw, op);
+        cl_ushort a16 = 0x3c00; /* 1.0 in binary16 */
+        cl_float a32 = 1.0f;
+        cl_double a64 = 1.0;
+        cl_int iters = 8;
+        ocx__arg args[] = {{OCX__ARG_VALUE, sizeof(cl_mem), &out},
+                           dtype_code == 1   ? (ocx__arg){OCX__ARG_VALUE, sizeof a16, &a16}
+                           : dtype_code == 2 ? (ocx__arg){OCX__ARG_VALUE, sizeof a64, &a64}
+                                             : (ocx__arg){OCX__ARG_VALUE, sizeof a32, &a32},
+                           {OCX__ARG_VALUE, sizeof iters, &iters}};
+        ocx__launch_desc d = {"peaks", opt, "fma_peak", 1, {global}, {pl->wg}, 3, args};
+        double ns = 0;
+        st = time_scaled(ctx, pl, &d, &iters, &ns);
+        double flops = (double)global * iters * 32 * 2 * vw;
+        if (st == OCX_OK && ns > 0 && flops / ns > *gflops) *gflops = flops / ns;
     }
     clReleaseMemObject(out);
     return st;

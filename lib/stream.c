@@ -39,9 +39,9 @@ ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t byte
         size_t grow = 2 * s->scratch_bytes > bytes ? 2 * s->scratch_bytes : bytes;
         cl_int err;
         s->scratch = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, grow, NULL, &err);
-        s->scratch_bytes = err == CL_SUCCESS ? grow : 0;
-        if (err != CL_SUCCESS) {
-            s->scratch = NULL;
+        if (err != CL_SUCCESS) s->scratch = NULL;
+        s->scratch_bytes = s->scratch ? grow : 0;
+        if (!s->scratch) {
             pthread_mutex_unlock(&s->lock);
             return ocx__cl_error(err, "clCreateBuffer (stream scratch)");
         }

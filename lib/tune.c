@@ -720,8 +720,7 @@ static void add_entry(json_t *root, const tuner *t)
                                     t->best_rate > 0 ? t->best_rate : 0.0, "unit", t->def->unit));
 }
 
-/* Writes atomically (temporary file + rename). */
-/* Writes the profile, dated now (a resumed file too). */
+/* Writes the profile, dated now (a resumed file too), atomically (temporary file + rename). */
 static ocx_status profile_write(json_t *root, const char *path)
 {
     char tmp[4200], date[64];

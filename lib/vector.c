@@ -62,9 +62,10 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     /* Non-temporal stores only for a kernel that writes its result without reading it, into memory
      * apart from its inputs (`apart`: an in-place add reads its destination), where the result is at
      * least half the device's global memory cache (none reported: never); a smaller one is better
-     * left for whatever reads it next. The other kernels never take them: no second build. */
+     * left for whatever reads it next. The other kernels, and f16 storage (moved as raw words,
+     * cl/vector.cl), never take them: no second build of the same code. */
     double cache = (double)ctx->info.global_mem_cache_bytes;
-    if (!kernels[id - 1].write_only || !apart || cache <= 0 ||
+    if (!kernels[id - 1].write_only || !apart || dtype == OCX_F16 || cache <= 0 ||
         (double)n * (double)ocx_dtype_size(dtype) < 0.5 * cache)
         p.v[4] = 0;
     char options[512];
