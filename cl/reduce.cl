@@ -125,6 +125,26 @@
 #error "VW must be 1, 2, 4, 8 or 16"
 #endif
 
+/* f16 lanes from an array whose address is a multiple of the vector's size move as raw 16-bit words
+ * (ushortN), converted in registers through vload_halfN on a private copy: NVIDIA's vload_halfN
+ * from global memory issues one 2-byte load per element (as in vector.cl). Each kernel sets raw_
+ * once (RAW_INIT): the branch in LDV is the same for every work-item and every iteration. (OpenCL
+ * C has no variadic macros, which would let the loops be expanded once for each case.) */
+#if DTYPE == 1 && VW > 1
+#define SV CAT(ushort, VW)
+inline AV f16_from_bits(const SV b)
+{
+    const SV t = b;
+    return CAT(vload_half, VW)(0, (const private half *)&t);
+}
+#undef LDV
+#define LDV(p, k) (raw_ ? f16_from_bits(((const global SV *)(p))[k]) : CAT(vload_half, VW)((k), (p)))
+#define RAW_INIT(aligned) const int raw_ = (aligned)
+#define ALIGNED(p) ((size_t)(p) % sizeof(SV) == 0)
+#else
+#define RAW_INIT(aligned)
+#endif
+
 #define NONE ((IDX)0xffffffffu) /* "no index yet": above every index, so that real ones win ties */
 
 /* ---- element updates, written once for scalars and lane vectors (T: the value type) ------------ */
@@ -272,7 +292,8 @@
         if (incx == 1 && incy == 1) {                                                              \
             AV vv = (AV)0;                                                                         \
             const size_t nv = n / VW;                                                              \
-            FOR_SHARE(k, nv) { vv += VEC(x, y, k); }                                               \
+            RAW_INIT(ALIGNED(x) && ALIGNED(y));                                                     \
+            FOR_SHARE(k, nv) { vv += VEC(x, y, k); }                                            \
             FOLD_LANES(A, v, w, vv, vv, COMB_ADD);                                                 \
             FOR_TAIL(i, nv * VW, n) { v += ELEM(x, y, i); }                                        \
         } else {                                                                                   \
@@ -353,6 +374,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulon
 {
     GROUP_LOCALS(A);
     x += xo;
+    RAW_INIT(ALIGNED(x));
     const size_t nv = n / VW, gs = get_global_size(0);
     /* elements in this work-item's share, at most */
     const size_t count = incx == 1 ? (nv + gs - 1) / gs * VW + 1 : (n + gs - 1) / gs;
@@ -402,6 +424,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_nrm2(const uin
         if (incx == 1) {                                                                           \
             AV vv = (AV)(INIT);                                                                    \
             const size_t nv = n / VW;                                                              \
+            RAW_INIT(ALIGNED(x));                                                                  \
             FOR_SHARE(k, nv) { const AV e_ = LDV(x, k); UPD(AV, vv, vv, e_); }                                       \
             FOLD_LANES(A, v, w, vv, vv, COMB);                                                     \
             FOR_TAIL(i, nv * VW, n) { const A e_ = LD(x, i); UPD(A, v, w, e_); }                                    \
@@ -444,6 +467,7 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
             AV vv = (AV)(INIT);                                                                    \
             IV vw = (IV)NONE;                                                                      \
             const size_t nv = n / VW;                                                              \
+            RAW_INIT(ALIGNED(x));                                                                  \
             FOR_SHARE(k, nv) { SCAN_ARG(AV, MV, CMP, vv, vw, LDV(x, k), (IV)((IDX)(k * VW)) + LANES); }  \
             FOLD_LANES(IDX, v, w, vv, vw, COMB);                                                   \
             FOR_TAIL(i, nv * VW, n) { SCAN_ARG(A, int, CMP, v, w, LD(x, i), (IDX)i); }                   \
