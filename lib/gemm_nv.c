@@ -39,7 +39,9 @@ static const ocx__param_def mma_params[P_COUNT] = {
     {"GM", 8, 8, 1, 64, 0, 0},
     /* 1: whole in-bounds slices as bulk copies (cp.async.bulk + mbarrier, compute capability 9.0;
      * below it only the padded layout they need). Correct on the H200 (check_gemm), but half as
-     * fast: 8192^3 NN 161 TFLOP/s against 311, NT/TT 103 against 304. */
+     * fast: 8192^3 NN 161 TFLOP/s against 311, NT/TT 103 against 304. Bulk copies of the N-fast B
+     * alone (32 rows of 512 bytes a slice, A's 64-byte rows kept on cp.async) ran no better: NN
+     * 166 against 322 in the same run, so it is the bulk copies, not their number, that cost. */
     {"TMA", 0, 0, 0, 1, 0, 0, 1},
 };
 
