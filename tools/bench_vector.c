@@ -1,7 +1,8 @@
 /* bench_vector.c — streaming operations: rates against the device's measured copy bandwidth, and
  * CLBlast's matching routine in the same process where it is present.
  * OCX_BENCH_VECTOR_SIZES="N,…" replaces the list of element counts; OCX_BENCH_VECTOR_DTYPES="f32,…"
- * the dtypes (f32, f16, f64). */
+ * the dtypes (f32, f16, f64); OCX_BENCH_VECTOR_OPS="axpy,sum,…" the operations (add, mul, axpy, scale,
+ * copy, fill; sum, asum, dot, nrm2, min, max, argmin, argmax). */
 #include "config.h"
 
 #include <stdio.h>
@@ -77,7 +78,8 @@ static int has_peer(const char *op, ocx_dtype dt)
 }
 
 /* ---- reductions: two kernels each (ours and CLBlast's), so they are timed on the host clock over
- * batches of back-to-back runs (launch gaps amortised), median of the batches. ---------------- */
+ * batches of back-to-back runs (launch gaps amortised), median of the batches; a peer's batches
+ * alternate with ours (as bench_time_pair_ns does). ------------------------------------------- */
 typedef struct red_case {
     ocx_reduce_op op;
     ocx_buffer *x, *y, *r, *ri, *scratch;
@@ -88,18 +90,31 @@ static const char *const red_names[] = {"sum", "asum", "dot", "nrm2", "min", "ma
 
 typedef int (*batch_fn)(bench *b, red_case *c);
 
-static double batch_time_ns(bench *b, batch_fn fn, red_case *c)
+/* ns a run of one batch of fn; < 0 when a run failed. */
+static double batch_ns(bench *b, batch_fn fn, red_case *c, int per)
+{
+    double t0 = bench_now_ns();
+    for (int i = 0; i < per; i++)
+        if (fn(b, c)) return -1;
+    if (ocx_stream_finish(b->ctx, NULL)) return -1;
+    return (bench_now_ns() - t0) / per;
+}
+
+/* Median ns a run of fn, and of peer (NULL: none; *peer_ns 0 then, or when it failed). */
+static double batch_time_ns(bench *b, batch_fn fn, batch_fn peer, red_case *c, double *peer_ns)
 {
     const int per = 10, batches = b->quick ? 3 : 7;
-    double t[7];
-    if (fn(b, c) || ocx_stream_finish(b->ctx, NULL)) return -1; /* warm-up (and program build) */
+    double t[7], tp[7];
+    int peer_ok = peer != NULL;
+    *peer_ns = 0;
+    /* warm-up (and program builds) */
+    if (batch_ns(b, fn, c, 1) < 0) return -1;
+    if (peer_ok) peer_ok = batch_ns(b, peer, c, 1) >= 0;
     for (int k = 0; k < batches; k++) {
-        double t0 = bench_now_ns();
-        for (int i = 0; i < per; i++)
-            if (fn(b, c)) return -1;
-        if (ocx_stream_finish(b->ctx, NULL)) return -1;
-        t[k] = (bench_now_ns() - t0) / per;
+        if ((t[k] = batch_ns(b, fn, c, per)) < 0) return -1;
+        if (peer_ok) peer_ok = (tp[k] = batch_ns(b, peer, c, per)) >= 0;
     }
+    if (peer_ok) *peer_ns = bench_median(tp, batches);
     return bench_median(t, batches);
 }
 
@@ -142,17 +157,18 @@ static int red_clblast(bench *b, red_case *c)
 }
 #endif
 
-/* 1 when dtype dt is to be measured: listed in OCX_BENCH_VECTOR_DTYPES, or that is unset. */
-static int dtype_wanted(ocx_dtype dt)
+/* 1 when name is listed in the comma-separated list of environment variable var, or var is unset. */
+static int wanted(const char *var, const char *name)
 {
-    const char *list = getenv("OCX_BENCH_VECTOR_DTYPES");
+    const char *list = getenv(var);
     if (!list || !*list) return 1;
-    const char *name = ocx_dtype_name(dt);
     size_t n = strlen(name);
     for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
         if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
     return 0;
 }
+static int dtype_wanted(ocx_dtype dt) { return wanted("OCX_BENCH_VECTOR_DTYPES", ocx_dtype_name(dt)); }
+static int op_wanted(const char *op) { return wanted("OCX_BENCH_VECTOR_OPS", op); }
 
 /* Reductions of n elements of each dtype; bytes = elements read (x, and y for dot). */
 static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
@@ -179,17 +195,17 @@ static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
             char size[32];
             snprintf(size, sizeof size, "%zu", n);
             for (int op = 0; op < 8; op++) {
+                if (!op_wanted(red_names[op])) continue;
                 c.op = (ocx_reduce_op)op;
-                double ns = batch_time_ns(b, red_ocx, &c);
+                batch_fn peer = NULL;
+#ifdef HAVE_CLBLAST
+                if (dt != OCX_F16 && op != OCX_REDUCE_MIN && op != OCX_REDUCE_MAX) peer = red_clblast;
+#endif
+                double peer_ns = 0, ns = batch_time_ns(b, red_ocx, peer, &c, &peer_ns);
                 if (ns < 0) {
                     rc = 1;
                     continue;
                 }
-                double peer_ns = 0;
-#ifdef HAVE_CLBLAST
-                if (dt != OCX_F16 && op != OCX_REDUCE_MIN && op != OCX_REDUCE_MAX)
-                    peer_ns = batch_time_ns(b, red_clblast, &c);
-#endif
                 double bytes = (op == OCX_REDUCE_DOT ? 2.0 : 1.0) * (double)ocx_dtype_size(dt) * (double)n;
                 bench_row(b, "reduce", red_names[op], ocx_dtype_name(dt), size, ns, bytes, bytes / ocx_dtype_size(dt),
                           "clblast", peer_ns);
@@ -257,16 +273,17 @@ int bench_vector(bench *b)
             if (copy_ns > 0 && dt == OCX_F32 && n == sizes[nsizes - 1]) b->copy_gbps = 2 * es * n / copy_ns;
             bench_row(b, "vector", "clcopy", ocx_dtype_name(dt), size, copy_ns, 2 * es * n, 0, NULL, 0);
             for (size_t oi = 0; oi < sizeof ops / sizeof *ops; oi++) {
+                if (!op_wanted(ops[oi])) continue;
                 c.op = ops[oi];
-                double ns = bench_time_ns(b, run_ocx, &c);
+                bench_run_fn peer = NULL;
+#ifdef HAVE_CLBLAST
+                if (has_peer(c.op, dt)) peer = run_clblast;
+#endif
+                double peer_ns = 0, ns = bench_time_pair_ns(b, run_ocx, &c, peer, &c, &peer_ns);
                 if (ns < 0) {
                     rc = 1;
                     continue;
                 }
-                double peer_ns = 0;
-#ifdef HAVE_CLBLAST
-                if (has_peer(c.op, dt)) peer_ns = bench_time_ns(b, run_clblast, &c);
-#endif
                 bench_row(b, "vector", c.op, ocx_dtype_name(dt), size, ns, traffic(c.op) * es * n, n, "clblast",
                           peer_ns);
             }

@@ -36,28 +36,40 @@ double bench_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Device time in ns of one run of fn, from its event; < 0 when it failed (the reason is printed). */
+static double time_run(bench *b, bench_run_fn fn, void *arg)
+{
+    cl_event ev = NULL;
+    if (fn(b, arg, &ev) != 0 || !ev) {
+        fprintf(stderr, "ocx-bench: run failed: %s\n", ocx_last_error());
+        return -1;
+    }
+    uint64_t ns = 0;
+    ocx_status st = ocx_event_elapsed_ns(ev, &ns);
+    if (st != OCX_OK) fprintf(stderr, "ocx-bench: timing failed: %s\n", ocx_last_error());
+    clReleaseEvent(ev);
+    return st == OCX_OK ? (double)ns : -1;
+}
+
 double bench_time_ns(bench *b, bench_run_fn fn, void *arg)
 {
-    double *t = calloc((size_t)b->reps, sizeof *t);
-    cl_event ev = NULL;
-    if (!t) return -1;
-    for (int r = -1; r < b->reps; r++) {
-        if (fn(b, arg, &ev) != 0 || !ev) {
-            fprintf(stderr, "ocx-bench: run failed: %s\n", ocx_last_error());
-            free(t);
-            return -1;
-        }
-        uint64_t ns = 0;
-        if (ocx_event_elapsed_ns(ev, &ns) != OCX_OK) {
-            fprintf(stderr, "ocx-bench: timing failed: %s\n", ocx_last_error());
-            clReleaseEvent(ev);
-            free(t);
-            return -1;
-        }
-        clReleaseEvent(ev);
-        if (r >= 0) t[r] = (double)ns;
+    double none;
+    return bench_time_pair_ns(b, fn, arg, NULL, NULL, &none);
+}
+
+double bench_time_pair_ns(bench *b, bench_run_fn fn, void *arg, bench_run_fn peer, void *peer_arg, double *peer_ns)
+{
+    double *t = calloc(2 * (size_t)b->reps, sizeof *t), *tp = t + b->reps, med = -1;
+    int ok = t != NULL, peer_ok = peer != NULL;
+    *peer_ns = 0;
+    for (int r = -1; ok && r < b->reps; r++) { /* r = -1: the warm-up runs */
+        double x = time_run(b, fn, arg), y = peer_ok ? time_run(b, peer, peer_arg) : 0;
+        ok = x >= 0;
+        peer_ok = peer_ok && y >= 0;
+        if (r >= 0) t[r] = x, tp[r] = y;
     }
-    double med = bench_median(t, b->reps);
+    if (ok) med = bench_median(t, b->reps);
+    if (ok && peer_ok) *peer_ns = bench_median(tp, b->reps);
     free(t);
     return med;
 }
