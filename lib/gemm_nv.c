@@ -202,7 +202,13 @@ int ocx__gemm_nv_ready(ocx_context *ctx)
         /* The probe's own errors must not become the caller's last error. */
         char saved[1024];
         snprintf(saved, sizeof saved, "%s", ocx_last_error());
+        /* The probe must run even when the call that asks only compiles: the tuner builds its
+         * candidates ahead of timing in build-only mode, and a probe whose launch was skipped
+         * failed there and turned the tensor cores off for the rest of the process. */
+        int build_only = ocx__launch_is_build_only();
+        ocx__launch_build_only(0);
         ocx_status st = probe(ctx);
+        ocx__launch_build_only(build_only);
         ready = st == OCX_OK;
         if (!ready)
             ocx__warn("the tensor-core GEMM probe failed on '%s' (%s); f16 GEMMs use the portable kernel",
