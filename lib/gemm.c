@@ -37,10 +37,13 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     {"DWGM", 8, 4, 1, 256, 1, 0},
     /* The direct kernel's k steps whose loads go out together. H200, kernel time of 64^3 / 128^3
      * f32: 10.0 / 14.6 us with the former 4 steps of 64-bit indices, 8.6 / 12.3 with 8 (and
-     * 32-bit indices), 8.1 / 12.9 with 16, 7.1 / 12.4 with 32. */
+     * 32-bit indices), 8.1 / 12.9 with 16, 7.1 / 12.4 with 32. (The tiled kernel forced onto
+     * 64^3 / 128^3 in 32x32 tiles of one 32-deep slice, one global round trip: 6.9-7.8 / 8.6-9.8
+     * us; the "small" class retuned with DKU=32: 7.3-8.7 / 9.3-10.2. A class that let the tuner
+     * pick between the two at 128^3 was withdrawn: one size cannot place the threshold.) */
     {"DKU", 16, 8, 1, 32, 1, 0, 1},
-    /* Direct kernel when M*N*K <= DIRECT^3 (host-only; in practice the "small" class's value, as
-     * the others start above 160^3). On a CPU only the tiniest products: the
+    /* Direct kernel when M*N*K <= DIRECT^3 (host-only; in practice the "medium" class's value, as
+     * the others start at 2^31). On a CPU only the tiniest products: the
      * direct kernel's one element per work-item with run-time strides does not vectorise there
      * (PoCL, AVX2: 64^3 f32 took 100-160 us in it, 22 us in the STAGE=1 tiled kernel, and the
      * call's wall time went from 0.5-0.9x CLBlast to 1.2-2.4x in all four transposes). */
@@ -87,22 +90,11 @@ static void gemm_canonical(int *v)
 /* GPUs, "medium" products (M*N*K below 2^31, gemm_core): 64x64 tiles, 4x as many work-groups as the
  * 128x128 of "all". On the H200 (wall time, CLBlast in the same run) 256^3, 512^3 and 1024^3 ran at
  * 0.77x, 0.45x and 0.80x CLBlast in 128x128 tiles; 256^3 and 512^3 at 1.13x and 1.26x in 64x64, and
- * all three at 1.2-1.7x in the 32x64 tiles the tuner found at 512^3. "small" products (up to 160^3)
- * keep the direct kernel (DIRECT), but a tiled kernel, where the tuner tries one, starts from 32x32
- * tiles of 4x4 a work-item in one 32-deep slice (one global round trip a slice, where the direct
- * kernel makes one every DKU k steps): on the H200 64^3 and 128^3 took 6.9-7.8 and 8.6-9.8 us of
- * kernel time that way, 8.6-8.8 and 11.0-11.5 us in the direct kernel with DKU=16; the tuner then
- * found the direct kernel with DKU=32 as fast (7.4-7.9 and 9.5-9.9 us). CPUs keep their defaults:
- * one work-item's tile is already small. */
+ * all three at 1.2-1.7x in the 32x64 tiles the tuner found at 512^3. CPUs keep their defaults: one
+ * work-item's tile is already small. */
 static void gemm_class_defaults(const char *size_class, int gpu, int *v)
 {
     if (gpu && strcmp(size_class, "medium") == 0) v[P_MWG] = v[P_NWG] = 64;
-    if (gpu && strcmp(size_class, "small") == 0) {
-        v[P_MWG] = v[P_NWG] = v[P_KWG] = v[P_KUNR] = 32;
-        v[P_MDIMC] = v[P_NDIMC] = 8;
-        v[P_VWM] = v[P_VWN] = 4;
-        v[P_STAGE] = 2;
-    }
 }
 
 const ocx__family ocx__family_gemm = {"gemm", "gemm", P_COUNT, gemm_params, gemm_invalid, gemm_canonical,
@@ -326,21 +318,26 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         kn = m;
     }
 
-    /* Size classes by M*N*K (ocx_internal.h), each with every parameter: "small" up to 160^3 (tuned
-     * at 128^3 on GPUs, 16^3 on CPUs), then "medium", "all" or "large". A product up to DIRECT^3 of
-     * its class takes the direct kernel, a larger one the tiled kernel. "large" (M*N*K >= 2^38,
+    /* Size classes by M*N*K (ocx_internal.h): "medium", "all" or "large", each with every parameter.
+     * Products up to DIRECT^3 take the direct kernel, those up to 160^3 in the work-group shape of
+     * the "small" class (DWGN/DWGM/DKU, tuned at 128^3 on GPUs and 16^3 on CPUs; on the H200 that shape
+     * ran 256^3 at 0.58x CLBlast where the defaults ran it at 0.82x). "large" (M*N*K >= 2^38,
      * 8192^3 is 2^39): on the H200 64x128 tiles ran 8192^3 at 48.4 TFLOP/s and 4096^3 at 43.7, where
      * 128x128 ran 46.4 and 44.6. A class without an entry of its own uses "all" (profile.c), then
      * its built-in defaults (gemm_class_defaults). */
     double volume = (double)km * (double)kn * (double)k;
-    const char *cls = volume <= OCX__GEMM_SMALL  ? "small"
-                      : volume >= OCX__GEMM_LARGE ? "large"
-                      : volume < OCX__GEMM_MEDIUM ? "medium"
-                                                  : "all";
+    const char *cls = volume >= OCX__GEMM_LARGE ? "large" : volume < OCX__GEMM_MEDIUM ? "medium" : "all";
     ocx__params p;
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, cls, &p));
     double direct = (double)p.v[P_DIRECT];
     int use_direct = k == 0 || volume <= direct * direct * direct;
+    if (use_direct && volume <= 160.0 * 160.0 * 160.0) {
+        ocx__params small;
+        OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "small", &small));
+        p.v[P_DWGN] = small.v[P_DWGN];
+        p.v[P_DWGM] = small.v[P_DWGM];
+        p.v[P_DKU] = small.v[P_DKU];
+    }
     char options[512];
     ocx__dtype_defines(ctx, a->dtype, options, sizeof options);
     size_t ol = strlen(options);

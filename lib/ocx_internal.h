@@ -237,11 +237,10 @@ void ocx__params_force(const ocx__family *fam, const int *values);
 #define OCX__1D_MEDIUM ((size_t)1 << 16)
 #define OCX__1D_LARGE ((size_t)1 << 26)
 const char *ocx__size_class_1d(size_t n);
-/* GEMM size classes by M*N*K (gemm.c): up to OCX__GEMM_SMALL "small" (the tuner measures it at
- * 128^3 on GPUs, 16^3 on CPUs), below OCX__GEMM_MEDIUM "medium" (512^3), from OCX__GEMM_LARGE on
- * "large" (8192^3, GPUs only), "all" between (4096^3 on GPUs). Each class holds every GEMM
- * parameter, the direct kernel's threshold included. */
-#define OCX__GEMM_SMALL 4096000.0        /* 160^3 */
+/* GEMM size classes by M*N*K (gemm.c): below OCX__GEMM_MEDIUM "medium" (the tuner measures it at
+ * 512^3), from OCX__GEMM_LARGE on "large" (measured at 8192^3, GPUs only), "all" between (4096^3 on
+ * GPUs). Each class holds every GEMM parameter, the direct kernel's threshold included; products
+ * small enough for the direct kernel take its work-group shape from the "small" class (128^3). */
 #define OCX__GEMM_MEDIUM 2147483648.0    /* 2^31: 1024^3 is medium, 2048^3 is not */
 #define OCX__GEMM_LARGE 274877906944.0 /* 2^38 */
 void ocx__profiles_release(ocx_context *ctx);

@@ -206,9 +206,8 @@ static size_t ref_row(size_t r, size_t rows, size_t s) { return r * (s / rows) +
 
 static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
-    /* "small" is up to OCX__GEMM_SMALL (the defaults take the direct kernel at 128^3 on GPUs and 16^3
-     * on CPUs, a DIRECT below that the tiled one); "medium" is below OCX__GEMM_MEDIUM, "large" at or
-     * above OCX__GEMM_LARGE. */
+    /* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults: 128^3 on
+     * GPUs, 16^3 on CPUs); "medium" is below OCX__GEMM_MEDIUM, "large" at or above OCX__GEMM_LARGE. */
     size_t s = !strcmp(cls, "small")    ? (is_gpu(ctx) ? 128 : 16)
                : !strcmp(cls, "medium") ? 512
                : !strcmp(cls, "large")  ? 8192 /* GPUs only: 2^39 >= OCX__GEMM_LARGE */
@@ -304,11 +303,9 @@ static int mma_applies(ocx_context *ctx, ocx_dtype dt) { return dt == OCX_F16 &&
 static int tiled_applies(ocx_context *ctx, ocx_dtype dt) { return !mma_applies(ctx, dt); }
 
 /* What is tuned: each family's "all" entry (which also stands in for the classes without their
- * own), the launch-bound small sizes (GEMM's: the direct kernel, its threshold and the tiled
- * kernel's shape), and on GPUs the large sizes. */
+ * own), the launch-bound small sizes (GEMM's: the direct kernel), and on GPUs the large sizes. */
 static const char *const gemm_search[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", NULL};
-static const char *const gemm_small_search[] = {"DIRECT", "DWGN", "DWGM", "DKU", "MWG", "NWG", "KWG", "MDIMC",
-                                                "NDIMC", "VWM", "VWN", "STAGE", "KUNR", NULL};
+static const char *const gemm_small_search[] = {"DWGN", "DWGM", "DKU", NULL};
 /* The tensor-core tiles; not TMA, whose bulk copies ran at half the speed on the H200 (gemm_nv.c). */
 static const char *const mma_search[] = {"BM", "BN", "BK", "WM", "WN", "STAGES", "GM", NULL};
 /* In order of what a short budget should cover first: the "all" entries (every size without an
