@@ -59,17 +59,21 @@ double bench_time_ns(bench *b, bench_run_fn fn, void *arg)
 
 double bench_time_pair_ns(bench *b, bench_run_fn fn, void *arg, bench_run_fn peer, void *peer_arg, double *peer_ns)
 {
-    double *t = calloc(2 * (size_t)b->reps, sizeof *t), *tp = t + b->reps, med = -1;
+    double *t = calloc(2 * (size_t)b->reps, sizeof *t), med = -1;
     int ok = t != NULL, peer_ok = peer != NULL;
     *peer_ns = 0;
     for (int r = -1; ok && r < b->reps; r++) { /* r = -1: the warm-up runs */
-        double x = time_run(b, fn, arg), y = peer_ok ? time_run(b, peer, peer_arg) : 0;
+        double x = time_run(b, fn, arg);
         ok = x >= 0;
-        peer_ok = peer_ok && y >= 0;
-        if (r >= 0) t[r] = x, tp[r] = y;
+        if (ok && peer_ok) {
+            double y = time_run(b, peer, peer_arg);
+            peer_ok = y >= 0;
+            if (r >= 0) t[b->reps + r] = y;
+        }
+        if (r >= 0) t[r] = x;
     }
     if (ok) med = bench_median(t, b->reps);
-    if (ok && peer_ok) *peer_ns = bench_median(tp, b->reps);
+    if (ok && peer_ok) *peer_ns = bench_median(t + b->reps, b->reps);
     free(t);
     return med;
 }
