@@ -11,11 +11,14 @@
 #include <string.h>
 
 /* Parameters of both GEMM kernels; see the headers of cl/gemm.cl and cl/gemm_direct.cl.
- * GPU defaults (H200, 8192^3 and 4096^3 f32): 128x128 work-group tiles, 128 work-items (8 x 16) with
- * 16x8 register tiles, 4-wide vectors, k-major slices of 16 double-buffered with a register prefetch
- * (STAGE=4), the slice's k loop unrolled whole (KUNR): 46.4 and 45.1 TFLOP/s, where the same tiles
- * ran 42.3 and 41.4 with the compiler's choice of unrolling (it kept the loop rolled), and the former
- * defaults (STAGE=2, KWG=32) 38.3 and 37.7.
+ * GPU defaults (H200, 8192^3 and 4096^3 f32): 64x128 work-group tiles, 128 work-items (8 x 16) with
+ * 8x8 register tiles, 4-wide vectors, k-major slices of 16 double-buffered with a register prefetch
+ * (STAGE=4), the slice's k loop unrolled whole (KUNR): 47.9 and 44.1 TFLOP/s with no profile at all
+ * (1.02x and 1.03x tuned CLBlast in the same run). 128x128 tiles ran 46.4 and 45.1 (the tuner keeps
+ * them for "all", measured at 4096^3, where they win by 2%); the same tiles ran 42.3 and 41.4 with
+ * the compiler's choice of unrolling (it kept the loop rolled), and the former defaults (STAGE=2,
+ * KWG=32) 38.3 and 37.7. 64x128 is the default because a short tuning run (60 s, NVIDIA compiling
+ * one such kernel in 6-13 s) builds only a few candidates at these sizes and keeps its start.
  * CPU defaults (PoCL on the 2-core AVX-512 machine): STAGE=1 (no local memory, no barriers), one
  * work-item per group computing an 8x32 tile as two 16-wide vectors per row (16 zmm accumulators).
  * At 1024^3 it ran 80-117 GFLOP/s where the former STAGE=2 set (64x64 tiles, 8x8 work-items) ran
@@ -24,7 +27,7 @@
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_DWGN, P_DWGM, P_DKU, P_DIRECT, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */
-    {"MWG", 128, 8, 1, 256, 1, 0},
+    {"MWG", 64, 8, 1, 256, 1, 0},
     {"NWG", 128, 32, 1, 256, 1, 0},
     {"KWG", 16, 32, 1, 64, 1, 0},  /* unused by STAGE=1 */
     {"MDIMC", 8, 1, 1, 64, 1, 0},
@@ -87,8 +90,8 @@ static void gemm_canonical(int *v)
     if (v[P_STAGE] == 1) v[P_KWG] = gemm_params[P_KWG].def_cpu, v[P_VWM] = 1, v[P_KUNR] = 1;
 }
 
-/* GPUs, "medium" products (M*N*K below 2^31, gemm_core): 64x64 tiles, 4x as many work-groups as the
- * 128x128 of "all". On the H200 (wall time, CLBlast in the same run) 256^3, 512^3 and 1024^3 ran at
+/* GPUs, "medium" products (M*N*K below 2^31, gemm_core): 64x64 tiles, twice as many work-groups as
+ * the 64x128 of "all". On the H200 (wall time, CLBlast in the same run) 256^3, 512^3 and 1024^3 ran at
  * 0.77x, 0.45x and 0.80x CLBlast in 128x128 tiles; 256^3 and 512^3 at 1.13x and 1.26x in 64x64, and
  * all three at 1.2-1.7x in the 32x64 tiles the tuner found at 512^3. CPUs keep their defaults: one
  * work-item's tile is already small. */
