@@ -6,8 +6,9 @@
  *   WG     work-group size the host launches with (a hint for the compiler)
  *   GRID   2: work-items stride over the range by the global size (grid-stride loop), so the host
  *          may launch fewer items than vectors (GPUs: a bounded number of resident groups);
- *          1: one vector (or element) per work-item, no loop (PoCL: its work-item loops then
- *          vectorise across work-items, and a loop inside would block that)
+ *          1: WPT vectors (or elements) per work-item, a global size apart (WPT = 1: no loop;
+ *          PoCL: its work-item loops then vectorise across work-items, and a loop inside would
+ *          block that; WPT = 2: each CPU thread walks two streams of memory)
  *   KERNEL the one kernel to compile (numbered below: 1 vadd … 11 copy_same); 0, the default, all
  *          of them. PoCL compiles every kernel of a program at build time, so one kernel per
  *          program makes an operation's cold start several times shorter.
@@ -25,6 +26,9 @@
 #endif
 #ifndef GRID
 #define GRID 1
+#endif
+#ifndef WPT
+#define WPT 1
 #endif
 #ifndef KERNEL
 #define KERNEL 0
@@ -149,8 +153,12 @@ inline SV f16_to_bits(const CV v)
 
 #if GRID == 2
 #define GRID_LOOP(i, count) for (size_t i = get_global_id(0); i < (count); i += get_global_size(0))
-#else
+#elif WPT == 1
 #define GRID_LOOP(i, count) for (size_t i = get_global_id(0); i < (count); i = (count))
+#else
+#define GRID_LOOP(i, count)                                                                           \
+    _Pragma("unroll") for (size_t i##_w = 0, i = get_global_id(0); i##_w < WPT; i##_w++, i += get_global_size(0)) \
+        if (i < (count))
 #endif
 
 /* z = x OP y, all contiguous. */

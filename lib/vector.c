@@ -16,7 +16,13 @@
  * 8 elements in groups of 128, the per-work-item bounds checks are paid half as often and
  * CLBlast's axpy/copy/scal went from 0.55-0.73x to 1.0-1.2x (PoCL, 2^20 f32, 2 cores). */
 /* NT (CPUs): kernels whose result is only written store it past the caches when it is at least half
- * the global memory cache (2-core EPYC, PoCL, 2^24 f32: add 24 -> 31-34 GB/s, copy 30 -> 42 GB/s). */
+ * the global memory cache (2-core EPYC, PoCL, 2^24 f32: add 24 -> 31-34 GB/s, copy 30 -> 42 GB/s).
+ * WPT (CPUs: 2): each work-item takes WPT vectors a global size apart, so each thread of PoCL walks
+ * WPT streams of memory at once, as CLBlast's axpy/scal kernels do. 2^24 on the 2-core EPYC (PoCL,
+ * ours and CLBlast's runs alternating, two runs): scale f32 0.89-0.97x CLBlast with one stream,
+ * 1.02-1.09x with two; axpy f32 0.98-1.00 -> 1.04-1.09, f64 scale 0.92-0.95 -> 0.99-1.01, axpy
+ * 0.96-0.98 -> 0.98-1.00; mul and copy stayed at 1.3-1.5x. Four streams slowed the write-only
+ * kernels (their non-temporal stores) to 0.55-0.75x. */
 static const ocx__param_def vector_params[] = {
     /* name    gpu   cpu   min  max  pow2 */
     {"WG", 256, 512, 1, 1024, 1},
@@ -24,6 +30,7 @@ static const ocx__param_def vector_params[] = {
     {"GROUPS_PER_CU", 64, 8, 1, 4096, 1}, /* GRID=2 only */
     {"GRID", 1, 1, 1, 2, 0}, /* 1: one vector per work-item; 2: grid-stride loop */
     {"NT", 0, 1, 0, 1, 0, 0, 1}, /* 1: non-temporal stores of write-only results beyond the cache (run()) */
+    {"WPT", 1, 2, 1, 8, 1, 0, 1}, /* GRID=1: vectors per work-item, a global size apart */
 };
 
 static const char *vector_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
@@ -35,7 +42,7 @@ static const char *vector_invalid(const int *v, const ocx_device_info *dev, ocx_
 }
 
 const ocx__family ocx__family_vector = {
-    .name = "vector", .source = "vector", .nparams = 5, .params = vector_params, .invalid = vector_invalid};
+    .name = "vector", .source = "vector", .nparams = 6, .params = vector_params, .invalid = vector_invalid};
 
 /* The one launch path of this file: parameters → defines → geometry → ocx__launch. `items` is the
  * number of work-items that would cover the whole range (per element, or per vector when the kernel
@@ -77,7 +84,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     size_t items = vectorised ? n / vw + n % vw : n;
     size_t groups = !n                       ? 0
                     : ocx__param(&p, "GRID") == 2 ? ocx__grid_groups(ctx, items, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"))
-                                             : ocx__div_up(items, wg);
+                                             : ocx__div_up(ocx__div_up(items, (size_t)ocx__param(&p, "WPT")), wg);
     ocx__launch_desc d = {"vector", options, kernel, 1, {groups * wg}, {wg}, nargs, args};
     return ocx__launch(ctx, stream, &d, num_wait, wait, event);
 }
