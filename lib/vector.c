@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parameters of cl/vector.cl. Defaults: one vector per work-item, no loop, on every device type.
+/* Parameters of cl/vector.cl. Defaults: no loop in the kernel on every device type; one vector per
+ * work-item on GPUs, two (WPT, below) on CPUs.
  * GPUs take groups of 256 items with 16-byte accesses; on the H200 (2^26 and 2^28 f32, one process)
  * that ran add at 4.23-4.25 and 4.37-4.38 TB/s, scale and copy at 4.05-4.08 and 4.21-4.24, where a
  * grid-stride loop over 64 groups per CU ran 4.16-4.17 / 4.18-4.21 and 3.87-3.96 / 3.95-4.00 (f16
@@ -28,7 +29,7 @@ static const ocx__param_def vector_params[] = {
     {"WG", 256, 512, 1, 1024, 1},
     {"VW", 4, 16, 1, 16, 1}, /* for f32/f16; f64 takes VW/2 */
     {"GROUPS_PER_CU", 64, 8, 1, 4096, 1}, /* GRID=2 only */
-    {"GRID", 1, 1, 1, 2, 0}, /* 1: one vector per work-item; 2: grid-stride loop */
+    {"GRID", 1, 1, 1, 2, 0}, /* 1: WPT vectors per work-item; 2: grid-stride loop */
     {"NT", 0, 1, 0, 1, 0, 0, 1}, /* 1: non-temporal stores of write-only results beyond the cache (run()) */
     {"WPT", 1, 2, 1, 8, 1, 0, 1}, /* GRID=1: vectors per work-item, a global size apart */
 };
@@ -41,8 +42,20 @@ static const char *vector_invalid(const int *v, const ocx_device_info *dev, ocx_
     return NULL;
 }
 
-const ocx__family ocx__family_vector = {
-    .name = "vector", .source = "vector", .nparams = 6, .params = vector_params, .invalid = vector_invalid};
+/* The grid-stride loop (GRID=2) ignores WPT and GRID=1 ignores GROUPS_PER_CU: those take fixed
+ * values, so that the tuner builds each distinct kernel once. */
+static void vector_canonical(int *v)
+{
+    if (v[3] == 2) v[5] = 1;
+    else v[2] = vector_params[2].def_cpu;
+}
+
+const ocx__family ocx__family_vector = {.name = "vector",
+                                        .source = "vector",
+                                        .nparams = 6,
+                                        .params = vector_params,
+                                        .invalid = vector_invalid,
+                                        .canonical = vector_canonical};
 
 /* The one launch path of this file: parameters → defines → geometry → ocx__launch. `items` is the
  * number of work-items that would cover the whole range (per element, or per vector when the kernel

@@ -197,6 +197,27 @@ START_TEST(test_strides)
 }
 END_TEST
 
+/* Launch shapes other than the device's defaults (OCX_VECTOR_PARAMS): several vectors per
+ * work-item a global size apart (WPT), narrow vectors, the grid-stride loop; lengths with tails,
+ * aligned and misaligned views, strides. */
+START_TEST(test_launch_shapes)
+{
+    static const char *shapes[] = {"WPT=4", "WPT=8,VW=4,WG=64", "WPT=1,VW=16", "GRID=2,GROUPS_PER_CU=1,WG=32"};
+    static const size_t ns[] = {1, 31, 1003, 100003};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        setenv("OCX_VECTOR_PARAMS", shapes[s], 1);
+        for (size_t li = 0; li < sizeof ns / sizeof *ns; li++)
+            for (int op = 0; op < NOPS; op++) {
+                check_op_at(op, OCX_F32, ns[li], 1, 1, 300 + 17 * s + 5 * li + op, 0, 0);
+                check_op(op, OCX_F32, ns[li], 1, 1, 400 + 17 * s + 5 * li + op);
+            }
+        for (int op = AXPY; op < NOPS; op++) check_op(op, OCX_F32, 1001, 3, 2, 500 + 17 * s + op);
+        check_op(ADD, OCX_F16, 100003, 1, 1, 600 + s);
+    }
+    unsetenv("OCX_VECTOR_PARAMS");
+}
+END_TEST
+
 /* Conversions through ocx_copy: each pair of dtypes, random data, against the host's conversion. */
 START_TEST(test_copy_convert)
 {
@@ -401,6 +422,7 @@ int main(void)
     tcase_add_loop_test(tc, test_strides, 0, 3);
     tcase_add_loop_test(tc, test_alignment, 0, 3);
     tcase_add_loop_test(tc, test_nan_inf, 0, 3);
+    tcase_add_test(tc, test_launch_shapes);
     tcase_add_test(tc, test_copy_convert);
     tcase_add_test(tc, test_f16_edges);
     tcase_add_test(tc, test_aliasing);

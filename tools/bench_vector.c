@@ -175,7 +175,7 @@ static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
 {
     ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
     int rc = 0, any = 0;
-    for (int op = 0; op < 8; op++) any |= op_wanted(red_names[op]);
+    for (size_t op = 0; op < sizeof red_names / sizeof *red_names; op++) any |= op_wanted(red_names[op]);
     if (!any) return 0;
     bench_header(b, "reductions (bytes = elements read; host clock over batches of 10 runs, both passes; "
                     "peer: CLBlast Xsum/Xasum/Xdot/Xnrm2/iXmin/iXmax)");
