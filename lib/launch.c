@@ -38,8 +38,8 @@ ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_d
     /* The program is built (or found) without holding the context's lock; kernels are shared per
      * context, so argument setting and enqueue happen under it. In build-only mode (the tuner
      * compiling candidates ahead of timing) nothing is enqueued. */
-    cl_kernel k = NULL;
-    OCX__FORWARD(ocx__kernel_get(ctx, d->source, d->options, d->kernel, &k));
+    cl_kernel k = d->prebuilt;
+    if (!k) OCX__FORWARD(ocx__kernel_get(ctx, d->source, d->options, d->kernel, &k));
     if (build_only) return OCX_OK;
     pthread_mutex_lock(&ctx->lock);
     ocx_status st = OCX_OK;

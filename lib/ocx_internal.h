@@ -276,6 +276,8 @@ typedef struct ocx__launch_desc {
     size_t local[3];     /* all 0: let the driver choose */
     unsigned nargs;
     const ocx__arg *args;
+    cl_kernel prebuilt;  /* the kernel, when the caller already has it; NULL: found or built from
+                            source, options and kernel */
 } ocx__launch_desc;
 /* program → kernel → arguments → enqueue after the wait list → event. Empty global range: a marker
  * only (the event still completes after the wait list). */

@@ -91,12 +91,12 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
 
     /* Both kernels are built before the stream's lock is taken, so that a first call's compilation
      * (or the tuner's, building candidates on several threads) holds up no other thread. */
-    char kname[32];
-    cl_kernel unused;
-    snprintf(kname, sizeof kname, "part_%s", op_names[op]);
-    OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, kname, &unused));
-    snprintf(kname, sizeof kname, "final_%s", op_names[op]);
-    OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, kname, &unused));
+    char part[32], final[32];
+    cl_kernel kpart, kfinal;
+    snprintf(part, sizeof part, "part_%s", op_names[op]);
+    snprintf(final, sizeof final, "final_%s", op_names[op]);
+    OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, part, &kpart));
+    OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, final, &kfinal));
     *held = NULL;
     if (ocx__launch_is_build_only()) return OCX_OK;
 
@@ -110,7 +110,6 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     }
     const ocx_buffer *yy = op == OCX_REDUCE_DOT ? y : x;
     size_t yinc = op == OCX_REDUCE_DOT ? incy : 1;
-    snprintf(kname, sizeof kname, "part_%s", op_names[op]);
     ocx__arg a1[] = {OCX__ARG_U64(n),
                      OCX__ARG_MEM(x),
                      OCX__ARG_U64(x->offset),
@@ -121,10 +120,9 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
                      {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
                      {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
                      OCX__ARG_U64(8 * g / wsz)};
-    ocx__launch_desc d1 = {"reduce", options, kname, 1, {g * wg}, {wg}, 10, a1};
+    ocx__launch_desc d1 = {"reduce", options, part, 1, {g * wg}, {wg}, 10, a1, kpart};
     ocx_status st = ocx__launch(ctx, stream, &d1, num_wait, wait, NULL);
     if (st == OCX_OK) {
-        snprintf(kname, sizeof kname, "final_%s", op_names[op]);
         ocx__arg a2[] = {OCX__ARG_I32((cl_int)g),
                          {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
                          {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
@@ -133,7 +131,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
                          OCX__ARG_U64(oo),
                          {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
                          OCX__ARG_U64((16 * g + 8) / asz)};
-        ocx__launch_desc d2 = {"reduce", options, kname, 1, {wg}, {wg}, 8, a2};
+        ocx__launch_desc d2 = {"reduce", options, final, 1, {wg}, {wg}, 8, a2, kfinal};
         st = ocx__launch(ctx, stream, &d2, 0, NULL, event);
     }
     if (st != OCX_OK) pthread_mutex_unlock(&(*held)->lock);
@@ -170,13 +168,12 @@ ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op o
     OCX__FORWARD(check_args(ctx, op, n, x, incx, y, incy));
     OCX__FAIL_IF(!value && !(is_arg(op) && index), OCX_ERR_INVALID_ARGUMENT,
                  "%s: no place for the result (value%s is NULL)", op_names[op], is_arg(op) ? " and index" : "");
-    cl_command_queue q;
-    OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
     ocx_stream *held;
     cl_mem scratch;
     size_t g;
     OCX__FORWARD(run(ctx, stream, op, n, x, incx, y, incy, NULL, 0, num_wait, wait, NULL, &held, &scratch, &g));
     if (!held) return OCX_OK; /* build-only */
+    cl_command_queue q = held->queue; /* the stream run() resolved */
     /* Enqueued (not waited for) under the lock: the next user of the scratch buffer runs after it. */
     unsigned char r[16];
     cl_event done = NULL;

@@ -24,7 +24,8 @@
  * 1.02-1.09x with two; axpy f32 0.98-1.00 -> 1.04-1.09, f64 scale 0.92-0.95 -> 0.99-1.01, axpy
  * 0.96-0.98 -> 0.98-1.00; mul and copy stayed at 1.3-1.5x. Four streams slowed the write-only
  * kernels (their non-temporal stores) to 0.55-0.75x. */
-static const ocx__param_def vector_params[] = {
+enum { P_WG, P_VW, P_GPC, P_GRID, P_NT, P_WPT, P_COUNT };
+static const ocx__param_def vector_params[P_COUNT] = {
     /* name    gpu   cpu   min  max  pow2 */
     {"WG", 256, 512, 1, 1024, 1},
     {"VW", 4, 16, 1, 16, 1}, /* for f32/f16; f64 takes VW/2 */
@@ -36,7 +37,7 @@ static const ocx__param_def vector_params[] = {
 
 static const char *vector_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
 {
-    if ((size_t)v[0] > dev->max_work_group_size || (size_t)v[0] > dev->max_work_item_sizes[0])
+    if ((size_t)v[P_WG] > dev->max_work_group_size || (size_t)v[P_WG] > dev->max_work_item_sizes[0])
         return "WG exceeds the device's work-group size";
     (void)dtype; /* f64 takes VW/2 elements (run() below), so every VW suits every dtype */
     return NULL;
@@ -46,13 +47,13 @@ static const char *vector_invalid(const int *v, const ocx_device_info *dev, ocx_
  * values, so that the tuner builds each distinct kernel once. */
 static void vector_canonical(int *v)
 {
-    if (v[3] == 2) v[5] = 1;
-    else v[2] = vector_params[2].def_cpu;
+    if (v[P_GRID] == 2) v[P_WPT] = 1;
+    else v[P_GPC] = vector_params[P_GPC].def_cpu;
 }
 
 const ocx__family ocx__family_vector = {.name = "vector",
                                         .source = "vector",
-                                        .nparams = 6,
+                                        .nparams = P_COUNT,
                                         .params = vector_params,
                                         .invalid = vector_invalid,
                                         .canonical = vector_canonical};
@@ -78,7 +79,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_vector, dtype, ocx__size_class_1d(n), &p));
     /* VW counts f32/f16 elements; f64 takes half as many, the same 16 bytes as f32 (H200, 2^28
      * f64 add: 2.9 TB/s with double4, 4.2 TB/s with double2). */
-    if (dtype == OCX_F64) p.v[1] = p.v[1] > 1 ? p.v[1] / 2 : 1;
+    if (dtype == OCX_F64) p.v[P_VW] = p.v[P_VW] > 1 ? p.v[P_VW] / 2 : 1;
     /* Non-temporal stores only for a kernel that writes its result without reading it, into memory
      * apart from its inputs (`apart`: an in-place add reads its destination), where the result is at
      * least half the device's global memory cache (none reported: never); a smaller one is better
@@ -87,17 +88,17 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     double cache = (double)ctx->info.global_mem_cache_bytes;
     if (!kernels[id - 1].write_only || !apart || dtype == OCX_F16 || cache <= 0 ||
         (double)n * (double)ocx_dtype_size(dtype) < 0.5 * cache)
-        p.v[4] = 0;
+        p.v[P_NT] = 0;
     char options[512];
     ocx__dtype_defines(ctx, dtype, options, sizeof options);
     size_t ol = strlen(options);
     snprintf(options + ol, sizeof options - ol, " -DKERNEL=%d", id);
     ocx__params_defines(&p, options, sizeof options);
-    size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
+    size_t wg = (size_t)p.v[P_WG], vw = (size_t)p.v[P_VW];
     size_t items = vectorised ? n / vw + n % vw : n;
-    size_t groups = !n                       ? 0
-                    : ocx__param(&p, "GRID") == 2 ? ocx__grid_groups(ctx, items, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"))
-                                             : ocx__div_up(ocx__div_up(items, (size_t)ocx__param(&p, "WPT")), wg);
+    size_t groups = !n                  ? 0
+                    : p.v[P_GRID] == 2 ? ocx__grid_groups(ctx, items, wg, (size_t)p.v[P_GPC])
+                                        : ocx__div_up(ocx__div_up(items, (size_t)p.v[P_WPT]), wg);
     ocx__launch_desc d = {"vector", options, kernel, 1, {groups * wg}, {wg}, nargs, args};
     return ocx__launch(ctx, stream, &d, num_wait, wait, event);
 }
