@@ -23,7 +23,13 @@
  * work-item per group computing an 8x32 tile as two 16-wide vectors per row (16 zmm accumulators).
  * At 1024^3 it ran 80-117 GFLOP/s where the former STAGE=2 set (64x64 tiles, 8x8 work-items) ran
  * 12-16, and PoCL generates its machine code in ~0.25 s instead of 0.3-0.9 s (cold start). Groups
- * of 2 work-items would double that: PoCL unrolls a 2-item work-item loop. */
+ * of 2 work-items would double that: PoCL unrolls a 2-item work-item loop.
+ * Tried on the H200 and not kept: a ring of 3 or 4 local slices filled by cp.async (PTX, compute
+ * capability 8.0+) in place of STAGE=4's register prefetch. In STAGE 2's layout it ran 8192^3 at
+ * 44.6 TFLOP/s against 48.0 in the same call. k-major (16-byte copies of K-slow operands, 4-byte
+ * transposed ones of K-fast operands; 95 registers against 161) it ran 8192^3 NN / TN / NT at 42.8
+ * / 41.6 / 32.5 against 47.5 / 43.8 / 44.9 (4096^3 TN, 16-byte copies only: 45.0 against 46.6):
+ * the copies cost more than the registers and occupancy they save. */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_DWGN, P_DWGM, P_DKU, P_DIRECT, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */

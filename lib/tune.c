@@ -763,11 +763,14 @@ static int weight_of(const tuning_def *def)
  * second candidate had a rate in a 60-s run that had set 3 aside), 12 at 8192^3. An entry whose
  * first candidate an earlier entry has built (prebuilt: "large" starts from the parameters "all"
  * started from) needs no compiler: 4 s for the GEMM set-up at 8192^3 (a 60-s run with 8.7 s left
- * had set 12 aside and left that entry out). */
-static double least_cost(const tuning_def *def, int prebuilt)
+ * had set 12 aside and left that entry out). On a GPU the "medium" GEMM's first candidate (64x64
+ * tiles, no earlier entry builds them) took 10-11 s to compile on a freshly started H200, where
+ * the driver's own cache was empty: with 6 set aside, its overrun left "large" out of a 60-s run. */
+static double least_cost(const tuning_def *def, int prebuilt, int gpu)
 {
     int gemm = weight_of(def) > 1;
     if (!strcmp(def->size_class, "large")) return gemm ? (prebuilt ? 4.0 : 12.0) : 4.0;
+    if (gemm && gpu && !prebuilt && !strcmp(def->size_class, "medium")) return 11.0;
     return gemm ? (prebuilt ? 2.0 : 6.0) : 1.0;
 }
 
@@ -885,7 +888,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
                 starts[j].family == fam && same_kernel(fam, &starts[i], &starts[j]))
                 built_by[i] = j;
         remaining += weight_of(todo[i].def);
-        remaining_least += least_cost(todo[i].def, built_by[i] >= 0);
+        remaining_least += least_cost(todo[i].def, built_by[i] >= 0, is_gpu(ctx));
     }
     for (int i = 0; i < ntodo && st == OCX_OK && !(opt->stop && *opt->stop); i++) {
         const char *dname = ocx_dtype_name(todo[i].dt);
@@ -894,8 +897,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         int weight = weight_of(todo[i].def);
         /* An entry starts only when its least cost still fits (so the run ends inside the budget,
          * not after it). */
-        remaining_least -= least_cost(todo[i].def, built_by[i] >= 0);
-        double least = least_cost(todo[i].def, built_by[i] >= 0 && ran[built_by[i]]);
+        remaining_least -= least_cost(todo[i].def, built_by[i] >= 0, is_gpu(ctx));
+        double least = least_cost(todo[i].def, built_by[i] >= 0 && ran[built_by[i]], is_gpu(ctx));
         if (ocx__now_s() + least >= end) {
             ocx__warn("ocx_tune: %s/%s: the budget is spent; entry left out (--resume continues)",
                       todo[i].def->family, dname);
