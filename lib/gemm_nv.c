@@ -26,7 +26,11 @@
  * ocx_device_info.local_mem_max_bytes), 8 tile-rows per group. On the H200, 8192^3 and 4096^3
  * (kernel time): 319 and 276 TFLOP/s, where the former 128x128 tiles in 3 stages (the most 48 KiB
  * holds) ran 278 and 251; 4 and 5 stages of 128x128 ran the same as 3, 256x128 tiles 304/265, and
- * 64-deep slices no faster. Larger tiles do not fit: 64x64 warp tiles already take 226 registers. */
+ * 64-deep slices no faster. Larger tiles do not fit: 64x64 warp tiles already take 226 registers.
+ * Copies through registers in place of cp.async (each 16-byte chunk loaded one slice ahead and
+ * stored at the next slice's first step; 250 registers, no spills) ran the same, not faster, in one
+ * call: 8192^3 NN / NT 323 / 295 TFLOP/s in 3 stages against 321 / 304, 4096^3 296 / 268 against
+ * 289 / 276; in 2 stages (48 KiB) 243 / 218. So the copies' cost is not cp.async's own. */
 enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_STAGES, P_GM, P_TMA, P_COUNT };
 static const ocx__param_def mma_params[P_COUNT] = {
     /* name       gpu  cpu  min  max  pow2 host */

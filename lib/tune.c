@@ -381,8 +381,9 @@ typedef struct tuner {
     double best_rate, default_rate;
     unsigned tried, failed;
     double t0, deadline;
-    /* Seconds per candidate so far in this entry: building (batch wall time / batch size) and
-     * evaluating; a batch holds only as many candidates as these say fit before the deadline. */
+    /* Seconds so far in this entry: per round of compiles (batch wall time / its rounds, see
+     * build_rounds) and per evaluation; a batch holds only as many candidates as these say fit
+     * before the deadline. */
     double build_s, eval_s;
     int out_of_time; /* not even one more candidate fits */
     int compiled;    /* this entry has compiled a program of its own (its build cost is measured) */
@@ -440,13 +441,26 @@ static void *build_worker(void *arg)
     return NULL;
 }
 
-/* Compiles a batch on a few threads before any of it is timed. */
-static void build_batch(tuner *t, cand *c, int n)
+/* Threads that compile a batch of n candidates: up to 4, no more than the cores. */
+static int build_threads(int n)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = n < 4 ? n : 4;
     if (cores > 0 && threads > cores) threads = (int)cores;
-    if (threads < 1) threads = 1;
+    return threads < 1 ? 1 : threads;
+}
+
+/* Rounds of compiles a batch of n takes (one program per thread a round). */
+static double build_rounds(int n)
+{
+    int threads = build_threads(n);
+    return (double)((n + threads - 1) / threads);
+}
+
+/* Compiles a batch on a few threads before any of it is timed. */
+static void build_batch(tuner *t, cand *c, int n)
+{
+    int threads = build_threads(n);
     pthread_t tid[4];
     build_job jobs[4];
     int started = 0;
@@ -526,18 +540,23 @@ static double evaluate(tuner *t, const int *v)
 
 /* Builds then evaluates a batch, cut to what the costs seen so far let finish by the deadline (on
  * the H200 one GEMM candidate takes seconds to compile, and a batch of 6 had run 20 s past its
- * entry's share); updates the best. */
+ * entry's share); updates the best. A batch of n costs its rounds of compiles (build_s each: the
+ * threads compile side by side, so one candidate alone costs a whole round, not a share of it; a
+ * 60-s run on the H200 ran 7 s over when its last entry compiled one candidate against a quarter
+ * of a round) plus n evaluations. */
 static void run_batch(tuner *t, cand *c, int n)
 {
     if (n == 0 || stopped(t)) return;
     /* The first batch (the defaults) is what the entry's least cost was set aside for. */
     if (t->tried > 0 && t->build_s + t->eval_s > 0) {
-        double fit = (t->deadline - ocx__now_s()) / (t->build_s + t->eval_s);
+        double left = t->deadline - ocx__now_s();
+        int fit = 0;
+        while (fit < n && build_rounds(fit + 1) * t->build_s + (fit + 1) * t->eval_s <= left) fit++;
         if (fit < 1) { /* a candidate that cannot finish would take time from the entries after */
             t->out_of_time = 1;
             return;
         }
-        if (fit < n) n = (int)fit;
+        n = fit;
     }
     /* Until the entry has compiled something itself, one candidate at a time: the family's mean can
      * be far below what its kernels at this size cost (the H200's large GEMM entry built 5 at once
@@ -552,11 +571,11 @@ static void run_batch(tuner *t, cand *c, int n)
     ocx_context_get_stats(t->ctx, &s0);
     build_batch(t, c, n);
     ocx_context_get_stats(t->ctx, &s1);
-    /* Per program compiled: programs found in a cache say nothing of what the next build costs (on
-     * the H200 the large GEMM entry's defaults came from the cache, its next candidate then took
-     * seconds to compile and ran its entry 8 s past the budget). */
+    /* Per round of programs compiled: programs found in a cache say nothing of what the next build
+     * costs (on the H200 the large GEMM entry's defaults came from the cache, its next candidate
+     * then took seconds to compile and ran its entry 8 s past the budget). */
     if (s1.programs_compiled > s0.programs_compiled) {
-        double per = (ocx__now_s() - b0) / (double)(s1.programs_compiled - s0.programs_compiled);
+        double per = (ocx__now_s() - b0) / build_rounds((int)(s1.programs_compiled - s0.programs_compiled));
         if (t->compiled)
             note_cost(&t->build_s, per);
         else
