@@ -381,10 +381,11 @@ typedef struct tuner {
     double best_rate, default_rate;
     unsigned tried, failed;
     double t0, deadline;
-    /* Seconds so far in this entry: per round of compiles (batch wall time / its rounds, see
-     * build_rounds) and per evaluation; a batch holds only as many candidates as these say fit
-     * before the deadline. */
+    double end; /* the whole run's: the entry's first candidate may run until then (run_batch) */
+    /* Seconds per candidate so far in this entry: building (batch wall time / batch size) and
+     * evaluating; a batch holds only as many candidates as these say fit before the deadline. */
     double build_s, eval_s;
+    double build_max; /* the slowest program compiled so far in this entry, per program */
     int out_of_time; /* not even one more candidate fits */
     int compiled;    /* this entry has compiled a program of its own (its build cost is measured) */
     ocx_tune_progress progress;
@@ -441,26 +442,13 @@ static void *build_worker(void *arg)
     return NULL;
 }
 
-/* Threads that compile a batch of n candidates: up to 4, no more than the cores. */
-static int build_threads(int n)
+/* Compiles a batch on a few threads before any of it is timed. */
+static void build_batch(tuner *t, cand *c, int n)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = n < 4 ? n : 4;
     if (cores > 0 && threads > cores) threads = (int)cores;
-    return threads < 1 ? 1 : threads;
-}
-
-/* Rounds of compiles a batch of n takes (one program per thread a round). */
-static double build_rounds(int n)
-{
-    int threads = build_threads(n);
-    return (double)((n + threads - 1) / threads);
-}
-
-/* Compiles a batch on a few threads before any of it is timed. */
-static void build_batch(tuner *t, cand *c, int n)
-{
-    int threads = build_threads(n);
+    if (threads < 1) threads = 1;
     pthread_t tid[4];
     build_job jobs[4];
     int started = 0;
@@ -540,23 +528,18 @@ static double evaluate(tuner *t, const int *v)
 
 /* Builds then evaluates a batch, cut to what the costs seen so far let finish by the deadline (on
  * the H200 one GEMM candidate takes seconds to compile, and a batch of 6 had run 20 s past its
- * entry's share); updates the best. A batch of n costs its rounds of compiles (build_s each: the
- * threads compile side by side, so one candidate alone costs a whole round, not a share of it; a
- * 60-s run on the H200 ran 7 s over when its last entry compiled one candidate against a quarter
- * of a round) plus n evaluations. */
+ * entry's share); updates the best. */
 static void run_batch(tuner *t, cand *c, int n)
 {
     if (n == 0 || stopped(t)) return;
     /* The first batch (the defaults) is what the entry's least cost was set aside for. */
     if (t->tried > 0 && t->build_s + t->eval_s > 0) {
-        double left = t->deadline - ocx__now_s();
-        int fit = 0;
-        while (fit < n && build_rounds(fit + 1) * t->build_s + (fit + 1) * t->eval_s <= left) fit++;
+        double fit = (t->deadline - ocx__now_s()) / (t->build_s + t->eval_s);
         if (fit < 1) { /* a candidate that cannot finish would take time from the entries after */
             t->out_of_time = 1;
             return;
         }
-        n = fit;
+        if (fit < n) n = (int)fit;
     }
     /* Until the entry has compiled something itself, one candidate at a time: the family's mean can
      * be far below what its kernels at this size cost (the H200's large GEMM entry built 5 at once
@@ -571,17 +554,21 @@ static void run_batch(tuner *t, cand *c, int n)
     ocx_context_get_stats(t->ctx, &s0);
     build_batch(t, c, n);
     ocx_context_get_stats(t->ctx, &s1);
-    /* Per round of programs compiled: programs found in a cache say nothing of what the next build
-     * costs (on the H200 the large GEMM entry's defaults came from the cache, its next candidate
-     * then took seconds to compile and ran its entry 8 s past the budget). */
+    /* Per program compiled: programs found in a cache say nothing of what the next build costs (on
+     * the H200 the large GEMM entry's defaults came from the cache, its next candidate then took
+     * seconds to compile and ran its entry 8 s past the budget). */
     if (s1.programs_compiled > s0.programs_compiled) {
-        double per = (ocx__now_s() - b0) / build_rounds((int)(s1.programs_compiled - s0.programs_compiled));
+        double per = (ocx__now_s() - b0) / (double)(s1.programs_compiled - s0.programs_compiled);
+        if (per > t->build_max) t->build_max = per;
         if (t->compiled)
             note_cost(&t->build_s, per);
         else
             t->build_s = per, t->compiled = 1; /* the entry's own first measure replaces the family's */
     }
-    for (int i = 0; i < n && !stopped(t) && ocx__now_s() < t->deadline; i++) {
+    /* The entry's first candidate (the defaults) runs even when its set-up outlasted the entry's
+     * share, as long as the run has time: on the H200 the 2^26 f16 vector set-up took the whole of
+     * a 60-s run's share for it, and the entry was left out for want of a 0.3-s measurement. */
+    for (int i = 0; i < n && !stopped(t) && ocx__now_s() < (t->tried == 0 ? t->end : t->deadline); i++) {
         if (c[i].build_status != OCX_OK) {
             t->tried++;
             t->failed++;
@@ -890,7 +877,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
      * to do shared out by weight, so that the early, cheap entries cannot spend the time a late,
      * costly one needs to start. */
     int remaining = 0, built_by[3 * NTUNINGS], ran[3 * NTUNINGS] = {0};
-    double remaining_least = 0, fam_build[8] = {0}; /* per ocx__families[] index */
+    double remaining_least = 0, fam_build[8] = {0}; /* slowest build per program, per ocx__families[] index */
     ocx__params starts[3 * NTUNINGS];
     for (int i = 0; i < ntodo; i++) {
         built_by[i] = -1;
@@ -936,13 +923,18 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         t->size_class = cls;
         t->best_rate = -1;
         t->t0 = t0;
-        /* The family's build cost so far, until this entry has compiled something of its own. */
+        /* Until this entry has compiled something of its own, its builds cost what the family's
+         * slowest so far did: kernels differ (NVIDIA compiled the H200's "medium" GEMM kernels in a
+         * few seconds and its 64x128 ones in 6-13; NVIDIA's OpenCL compiles one program at a time
+         * even from several threads), and "large", priced at medium's mean, started a 10-s build
+         * with 6 s left and ran a 60-s run to 67 s. */
         int fi = 0;
         while (ocx__families[fi] && ocx__families[fi] != t->def->fam) fi++;
-        t->build_s = fam_build[fi];
+        t->build_s = t->build_max = fam_build[fi];
         double spare = end - ocx__now_s() - least - remaining_least;
         double share = least + (spare > 0 ? spare * weight / (remaining > 0 ? remaining : 1) : 0);
         t->deadline = ocx__now_s() + share;
+        t->end = end;
         t->progress = (ocx_tune_progress){t->def->family, dname, cls, (size_t)i, (size_t)ntodo, 0, 0, 0, 0,
                                           t->def->unit, 0, budget, NULL};
         report(t, "preparing");
@@ -972,7 +964,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             st = OCX_OK;
         }
         ocx__gemm_nv_suspend(0);
-        if (t->build_s > 0) fam_build[fi] = t->build_s;
+        if (t->build_max > fam_build[fi]) fam_build[fi] = t->build_max;
         case_free(t->tc);
         free(t);
         remaining -= weight;
