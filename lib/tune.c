@@ -382,10 +382,11 @@ typedef struct tuner {
     unsigned tried, failed;
     double t0, deadline;
     double end; /* the whole run's: the entry's first candidate may run until then (run_batch) */
-    /* Seconds per candidate so far in this entry: building (batch wall time / batch size) and
-     * evaluating; a batch holds only as many candidates as these say fit before the deadline. */
+    /* Seconds so far in this entry: per program built (a batch's wall time / the programs it
+     * compiled) and per candidate evaluated; a batch holds only as many candidates as these say
+     * fit before the deadline. */
     double build_s, eval_s;
-    double build_max; /* the slowest program compiled so far in this entry, per program */
+    double build_max; /* the highest per-program cost of any batch so far in this entry */
     int out_of_time; /* not even one more candidate fits */
     int compiled;    /* this entry has compiled a program of its own (its build cost is measured) */
     ocx_tune_progress progress;
@@ -532,6 +533,11 @@ static double evaluate(tuner *t, const int *v)
 static void run_batch(tuner *t, cand *c, int n)
 {
     if (n == 0 || stopped(t)) return;
+    /* Nothing measured yet and the run has no time left: nothing more is built either. */
+    if (t->tried == 0 && ocx__now_s() >= t->end) {
+        t->out_of_time = 1;
+        return;
+    }
     /* The first batch (the defaults) is what the entry's least cost was set aside for. */
     if (t->tried > 0 && t->build_s + t->eval_s > 0) {
         double fit = (t->deadline - ocx__now_s()) / (t->build_s + t->eval_s);
@@ -583,6 +589,7 @@ static void run_batch(tuner *t, cand *c, int n)
         }
         report(t, NULL);
     }
+    if (t->tried == 0 && ocx__now_s() >= t->end) t->out_of_time = 1; /* built past the run's end */
 }
 
 static int legal(const tuner *t, const int *v)
@@ -877,7 +884,9 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
      * to do shared out by weight, so that the early, cheap entries cannot spend the time a late,
      * costly one needs to start. */
     int remaining = 0, built_by[3 * NTUNINGS], ran[3 * NTUNINGS] = {0};
-    double remaining_least = 0, fam_build[8] = {0}; /* slowest build per program, per ocx__families[] index */
+    /* Per tuning of the same family and searched parameters (GEMM "small" builds the direct kernel,
+     * the other GEMM entries the tiled one): the highest per-program build cost seen so far. */
+    double remaining_least = 0, fam_build[NTUNINGS] = {0};
     ocx__params starts[3 * NTUNINGS];
     for (int i = 0; i < ntodo; i++) {
         built_by[i] = -1;
@@ -923,13 +932,13 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         t->size_class = cls;
         t->best_rate = -1;
         t->t0 = t0;
-        /* Until this entry has compiled something of its own, its builds cost what the family's
-         * slowest so far did: kernels differ (NVIDIA compiled the H200's "medium" GEMM kernels in a
-         * few seconds and its 64x128 ones in 6-13; NVIDIA's OpenCL compiles one program at a time
-         * even from several threads), and "large", priced at medium's mean, started a 10-s build
-         * with 6 s left and ran a 60-s run to 67 s. */
-        int fi = 0;
-        while (ocx__families[fi] && ocx__families[fi] != t->def->fam) fi++;
+        /* Until this entry has compiled something of its own, its builds cost what the slowest of
+         * the earlier entries that search the same kernel did (fam_build): kernels differ (NVIDIA
+         * compiled the H200's "medium" GEMM kernels in a few seconds and its 64x128 ones in 6-13;
+         * NVIDIA's OpenCL compiles one program at a time even from several threads), and "large",
+         * priced at medium's mean, started a 10-s build with 6 s left and ran a 60-s run to 67 s. */
+        size_t fi = 0;
+        while (tunings[fi].fam != t->def->fam || tunings[fi].search != t->def->search) fi++;
         t->build_s = t->build_max = fam_build[fi];
         double spare = end - ocx__now_s() - least - remaining_least;
         double share = least + (spare > 0 ? spare * weight / (remaining > 0 ? remaining : 1) : 0);
