@@ -400,6 +400,10 @@ typedef struct ocx_tune_options {
                               (quick: "all"). "large" (vector, reduce at 2^26 elements) is tuned on
                               GPUs only: on CPUs the "all" entry, measured beyond the caches, stands
                               for it. */
+    unsigned long long seed; /* the order candidates are sampled in: each entry draws from its own
+                              generator seeded from this and its place in the run, so a seed
+                              replays a run's candidates (cut where the budget differs); 0: a
+                              seed from the clock */
 } ocx_tune_options;
 
 /*! ocx_tune() : measures the kernel families on ctx's device and writes the best parameters found

@@ -878,7 +878,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     /* A margin for the candidate in flight at the deadline and the final write, so that the whole
      * run (setup included) stays inside the budget. */
     double t0 = ocx__now_s(), end = t0 + budget - (budget * 0.05 < 2.0 ? budget * 0.05 : 2.0);
-    uint64_t rng = 0x2545f4914f6cdd1dull ^ (uint64_t)t0;
+    const uint64_t seed = opt->seed ? (uint64_t)opt->seed : 0x2545f4914f6cdd1dull ^ (uint64_t)(t0 * 1e6);
     ocx_status st = OCX_OK;
     /* Each entry's share: its least cost, plus the time beyond the least costs of every entry still
      * to do shared out by weight, so that the early, cheap entries cannot spend the time a late,
@@ -955,6 +955,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         if (st == OCX_OK) st = ocx__params_lookup(ctx, t->def->fam, t->dtype, cls, &current);
         if (st == OCX_OK) st = t->def->setup(ctx, t->dtype, cls, opt->quick, &t->tc);
         if (st == OCX_OK) {
+            uint64_t rng = seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1)); /* the entry's own */
+            if (rng == 0) rng = 1; /* (xorshift stays at 0) */
             search(t, &start, &current, &rng);
             ran[i] = t->tried > 0;
             confirm(t, &start);

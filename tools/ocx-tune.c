@@ -1,6 +1,6 @@
 /* ocx-tune — measures this device and writes a profile that libocx picks up at run time.
  *   ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16] [--budget S]
- *            [--classes all,small,medium,large] [--out FILE] [--quick] [--resume]
+ *            [--classes all,small,medium,large] [--out FILE] [--quick] [--resume] [--seed N]
  * Ctrl-C ends the run early and keeps the best found so far; --resume continues a partial file. */
 #include <signal.h>
 #include <stdio.h>
@@ -46,11 +46,13 @@ static int usage(int rc)
     fprintf(rc ? stderr : stdout,
             "usage: ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16,f64]\n"
             "                [--classes all,small,medium,large] [--budget SECONDS] [--out FILE] [--quick] [--resume]\n"
+            "                [--seed N]\n"
             "Writes a device profile (default: the user profile directory, where libocx finds it).\n"
             "Size classes: every one unless --classes (--quick: all); large (vector and reduce at\n"
             "2^26 elements, GEMM at 8192^3) only on GPUs; gemm_mma (f16 GEMM on NVIDIA tensor cores)\n"
             "where its probe passes, and then it stands for the portable f16 GEMM (tuned only under\n"
-            "OCX_VENDOR_PATHS=0). --resume keeps a file's entries and adds the missing ones.\n");
+            "OCX_VENDOR_PATHS=0). --resume keeps a file's entries and adds the missing ones.\n"
+            "--seed replays the candidate order of a run (its seed is printed at the start).\n");
     return rc;
 }
 
@@ -76,6 +78,8 @@ int main(int argc, char **argv)
             opt.quick = 1;
         else if (!strcmp(a, "--resume"))
             opt.resume = 1;
+        else if (!strcmp(a, "--seed") && next)
+            opt.seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(a, "--help"))
             return usage(0);
         else
@@ -119,8 +123,10 @@ int main(int argc, char **argv)
     double whole = opt.budget_s;
     opt.budget_s -= setup_s + TEARDOWN_S;
     if (opt.budget_s < 1) opt.budget_s = 1;
-    fprintf(stderr, "ocx-tune: %s (%s), budget %.0f s (%.1f s of it tuning), writing %s\n", info.name,
-            info.platform_name, whole, opt.budget_s, opt.out_path);
+    /* The seed is printed so that a run (one that crashed a driver's compiler, say) can be replayed. */
+    if (!opt.seed) opt.seed = (unsigned long long)time(NULL) * 2654435761ull % 1000000007ull + 1;
+    fprintf(stderr, "ocx-tune: %s (%s), budget %.0f s (%.1f s of it tuning), seed %llu, writing %s\n", info.name,
+            info.platform_name, whole, opt.budget_s, opt.seed, opt.out_path);
     ocx_status st = ocx_tune(ctx, &opt);
     if (st != OCX_OK) fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
     else
