@@ -292,8 +292,8 @@ inline AV f16_from_bits(const SV b)
         if (incx == 1 && incy == 1) {                                                              \
             AV vv = (AV)0;                                                                         \
             const size_t nv = n / VW;                                                              \
-            RAW_INIT(ALIGNED(x) && ALIGNED(y));                                                     \
-            FOR_SHARE(k, nv) { vv += VEC(x, y, k); }                                            \
+            RAW_INIT(ALIGNED(x) && ALIGNED(y));                                                    \
+            FOR_SHARE(k, nv) { vv += VEC(x, y, k); }                                               \
             FOLD_LANES(A, v, w, vv, vv, COMB_ADD);                                                 \
             FOR_TAIL(i, nv * VW, n) { v += ELEM(x, y, i); }                                        \
         } else {                                                                                   \

@@ -533,7 +533,8 @@ static double evaluate(tuner *t, const int *v)
 static void run_batch(tuner *t, cand *c, int n)
 {
     if (n == 0 || stopped(t)) return;
-    /* Nothing measured yet and the run has no time left: nothing more is built either. */
+    /* Nothing measured yet and the run has no time left (its set-up, or a first build, ran past the
+     * end): nothing more is built either. */
     if (t->tried == 0 && ocx__now_s() >= t->end) {
         t->out_of_time = 1;
         return;
@@ -589,7 +590,6 @@ static void run_batch(tuner *t, cand *c, int n)
         }
         report(t, NULL);
     }
-    if (t->tried == 0 && ocx__now_s() >= t->end) t->out_of_time = 1; /* built past the run's end */
 }
 
 static int legal(const tuner *t, const int *v)
@@ -883,7 +883,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     /* Each entry's share: its least cost, plus the time beyond the least costs of every entry still
      * to do shared out by weight, so that the early, cheap entries cannot spend the time a late,
      * costly one needs to start. */
-    int remaining = 0, built_by[3 * NTUNINGS], ran[3 * NTUNINGS] = {0};
+    int remaining = 0, built_by[3 * NTUNINGS], ran[3 * NTUNINGS] = {0}, gpu = is_gpu(ctx);
     /* Per tuning of the same family and searched parameters (GEMM "small" builds the direct kernel,
      * the other GEMM entries the tiled one): the highest per-program build cost seen so far. */
     double remaining_least = 0, fam_build[NTUNINGS] = {0};
@@ -903,7 +903,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
                 starts[j].family == fam && same_kernel(fam, &starts[i], &starts[j]))
                 built_by[i] = j;
         remaining += weight_of(todo[i].def);
-        remaining_least += least_cost(todo[i].def, built_by[i] >= 0, is_gpu(ctx));
+        remaining_least += least_cost(todo[i].def, built_by[i] >= 0, gpu);
     }
     for (int i = 0; i < ntodo && st == OCX_OK && !(opt->stop && *opt->stop); i++) {
         const char *dname = ocx_dtype_name(todo[i].dt);
@@ -912,8 +912,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         int weight = weight_of(todo[i].def);
         /* An entry starts only when its least cost still fits (so the run ends inside the budget,
          * not after it). */
-        remaining_least -= least_cost(todo[i].def, built_by[i] >= 0, is_gpu(ctx));
-        double least = least_cost(todo[i].def, built_by[i] >= 0 && ran[built_by[i]], is_gpu(ctx));
+        remaining_least -= least_cost(todo[i].def, built_by[i] >= 0, gpu);
+        double least = least_cost(todo[i].def, built_by[i] >= 0 && ran[built_by[i]], gpu);
         if (ocx__now_s() + least >= end) {
             ocx__warn("ocx_tune: %s/%s: the budget is spent; entry left out (--resume continues)",
                       todo[i].def->family, dname);
