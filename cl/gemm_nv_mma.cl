@@ -21,7 +21,7 @@
  * bytes instead): the 8 row addresses of every ldmatrix phase and the cp.async writes then hit 8
  * different 16-byte bank groups. The STAGES
  * slices may exceed the 48 KiB NVIDIA's driver reports: it builds and runs kernels that declare
- * more (gemm_nv.c: the defaults take 96 KiB).
+ * more (gemm_nv.c: the defaults take 144 KiB).
  *
  * Work-group order: group_id(0) is mapped onto tiles GM tile-rows at a time (neighbouring work-groups
  * share A rows and B columns in L2). The batch entry is group_id(1).
@@ -41,7 +41,7 @@
 #define BN 256
 #endif
 #ifndef BK
-#define BK 32
+#define BK 64
 #endif
 #ifndef WM
 #define WM 64
@@ -50,7 +50,7 @@
 #define WN 64
 #endif
 #ifndef STAGES
-#define STAGES 4
+#define STAGES 3
 #endif
 #ifndef GM
 #define GM 8
@@ -97,6 +97,10 @@
 #endif
 #ifndef FASTCP
 #define FASTCP 1
+#endif
+/* FASTPATH=0 sends interior tiles through the general, bounds-checked copies too. */
+#ifndef FASTPATH
+#define FASTPATH 1
 #endif
 
 /* Copy groups still allowed in flight when a slice is needed (the next STAGES-2 stay in flight). */
@@ -274,6 +278,13 @@ inline void emu_mma(float *d, const uint *a, uint b0, uint b1, local uint *scr, 
 #define A_RS (NT / CPR(A_W))
 #define B_RS (NT / CPR(B_W))
 #define KK (BK / 16) /* k16 steps a slice (even: BK is 32 or 64, for the fragment double buffer) */
+
+/* A whole 16-byte chunk from global p to local byte address dst (the interior fast path). */
+#if PTX == 1
+#define COPY16(dst, p) CP_ASYNC16(dst, p)
+#else
+#define COPY16(dst, p) copy_chunk(dst, p, 8, 0, smem)
+#endif
 
 /* Copies 8 halfs (`n` of them valid, the rest zero) from global p into local byte address dst. */
 inline void copy_chunk(const uint dst, const global ushort *p, const int n, const int aligned, local uchar *base)
@@ -459,12 +470,27 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
 #define BULK_WAIT(s, kt)
 #define BULK_ADVANCE() ((void)0)
 #endif
+    /* Interior fast path: in a work-group whose tile lies inside M and N, with both operands
+     * aligned, every chunk of a whole slice is a plain 16-byte copy whose local address is fixed
+     * per chunk (a work-item's rows step by A_RS / B_RS, multiples of the swizzle's 8-row period),
+     * so a slice costs one copy instruction a chunk and no per-chunk bounds arithmetic. */
+#if FASTPATH && (TMA || (A_RS % 8 == 0 && B_RS % 8 == 0))
+    const int fast_tile = a_al && b_al && m0 + BM <= M && n0 + BN <= N;
+#else
+    const int fast_tile = 0;
+#endif
+    const uint a_dst = SOFF(A_W, a_r0, a_c), b_dst = A_BYTES + SOFF(B_W, b_r0, b_c);
 #define COPY_SLICE(s, k0)                                                                          \
     do {                                                                                           \
         const uint st_ = sbase + (uint)((s)*STAGE_BYTES);                                          \
         const int full_ = (k0) + BK <= K;                                                          \
         if (BULK_SLICE(k0)) {                                                                      \
             BULK_ISSUE(s);                                                                         \
+        } else if (fast_tile && full_) {                                                           \
+            UNROLL for (int i = 0; i < A_CHUNKS; i++)                                              \
+                COPY16(st_ + a_dst + (uint)(i * A_RS * ROWB(A_W)), ga + i * a_row);                \
+            UNROLL for (int i = 0; i < (DIAG == 5 ? 0 : B_CHUNKS); i++)                            \
+                COPY16(st_ + b_dst + (uint)(i * B_RS * ROWB(B_W)), gb + i * b_row);                \
         } else {                                                                                   \
             UNROLL for (int q = 0; q < (DIAG == 5 ? A_CHUNKS : NCH); q++) COPY_CHUNK(q, st_, k0, full_); \
         }                                                                                          \

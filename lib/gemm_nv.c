@@ -20,26 +20,31 @@
 #include <string.h>
 
 
-/* Parameters of cl/gemm_nv_mma.cl (see its header). Defaults: 128x256 work-group tiles, 32-deep
- * slices, 8 warps of 64x64, 4 stages (96 KiB of local memory: beyond the 48 KiB NVIDIA's driver
+/* Parameters of cl/gemm_nv_mma.cl (see its header). Defaults: 128x256 work-group tiles, 64-deep
+ * slices, 8 warps of 64x64, 3 stages (144 KiB of local memory: beyond the 48 KiB NVIDIA's driver
  * reports, within what it builds and runs on compute capability 8.0 and later, see
- * ocx_device_info.local_mem_max_bytes), 8 tile-rows per group. On the H200, 8192^3 and 4096^3
- * (kernel time): 319 and 276 TFLOP/s, where the former 128x128 tiles in 3 stages (the most 48 KiB
- * holds) ran 278 and 251; 4 and 5 stages of 128x128 ran the same as 3, 256x128 tiles 304/265, and
- * 64-deep slices no faster. Larger tiles do not fit: 64x64 warp tiles already take 226 registers.
- * Copies through registers in place of cp.async (each 16-byte chunk loaded one slice ahead and
- * stored at the next slice's first step; 250 registers, no spills) ran the same, not faster, in one
- * call: 8192^3 NN / NT 323 / 295 TFLOP/s in 3 stages against 321 / 304, 4096^3 296 / 268 against
- * 289 / 276; in 2 stages (48 KiB) 243 / 218. So the copies' cost is not cp.async's own. */
+ * ocx_device_info.local_mem_max_bytes), 8 tile-rows per group.
+ * Measured on the H200 (kernel time, TFLOP/s at 8192^3 NN / NT, then 4096^3 NN / NT):
+ * - Interior tiles copy whole slices without per-chunk bounds arithmetic (FASTPATH, the kernel's
+ *   COPY_SLICE): 128x256, 32 deep, 4 stages went from 317-321 / 303 and 277 / 259-265 to
+ *   360-366 / 322-324 and 303-313 / 284-288. The copies' instructions, not their bytes, had cost
+ *   the most: before, copying every slice from L1 instead of L2 had gained little.
+ * - With it, 64-deep slices: 3 stages 351-354 / 351-355 and 300-307 / 296-304; 4 stages (192 KiB)
+ *   359 / 358 and 305 / 298: a little slower NN, 10% faster NT (both operands K-fast, whose
+ *   64-byte rows had filled half of each 128-byte line a copy touched). 256x128x64 in 3 stages
+ *   352 / 356 and 288 / 302; 128x128 tiles (4 warps) 289 / 271-290 and 237-256; GM=16 the same as 8.
+ * - Before the fast path: 128x128 in 3 stages (the most 48 KiB holds) 278 and 251 (NN); larger
+ *   tiles do not fit, 64x64 warp tiles already taking 226 registers. Copies through registers in
+ *   place of cp.async (250 registers, no spills) ran the same as cp.async. */
 enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_STAGES, P_GM, P_TMA, P_COUNT };
 static const ocx__param_def mma_params[P_COUNT] = {
     /* name       gpu  cpu  min  max  pow2 host */
     {"BM", 128, 128, 16, 256, 1, 0},
     {"BN", 256, 128, 16, 256, 1, 0},
-    {"BK", 32, 32, 32, 64, 1, 0}, /* an even number of k16 steps (the fragment double buffer) */
+    {"BK", 64, 32, 32, 64, 1, 0}, /* an even number of k16 steps (the fragment double buffer) */
     {"WM", 64, 64, 16, 128, 1, 0},
     {"WN", 64, 64, 16, 128, 1, 0},
-    {"STAGES", 4, 3, 2, 5, 0, 0},
+    {"STAGES", 3, 3, 2, 5, 0, 0},
     {"GM", 8, 8, 1, 64, 0, 0},
     /* 1: whole in-bounds slices as bulk copies (cp.async.bulk + mbarrier, compute capability 9.0;
      * below it only the padded layout they need). Correct on the H200 (check_gemm), but half as
