@@ -787,6 +787,15 @@ static double least_cost(const tuning_def *def, int prebuilt, int gpu)
     return gemm ? (prebuilt ? 2.0 : 6.0) : 1.0;
 }
 
+/* The least a GPU's GEMM build is priced at until the entry has compiled a program itself: the
+ * earlier entries' builds can say little of the next kernel's (on the H200 "all" and "medium"
+ * built 31 candidates in 17 s; then "large", whose first candidate "all" had built, spent 17 s on
+ * three candidates where 7 were left, and a 60-s run took 71). */
+static double cold_build(const tuning_def *def, int gpu)
+{
+    return gpu && weight_of(def) > 1 ? 10.0 : 0.0;
+}
+
 /* Whether two parameter sets build the same program (host-only parameters aside). */
 static int same_kernel(const ocx__family *fam, const ocx__params *a, const ocx__params *b)
 {
@@ -933,13 +942,15 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         t->best_rate = -1;
         t->t0 = t0;
         /* Until this entry has compiled something of its own, its builds cost what the slowest of
-         * the earlier entries that search the same kernel did (fam_build): kernels differ (NVIDIA
+         * the earlier entries that search the same kernel did (fam_build), a GPU's GEMM builds at
+         * least cold_build(): kernels differ (NVIDIA
          * compiled the H200's "medium" GEMM kernels in a few seconds and its 64x128 ones in 6-13;
          * NVIDIA's OpenCL compiles one program at a time even from several threads), and "large",
          * priced at medium's mean, started a 10-s build with 6 s left and ran a 60-s run to 67 s. */
         size_t fi = 0;
         while (tunings[fi].fam != t->def->fam || tunings[fi].search != t->def->search) fi++;
-        t->build_s = t->build_max = fam_build[fi];
+        t->build_max = fam_build[fi];
+        t->build_s = fam_build[fi] > cold_build(t->def, gpu) ? fam_build[fi] : cold_build(t->def, gpu);
         double spare = end - ocx__now_s() - least - remaining_least;
         double share = least + (spare > 0 ? spare * weight / (remaining > 0 ? remaining : 1) : 0);
         t->deadline = ocx__now_s() + share;
