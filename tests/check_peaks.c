@@ -305,31 +305,7 @@ END_TEST
 
 /* ---- the ocx-bench report ---------------------------------------------------------------------- */
 
-/* Runs tools/`tool` with args, stdout into `out`; returns the exit status. */
-static int run_tool(const char *tool, const char *out, const char *const *args)
-{
-    const char *tools = getenv("OCX_TEST_TOOLS");
-    ck_assert_msg(tools != NULL, "the test environment sets OCX_TEST_TOOLS");
-    char bench[8192];
-    snprintf(bench, sizeof bench, "%s/%s", tools, tool);
-    char *argv[32];
-    int n = 0;
-    argv[n++] = bench;
-    for (; args[n - 1] && n < 31; n++) argv[n] = (char *)args[n - 1];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout)) _exit(126);
-        execv(bench, argv);
-        _exit(127);
-    }
-    int status = 0;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int run_bench(const char *out, const char *const *args) { return run_tool("ocx-bench", out, args); }
+static int run_bench(const char *out, const char *const *args) { return trun_tool("ocx-bench", out, NULL, args); }
 
 static void expect_type(json_t *o, const char *key, const char *types, const char *where)
 {
@@ -536,7 +512,7 @@ START_TEST(bench_json_and_plot)
     /* ocx-info --json --peaks: the device list with the peaks object (quick: from the cache the
      * bench run above filled) */
     const char *iargs[] = {"--json", "--peaks", "--quick", NULL};
-    ck_assert_int_eq(run_tool("ocx-info", json_path, iargs), 0);
+    ck_assert_int_eq(trun_tool("ocx-info", json_path, NULL, iargs), 0);
     root = json_load_file(json_path, 0, &jerr);
     ck_assert_msg(root != NULL, "ocx-info --json does not parse: %s", jerr.text);
     expect_type(root, "devices", "a", "ocx-info");

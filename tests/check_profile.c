@@ -547,6 +547,36 @@ START_TEST(test_tuning_classes)
 }
 END_TEST
 
+/* ocx-tune outlives a crash of its tuning process (a driver's compiler that aborts, as PoCL 3.1's
+ * did): the run continues from the entries already written, and the profile ends complete. The
+ * tool's test hook OCX_TUNE_ABORT_AT=0 aborts the first attempt right after its first entry. */
+START_TEST(test_tool_outlives_a_crash)
+{
+    char path[1400], err[1400];
+    path_in(dir_env, path, sizeof path);
+    snprintf(err, sizeof err, "%s/tune.err", root);
+    setenv("OCX_TUNE_ABORT_AT", "0", 1);
+    const char *args[] = {"--quick", "--kernels", "vector,reduce", "--dtypes", "f32", "--budget", "20", "--out", path, NULL};
+    int rc = trun_tool("ocx-tune", "/dev/null", err, args);
+    unsetenv("OCX_TUNE_ABORT_AT");
+    char text[8192] = "";
+    FILE *f = fopen(err, "r");
+    ck_assert_ptr_nonnull(f);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_msg(rc == 0, "ocx-tune exited %d:\n%s", rc, text);
+    ck_assert_msg(strstr(text, "died of signal") && strstr(text, "continuing from the entries written so far"),
+                  "no crash and resumption in the tool's log:\n%s", text);
+    json_t *j = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    json_t *entries = json_object_get(j, "entries");
+    ck_assert_uint_eq(json_array_size(entries), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(entries, 0), "family")), "vector");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(entries, 1), "family")), "reduce");
+    json_decref(j);
+}
+END_TEST
+
 START_TEST(test_tuning_under_limits)
 {
     setenv("OCX_LIMIT_WG", "64", 1);
@@ -585,6 +615,7 @@ int main(void)
     tcase_add_test(core, test_size_classes);
     tcase_add_test(core, test_gemm_size_classes);
     tcase_add_test(core, test_tuning_classes);
+    tcase_add_test(core, test_tool_outlives_a_crash);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("malformed");
     tcase_add_checked_fixture(bad, setup, teardown);

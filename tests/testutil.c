@@ -1,5 +1,8 @@
 #include "testutil.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,4 +143,29 @@ int trun(Suite *s)
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int trun_tool(const char *tool, const char *out, const char *err, const char *const *args)
+{
+    const char *tools = getenv("OCX_TEST_TOOLS");
+    ck_assert_msg(tools != NULL, "the test environment sets OCX_TEST_TOOLS");
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", tools, tool);
+    char *argv[32];
+    int n = 0;
+    argv[n++] = path;
+    for (; args[n - 1] && n < 31; n++) argv[n] = (char *)args[n - 1];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (!freopen(out, "w", stdout)) _exit(126);
+        if (err && !freopen(err, "w", stderr)) _exit(126);
+        execv(path, argv);
+        _exit(127);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

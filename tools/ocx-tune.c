@@ -1,11 +1,22 @@
 /* ocx-tune — measures this device and writes a profile that libocx picks up at run time.
  *   ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16] [--budget S]
  *            [--classes all,small,medium,large] [--out FILE] [--quick] [--resume] [--seed N]
- * Ctrl-C ends the run early and keeps the best found so far; --resume continues a partial file. */
+ * Ctrl-C ends the run early and keeps the best found so far; --resume continues a partial file.
+ *
+ * The tuning runs in a child process, watched by this one. A driver's compiler that aborts ends the
+ * process that called it (PoCL 3.1's did in 2 of 27 `--quick` runs on the CI machine type, with an
+ * assertion in its ParallelRegion pass during the GEMM entry); the profile already holds every entry
+ * finished before (it is written after each one), so the run continues from it, as --resume would,
+ * with another seed (another candidate order) in the time left, at most RETRIES times. This process
+ * never calls OpenCL: a driver's threads do not survive a fork. OCX_TUNE_ABORT_AT=N (tests) makes
+ * the first child abort once entry N is written. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +24,9 @@
 
 /* Seconds kept back from --budget for releasing the device at the end (NVIDIA: about half a second). */
 #define TEARDOWN_S 1.0
+/* Runs after a crash, and the least time left that one is started with. */
+#define RETRIES 2
+#define RETRY_MIN_S 3.0
 
 static volatile int stop_flag;
 
@@ -22,9 +36,15 @@ static void on_sigint(int sig)
     stop_flag = 1;
 }
 
+typedef struct run_state {
+    int tty;
+    int abort_at; /* the test hook: entry after which the first attempt aborts, or -1 */
+} run_state;
+
 static void progress(void *user, const ocx_tune_progress *p)
 {
-    int tty = *(int *)user;
+    const run_state *rs = user;
+    int tty = rs->tty;
     char best[64] = "-", base[64] = "-";
     if (p->best_rate > 0) snprintf(best, sizeof best, "%.1f %s", p->best_rate, p->unit);
     if (p->default_rate > 0) snprintf(base, sizeof base, "%.1f", p->default_rate);
@@ -39,6 +59,14 @@ static void progress(void *user, const ocx_tune_progress *p)
         fprintf(stderr, "ocx-tune: %s/%s/%s: %u candidates (%u failed), best %s, defaults %s, %.0fs elapsed\n",
                 p->family, p->dtype, p->size_class, p->tried, p->failed, best, base, p->elapsed_s);
     }
+    if (p->message && !strcmp(p->message, "done") && rs->abort_at == (int)p->entry) abort();
+}
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
 static int usage(int rc)
@@ -55,6 +83,63 @@ static int usage(int rc)
             "--seed replays the candidate order of a run (its seed is printed at the start).\n");
     return rc;
 }
+
+/* One attempt, in its own process: the whole run when attempt is 0; after a crash, the rest of it
+ * (budget: the time left; started: when the run began, on the wall clock). Returns the exit status. */
+static int tune_once(const char *spec, ocx_tune_options opt, int attempt, const struct timespec *started)
+{
+    /* --budget covers the whole run: device set-up before the tuning, and its teardown after. */
+    struct timespec t_start;
+    clock_gettime(CLOCK_MONOTONIC, &t_start);
+    ocx_context *ctx = NULL;
+    if (ocx_context_create(spec, &ctx) != OCX_OK) {
+        fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
+        return 1;
+    }
+    ocx_device_info info;
+    ocx_context_device_info(ctx, &info);
+    char path[4096];
+    if (!opt.out_path) {
+        if (ocx_profile_user_path(ctx, path, sizeof path) != OCX_OK) {
+            fprintf(stderr, "ocx-tune: %s (give --out FILE)\n", ocx_last_error());
+            ocx_context_destroy(ctx);
+            return 1;
+        }
+        /* The user profile directory may not exist yet. */
+        char cmd[4200], *slash = strrchr(path, '/');
+        if (slash) {
+            snprintf(cmd, sizeof cmd, "mkdir -p '%.*s'", (int)(slash - path), path);
+            if (system(cmd) != 0) fprintf(stderr, "ocx-tune: could not create the directory of %s\n", path);
+        }
+        opt.out_path = path;
+    }
+    /* After a crash: continue from the file if this run wrote it (else, unless --resume was asked
+     * for, it is an older profile that a fresh run replaces). */
+    struct stat sb;
+    if (attempt > 0 && !opt.resume && stat(opt.out_path, &sb) == 0 &&
+        (sb.st_mtim.tv_sec > started->tv_sec ||
+         (sb.st_mtim.tv_sec == started->tv_sec && sb.st_mtim.tv_nsec >= started->tv_nsec)))
+        opt.resume = 1;
+    const char *hook = getenv("OCX_TUNE_ABORT_AT");
+    run_state rs = {isatty(2), attempt == 0 && hook && *hook ? atoi(hook) : -1};
+    opt.progress = progress;
+    opt.user = &rs;
+    opt.stop = &stop_flag;
+    double whole = opt.budget_s;
+    opt.budget_s -= since(&t_start) + TEARDOWN_S;
+    if (opt.budget_s < 1) opt.budget_s = 1;
+    fprintf(stderr, "ocx-tune: %s (%s), budget %.0f s (%.1f s of it tuning), seed %llu, %s %s\n", info.name,
+            info.platform_name, whole, opt.budget_s, opt.seed, opt.resume ? "continuing" : "writing", opt.out_path);
+    ocx_status st = ocx_tune(ctx, &opt);
+    if (st != OCX_OK) fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
+    else
+        fprintf(stderr, "ocx-tune: %s%s\n", stop_flag ? "interrupted; kept the best so far in " : "wrote ",
+                opt.out_path);
+    ocx_context_destroy(ctx);
+    return st == OCX_OK ? 0 : 1;
+}
+
+static int crash_signal(int sig) { return sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE; }
 
 int main(int argc, char **argv)
 {
@@ -87,51 +172,35 @@ int main(int argc, char **argv)
     }
     if (opt.budget_s == 0) opt.budget_s = opt.quick ? 85 : 60; /* quick: ~110 s wall on 2-core PoCL */
     if (opt.budget_s < 0) return usage(2);
-
-    /* --budget covers the whole run: device set-up before the tuning, and its teardown after. */
-    struct timespec t_start, t_ready;
-    clock_gettime(CLOCK_MONOTONIC, &t_start);
-    ocx_context *ctx = NULL;
-    if (ocx_context_create(spec, &ctx) != OCX_OK) {
-        fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
-        return 1;
-    }
-    ocx_device_info info;
-    ocx_context_device_info(ctx, &info);
-    char path[4096];
-    if (!opt.out_path) {
-        if (ocx_profile_user_path(ctx, path, sizeof path) != OCX_OK) {
-            fprintf(stderr, "ocx-tune: %s (give --out FILE)\n", ocx_last_error());
-            ocx_context_destroy(ctx);
-            return 1;
-        }
-        /* The user profile directory may not exist yet. */
-        char cmd[4200], *slash = strrchr(path, '/');
-        if (slash) {
-            snprintf(cmd, sizeof cmd, "mkdir -p '%.*s'", (int)(slash - path), path);
-            if (system(cmd) != 0) fprintf(stderr, "ocx-tune: could not create the directory of %s\n", path);
-        }
-        opt.out_path = path;
-    }
-    int tty = isatty(2);
-    opt.progress = progress;
-    opt.user = &tty;
-    opt.stop = &stop_flag;
-    signal(SIGINT, on_sigint);
-    clock_gettime(CLOCK_MONOTONIC, &t_ready);
-    double setup_s = (double)(t_ready.tv_sec - t_start.tv_sec) + 1e-9 * (double)(t_ready.tv_nsec - t_start.tv_nsec);
-    double whole = opt.budget_s;
-    opt.budget_s -= setup_s + TEARDOWN_S;
-    if (opt.budget_s < 1) opt.budget_s = 1;
     /* The seed is printed so that a run (one that crashed a driver's compiler, say) can be replayed. */
     if (!opt.seed) opt.seed = (unsigned long long)time(NULL) * 2654435761ull % 1000000007ull + 1;
-    fprintf(stderr, "ocx-tune: %s (%s), budget %.0f s (%.1f s of it tuning), seed %llu, writing %s\n", info.name,
-            info.platform_name, whole, opt.budget_s, opt.seed, opt.out_path);
-    ocx_status st = ocx_tune(ctx, &opt);
-    if (st != OCX_OK) fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
-    else
-        fprintf(stderr, "ocx-tune: %s%s\n", stop_flag ? "interrupted; kept the best so far in " : "wrote ",
-                opt.out_path);
-    ocx_context_destroy(ctx);
-    return st == OCX_OK ? 0 : 1;
+    /* Ctrl-C reaches both processes: the child keeps the best so far and exits; this one waits. */
+    signal(SIGINT, on_sigint);
+    struct timespec t0, started;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(CLOCK_REALTIME, &started);
+    const double budget = opt.budget_s;
+    for (int attempt = 0;; attempt++) {
+        opt.budget_s = budget - since(&t0);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) return tune_once(spec, opt, attempt, &started); /* no child: tune here, unguarded */
+        if (pid == 0) exit(tune_once(spec, opt, attempt, &started));
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        if (WIFEXITED(status)) return WEXITSTATUS(status);
+        int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        double left = budget - since(&t0);
+        fprintf(stderr, "ocx-tune: the tuning process died of signal %d (%s), most likely in the OpenCL compiler "
+                "(seed %llu)\n", sig, strsignal(sig), opt.seed);
+        if (!crash_signal(sig) || stop_flag || attempt == RETRIES || left < RETRY_MIN_S) {
+            fprintf(stderr, "ocx-tune: giving up; %s keeps the entries finished before (--resume continues)\n",
+                    opt.out_path ? opt.out_path : "the profile");
+            return 1;
+        }
+        opt.seed = opt.seed % 1000000007ull + 1; /* another candidate order */
+        fprintf(stderr, "ocx-tune: continuing from the entries written so far, %.0f s left, seed %llu\n", left,
+                opt.seed);
+    }
 }
