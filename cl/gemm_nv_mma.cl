@@ -280,8 +280,10 @@ inline void emu_mma(float *d, const uint *a, uint b0, uint b1, local uint *scr, 
 #define KK (BK / 16) /* k16 steps a slice (even: BK is 32 or 64, for the fragment double buffer) */
 
 /* A whole 16-byte chunk from global p to local byte address dst (the interior fast path). */
-#if PTX == 1
+#if PTX == 1 && FASTCP && !L2PF
 #define COPY16(dst, p) CP_ASYNC16(dst, p)
+#elif PTX == 1
+#define COPY16(dst, p) CP_ASYNC(dst, p, 16u)
 #else
 #define COPY16(dst, p) copy_chunk(dst, p, 8, 0, smem)
 #endif

@@ -22,9 +22,9 @@
 
 /* Parameters of cl/gemm_nv_mma.cl (see its header). Defaults: 128x256 work-group tiles, 64-deep
  * slices, 8 warps of 64x64, 3 stages (144 KiB of local memory: beyond the 48 KiB NVIDIA's driver
- * reports, within what it builds and runs on compute capability 8.0 and later, see
- * ocx_device_info.local_mem_max_bytes), 8 tile-rows per group.
- * Measured on the H200 (kernel time, TFLOP/s at 8192^3 NN / NT, then 4096^3 NN / NT):
+ * reports, within what it builds and runs on compute capability 8.0, 8.7, 9.x and 10.x, see
+ * ocx_device_info.local_mem_max_bytes; elsewhere mma_shrink_first), 8 tile-rows per group.
+ * Measured on the H200 (ocx-bench, TFLOP/s at 8192^3 NN / NT, then 4096^3 NN / NT):
  * - Interior tiles copy whole slices without per-chunk bounds arithmetic (FASTPATH, the kernel's
  *   COPY_SLICE): 128x256, 32 deep, 4 stages went from 317-321 / 303 and 277 / 259-265 to
  *   360-366 / 322-324 and 303-313 / 284-288. The copies' instructions, not their bytes, had cost
@@ -77,7 +77,12 @@ static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dty
     return NULL;
 }
 
-const ocx__family ocx__family_gemm_mma = {"gemm_mma", "gemm_nv_mma", P_COUNT, mma_params, mma_invalid};
+/* Where the defaults' 144 KiB do not fit (compute capability 8.6, 8.9, 12.x: 99 KiB a work-group),
+ * 32-deep slices (72 KiB) before narrower tiles: 128x128 ran 289 TFLOP/s on the H200 where
+ * 128x256 ran 350. */
+static const char *const mma_shrink_first[] = {"BK", "STAGES", NULL};
+const ocx__family ocx__family_gemm_mma = {"gemm_mma", "gemm_nv_mma", P_COUNT, mma_params, mma_invalid, NULL, NULL,
+                                          mma_shrink_first};
 
 /* ---- launch ------------------------------------------------------------------------------------- */
 

@@ -68,13 +68,24 @@ const char *ocx__params_check(const ocx__family *fam, const int *v, const ocx_de
     return fam->invalid ? fam->invalid(v, dev, dtype) : NULL;
 }
 
-/* Shrinks parameters, the one furthest above its minimum first, until the family accepts them on
- * this device. Every family's minimum values must be legal on any device (work-groups of 1, a few
- * bytes of local memory), so this always ends. */
+/* Shrinks parameters until the family accepts them on this device: first those the family names
+ * (fam->shrink_first, each down to its minimum if need be), then the one furthest above its minimum.
+ * Every family's minimum values must be legal on any device (work-groups of 1, a few bytes of local
+ * memory), so this always ends. */
 static int above_min(const ocx__param_def *p, int v) { return v / (p->min > 0 ? p->min : 1); } /* NT's min is 0 */
+
+static void lower(int *v, const ocx__param_def *p)
+{
+    *v = p->pow2 ? *v / 2 : *v - 1;
+    if (*v < p->min) *v = p->min;
+}
 
 static void fit(int *v, const ocx__family *fam, const ocx_device_info *dev, ocx_dtype dtype)
 {
+    for (const char *const *name = fam->shrink_first; name && *name; name++)
+        for (unsigned i = 0; i < fam->nparams; i++)
+            if (!strcmp(fam->params[i].name, *name))
+                while (v[i] > fam->params[i].min && ocx__params_check(fam, v, dev, dtype)) lower(&v[i], &fam->params[i]);
     for (int guard = 0; guard < 256 && ocx__params_check(fam, v, dev, dtype); guard++) {
         int best = -1;
         for (unsigned i = 0; i < fam->nparams; i++)
@@ -82,8 +93,7 @@ static void fit(int *v, const ocx__family *fam, const ocx_device_info *dev, ocx_
                 (best < 0 || above_min(&fam->params[i], v[i]) > above_min(&fam->params[best], v[best])))
                 best = (int)i;
         if (best < 0) break;
-        v[best] = fam->params[best].pow2 ? v[best] / 2 : v[best] - 1;
-        if (v[best] < fam->params[best].min) v[best] = fam->params[best].min;
+        lower(&v[best], &fam->params[best]);
     }
 }
 

@@ -942,11 +942,11 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         t->best_rate = -1;
         t->t0 = t0;
         /* Until this entry has compiled something of its own, its builds cost what the slowest of
-         * the earlier entries that search the same kernel did (fam_build), a GPU's GEMM builds at
-         * least cold_build(): kernels differ (NVIDIA
-         * compiled the H200's "medium" GEMM kernels in a few seconds and its 64x128 ones in 6-13;
-         * NVIDIA's OpenCL compiles one program at a time even from several threads), and "large",
-         * priced at medium's mean, started a 10-s build with 6 s left and ran a 60-s run to 67 s. */
+         * the earlier entries that search the same kernel did (fam_build), and a GPU's GEMM builds
+         * at least cold_build(): kernels differ (NVIDIA compiled the H200's "medium" GEMM kernels in
+         * a few seconds and its 64x128 ones in 6-13; NVIDIA's OpenCL compiles one program at a time
+         * even from several threads), and "large", priced at medium's mean, started a 10-s build
+         * with 6 s left and ran a 60-s run to 67 s. */
         size_t fi = 0;
         while (tunings[fi].fam != t->def->fam || tunings[fi].search != t->def->search) fi++;
         t->build_max = fam_build[fi];

@@ -445,11 +445,11 @@ static void tensor_core_cases(int tc)
     }
 }
 
-/* The emulated kernel compiles slowly on PoCL (seconds a variant): one case for each of the four
- * operand layouts (row-major NN, TN, NT, TT: A and B each K-fast or not), with four tile shapes (the
- * first, the GPU defaults, has interior tiles: the copies' fast path),
- * both C types, aligned and unaligned, and the padded layout of TMA=1 (its bulk copies need an
- * NVIDIA GPU: tools/device-check.sh). */
+/* The emulated kernel compiles slowly on PoCL (seconds a variant): a few cases over the four operand
+ * layouts (row-major NN, TN, NT, TT: A and B each K-fast or not) and several tile shapes, both C
+ * types, aligned (with interior tiles: the copies' fast path, 32- and 64-deep slices, narrow and
+ * wide swizzled rows) and unaligned, and the padded layout of TMA=1 (its bulk copies need an NVIDIA
+ * GPU: tools/device-check.sh). */
 static void tensor_core_emulated_cases(void)
 {
     static const struct {
@@ -464,6 +464,8 @@ static void tensor_core_emulated_cases(void)
         {OCX_OP_N, OCX_OP_T, 250, 260, 270, OCX_F32, 0, "BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=4,GM=3,TMA=1"},
         {OCX_OP_T, OCX_OP_T, 33, 300, 200, OCX_F16, 1, "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=2"},
         {OCX_OP_T, OCX_OP_N, 130, 140, 100, OCX_F32, 0, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=3,TMA=1"},
+        {OCX_OP_N, OCX_OP_T, 200, 136, 160, OCX_F16, 0, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=3"},
+        {OCX_OP_T, OCX_OP_N, 136, 200, 96, OCX_F32, 0, "BM=64,BN=128,BK=64,WM=32,WN=64,STAGES=2"},
     };
     uint64_t seed = test_seed(), rng = seed;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
@@ -510,6 +512,35 @@ START_TEST(test_tensor_core_emulated)
                   ocx_last_error());
     tensor_core_emulated_cases();
     unsetenv("OCX_VENDOR_PATHS");
+}
+END_TEST
+
+/* The tensor-core defaults fitted to a GPU's local memory: 128x256 tiles 64 deep in 3 stages where
+ * 144 KiB fit (the H200's 226 KiB, compute capability 8.0's 162), 32 deep where a work-group has
+ * 98 KiB (8.6, 8.9, 12.x), narrower tiles only after that. A copy of this context's description stands for
+ * those GPUs (the defaults read nothing else of it). */
+START_TEST(test_tensor_core_defaults_fit)
+{
+    ocx_context gpu = *tctx;
+    gpu.info.type = OCX_DEVICE_GPU;
+    gpu.info.max_work_group_size = gpu.info.max_work_item_sizes[0] = 1024;
+    static const struct {
+        size_t kib;
+        int bm, bn, bk, stages;
+    } cases[] = {{226, 128, 256, 64, 3}, {162, 128, 256, 64, 3}, {98, 128, 256, 32, 3}, {40, 128, 128, 32, 2}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        gpu.info.local_mem_max_bytes = cases[c].kib * 1024;
+        ocx__params p;
+        ck_ok(ocx__params_default(&gpu, &ocx__family_gemm_mma, OCX_F16, &p));
+        int v[5] = {0};
+        static const char *names[5] = {"BM", "BN", "BK", "STAGES", "WM"};
+        for (unsigned i = 0; i < p.family->nparams; i++)
+            for (int n = 0; n < 5; n++)
+                if (!strcmp(p.family->params[i].name, names[n])) v[n] = p.v[i];
+        ck_assert_msg(v[0] == cases[c].bm && v[1] == cases[c].bn && v[2] == cases[c].bk && v[3] == cases[c].stages &&
+                          v[4] == 64,
+                      "%zu KiB: BM=%d BN=%d BK=%d STAGES=%d WM=%d", cases[c].kib, v[0], v[1], v[2], v[3], v[4]);
+    }
 }
 END_TEST
 
@@ -672,6 +703,7 @@ int main(void)
     tcase_add_test(core, test_bad_arguments);
     tcase_add_test(core, test_tensor_core_path);
     tcase_add_test(core, test_tensor_core_emulated);
+    tcase_add_test(core, test_tensor_core_defaults_fit);
     tcase_add_test(core, test_vendor_path_switch);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
