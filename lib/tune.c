@@ -57,8 +57,8 @@ static uint64_t rng_next(uint64_t *s)
     return *s = x;
 }
 
-/* Host data of dtype with values in [lo, hi), never zero; the exact values go to vals. */
-static void *random_host(ocx_dtype dt, size_t n, double lo, double hi, uint64_t seed, double *vals)
+/* Host data of dtype with values in [lo, hi), never zero (host_value reads them back exactly). */
+static void *random_host(ocx_dtype dt, size_t n, double lo, double hi, uint64_t seed)
 {
     void *h = malloc(n * ocx_dtype_size(dt) + 1);
     if (!h) return NULL;
@@ -66,16 +66,12 @@ static void *random_host(ocx_dtype dt, size_t n, double lo, double hi, uint64_t 
     for (size_t i = 0; i < n; i++) {
         double v = lo + (hi - lo) * ((rng_next(&s) >> 11) * (1.0 / 9007199254740992.0));
         if (v == 0) v = 0.5;
-        if (dt == OCX_F16) {
+        if (dt == OCX_F16)
             ((uint16_t *)h)[i] = ocx_half_from_float((float)v);
-            v = ocx_half_to_float(((uint16_t *)h)[i]);
-        } else if (dt == OCX_F64) {
+        else if (dt == OCX_F64)
             ((double *)h)[i] = v;
-        } else {
+        else
             ((float *)h)[i] = (float)v;
-            v = (float)v;
-        }
-        if (vals) vals[i] = v;
     }
     return h;
 }
@@ -122,15 +118,14 @@ static size_t n_1d(const char *cls, int quick)
     return (size_t)1 << (quick ? 23 : 24);
 }
 
-/* A device input of n random values in [lo, hi); their exact values go to *vals (caller frees). */
+/* A device input of n random values in [lo, hi); *host keeps them in the storage type (caller
+ * frees; host_value reads them exactly). No array of doubles beside it: at 2^26 elements those
+ * were half a gigabyte an input, and seconds of a 60-s run's set-up. */
 static ocx_status make_input(ocx_context *ctx, ocx_dtype dt, size_t n, double lo, double hi, uint64_t seed,
-                             ocx_buffer **buf, double **vals)
+                             ocx_buffer **buf, void **host)
 {
-    *vals = malloc(n * sizeof **vals);
-    void *host = *vals ? random_host(dt, n, lo, hi, seed, *vals) : NULL;
-    ocx_status st = host ? upload(ctx, dt, n, host, buf) : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
-    free(host);
-    return st;
+    *host = random_host(dt, n, lo, hi, seed);
+    return *host ? upload(ctx, dt, n, *host, buf) : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
 }
 
 /* A case with an output of `nout` elements of out_dtype and room for `nref` reference values. */
@@ -158,11 +153,11 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     ocx__tune_case *tc;
     OCX__FORWARD(case_new(ctx, dt, dt, n, n, 0, &tc));
     tc->n = n;
-    double *xv = NULL, *yv = NULL;
+    void *xv = NULL, *yv = NULL;
     ocx_status st = make_input(ctx, dt, n, -1, 1, 11, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, n, -1, 1, 12, &tc->y, &yv);
     if (st == OCX_OK)
-        for (size_t i = 0; i < n; i++) tc->ref[i] = xv[i] + yv[i];
+        for (size_t i = 0; i < n; i++) tc->ref[i] = host_value(dt, xv, i) + host_value(dt, yv, i);
     tc->tol = dt == OCX_F16 ? ldexp(1, -10) : dt == OCX_F64 ? ldexp(1, -52) : ldexp(1, -23);
     free(xv);
     free(yv);
@@ -182,10 +177,10 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     ocx__tune_case *tc;
     OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, 1, 1, 0, &tc));
     tc->n = n_1d(cls, quick);
-    double *xv = NULL;
+    void *xv = NULL;
     ocx_status st = make_input(ctx, dt, tc->n, 0.5, 1.5, 21, &tc->x, &xv);
     if (st == OCX_OK)
-        for (size_t i = 0; i < tc->n; i++) tc->ref[0] += xv[i];
+        for (size_t i = 0; i < tc->n; i++) tc->ref[0] += host_value(dt, xv, i);
     tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
     free(xv);
     if (st != OCX_OK) case_free(tc), tc = NULL;
@@ -223,7 +218,7 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
     /* Host copies in the storage type only (no s² doubles beside them: at 8192² that was a gigabyte
      * and seconds of set-up). The reference walks B's rows once, each widened into brow, and adds
      * its contribution to every reference row (the same order of sums per element as before). */
-    void *ha = random_host(dt, s * s, -1, 1, 31, NULL), *hb = random_host(dt, s * s, -1, 1, 32, NULL);
+    void *ha = random_host(dt, s * s, -1, 1, 31), *hb = random_host(dt, s * s, -1, 1, 32);
     double *brow = malloc(s * sizeof *brow);
     ocx_status st = ha && hb && brow ? OCX_OK : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     if (st == OCX_OK) st = upload(ctx, dt, s * s, ha, &tc->x);
@@ -775,14 +770,15 @@ static int weight_of(const tuning_def *def)
  * 512^3 ("medium": its fully unrolled kernels take seconds to compile; 12 s went by before a
  * second candidate had a rate in a 60-s run that had set 3 aside), 12 at 8192^3. An entry whose
  * first candidate an earlier entry has built (prebuilt: "large" starts from the parameters "all"
- * started from) needs no compiler: 4 s for the GEMM set-up at 8192^3 (a 60-s run with 8.7 s left
- * had set 12 aside and left that entry out). On a GPU the "medium" GEMM's first candidate (64x64
+ * started from) needs no compiler: 3 s for the GEMM set-up at 8192^3 (a 60-s run with 8.7 s left
+ * had set 12 aside and left that entry out; four later runs took 1-3 s, and one that had set 4
+ * aside left it out with 3.2 s left). On a GPU the "medium" GEMM's first candidate (64x64
  * tiles, no earlier entry builds them) took 10-11 s to compile on a freshly started H200, where
  * the driver's own cache was empty: with 6 set aside, its overrun left "large" out of a 60-s run. */
 static double least_cost(const tuning_def *def, int prebuilt, int gpu)
 {
     int gemm = weight_of(def) > 1;
-    if (!strcmp(def->size_class, "large")) return gemm ? (prebuilt ? 4.0 : 12.0) : 4.0;
+    if (!strcmp(def->size_class, "large")) return gemm ? (prebuilt ? 3.0 : 12.0) : 4.0;
     if (gemm && gpu && !prebuilt && !strcmp(def->size_class, "medium")) return 11.0;
     return gemm ? (prebuilt ? 2.0 : 6.0) : 1.0;
 }
