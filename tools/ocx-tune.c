@@ -36,6 +36,15 @@ static void on_sigint(int sig)
     stop_flag = 1;
 }
 
+/* The watching process passes Ctrl-C, SIGTERM and SIGHUP on to the tuning one (a terminal sends
+ * Ctrl-C to both; `kill` or `timeout` may reach this one only), and notes Ctrl-C itself. */
+static volatile pid_t child_pid;
+static void on_signal_watcher(int sig)
+{
+    if (sig == SIGINT) stop_flag = 1;
+    if (child_pid > 0) kill(child_pid, sig);
+}
+
 typedef struct run_state {
     int tty;
     int abort_at; /* the test hook: entry after which the first attempt aborts, or -1 */
@@ -174,8 +183,10 @@ int main(int argc, char **argv)
     if (opt.budget_s < 0) return usage(2);
     /* The seed is printed so that a run (one that crashed a driver's compiler, say) can be replayed. */
     if (!opt.seed) opt.seed = (unsigned long long)time(NULL) * 2654435761ull % 1000000007ull + 1;
-    /* Ctrl-C reaches both processes: the child keeps the best so far and exits; this one waits. */
-    signal(SIGINT, on_sigint);
+    /* Ctrl-C: the child keeps the best so far and exits; this one waits for it. */
+    signal(SIGINT, on_signal_watcher);
+    signal(SIGTERM, on_signal_watcher);
+    signal(SIGHUP, on_signal_watcher);
     struct timespec t0, started;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     clock_gettime(CLOCK_REALTIME, &started);
@@ -184,16 +195,23 @@ int main(int argc, char **argv)
         opt.budget_s = budget - since(&t0);
         fflush(NULL);
         pid_t pid = fork();
-        if (pid < 0) return tune_once(spec, opt, attempt, &started); /* no child: tune here, unguarded */
-        if (pid == 0) exit(tune_once(spec, opt, attempt, &started));
+        if (pid <= 0) { /* the child; or, when there is none, this process, unguarded */
+            signal(SIGINT, on_sigint);
+            signal(SIGTERM, SIG_DFL);
+            signal(SIGHUP, SIG_DFL);
+            int rc = tune_once(spec, opt, attempt, &started);
+            if (pid == 0) exit(rc);
+            return rc;
+        }
+        child_pid = pid;
         int status = 0;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         if (WIFEXITED(status)) return WEXITSTATUS(status);
         int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         double left = budget - since(&t0);
-        fprintf(stderr, "ocx-tune: the tuning process died of signal %d (%s), most likely in the OpenCL compiler "
-                "(seed %llu)\n", sig, strsignal(sig), opt.seed);
+        fprintf(stderr, "ocx-tune: the tuning process died of signal %d (%s)%s (seed %llu)\n", sig, strsignal(sig),
+                crash_signal(sig) ? ", most likely in the OpenCL compiler" : "", opt.seed);
         if (!crash_signal(sig) || stop_flag || attempt == RETRIES || left < RETRY_MIN_S) {
             fprintf(stderr, "ocx-tune: giving up; %s keeps the entries finished before (--resume continues)\n",
                     opt.out_path ? opt.out_path : "the profile");
