@@ -293,7 +293,7 @@ inline void copy_chunk(const uint dst, const global ushort *p, const int n, cons
 {
 #if PTX == 1
     if (aligned) {
-        if (n == 8 && FASTCP)
+        if (n == 8 && FASTCP && !L2PF)
             CP_ASYNC16(dst, p);
         else
             CP_ASYNC(dst, p, (uint)(n * 2));

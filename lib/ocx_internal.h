@@ -207,7 +207,8 @@ typedef struct ocx__family {
      * not a CPU); used when no profile source has an entry for the class or an "all" one. */
     void (*class_defaults)(const char *size_class, int gpu, int *values);
     /* NULL, or the parameters (NULL-terminated names) that fitting defaults to a device lowers first,
-     * in this order, before the general rule (the one furthest above its minimum first). */
+     * in this order, when local memory is the only limit they exceed; then the general rule (the one
+     * furthest above its minimum first). */
     const char *const *shrink_first;
 } ocx__family;
 typedef struct ocx__params {

@@ -68,8 +68,9 @@ const char *ocx__params_check(const ocx__family *fam, const int *v, const ocx_de
     return fam->invalid ? fam->invalid(v, dev, dtype) : NULL;
 }
 
-/* Shrinks parameters until the family accepts them on this device: first those the family names
- * (fam->shrink_first, each down to its minimum if need be), then the one furthest above its minimum.
+/* Shrinks parameters until the family accepts them on this device: where local memory alone is
+ * exceeded, first those the family names (fam->shrink_first, each down to its minimum if need be);
+ * then the one furthest above its minimum.
  * Every family's minimum values must be legal on any device (work-groups of 1, a few bytes of local
  * memory), so this always ends. */
 static int above_min(const ocx__param_def *p, int v) { return v / (p->min > 0 ? p->min : 1); } /* NT's min is 0 */
@@ -82,10 +83,15 @@ static void lower(int *v, const ocx__param_def *p)
 
 static void fit(int *v, const ocx__family *fam, const ocx_device_info *dev, ocx_dtype dtype)
 {
-    for (const char *const *name = fam->shrink_first; name && *name; name++)
-        for (unsigned i = 0; i < fam->nparams; i++)
-            if (!strcmp(fam->params[i].name, *name))
-                while (v[i] > fam->params[i].min && ocx__params_check(fam, v, dev, dtype)) lower(&v[i], &fam->params[i]);
+    /* The family's own order applies when local memory is all the parameters exceed. */
+    ocx_device_info roomy = *dev;
+    roomy.local_mem_bytes = roomy.local_mem_max_bytes = (uint64_t)1 << 40;
+    if (fam->shrink_first && ocx__params_check(fam, v, dev, dtype) && !ocx__params_check(fam, v, &roomy, dtype))
+        for (const char *const *name = fam->shrink_first; *name; name++)
+            for (unsigned i = 0; i < fam->nparams; i++)
+                if (!strcmp(fam->params[i].name, *name))
+                    while (v[i] > fam->params[i].min && ocx__params_check(fam, v, dev, dtype))
+                        lower(&v[i], &fam->params[i]);
     for (int guard = 0; guard < 256 && ocx__params_check(fam, v, dev, dtype); guard++) {
         int best = -1;
         for (unsigned i = 0; i < fam->nparams; i++)

@@ -9,12 +9,14 @@
  * finished before (it is written after each one), so the run continues from it, as --resume would,
  * with another seed (another candidate order) in the time left, at most RETRIES times. This process
  * never calls OpenCL: a driver's threads do not survive a fork. OCX_TUNE_ABORT_AT=N (tests) makes
- * the first child abort once entry N is written. */
+ * the first child abort once entry N is reported done. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +31,8 @@
 #define RETRY_MIN_S 3.0
 
 static volatile int stop_flag;
+static volatile sig_atomic_t end_signal; /* SIGTERM or SIGHUP that reached the watcher */
+static volatile pid_t child_pid;         /* the tuning process while it runs, else 0 */
 
 static void on_sigint(int sig)
 {
@@ -36,14 +40,28 @@ static void on_sigint(int sig)
     stop_flag = 1;
 }
 
-/* The watching process passes Ctrl-C, SIGTERM and SIGHUP on to the tuning one (a terminal sends
- * Ctrl-C to both; `kill` or `timeout` may reach this one only), and notes Ctrl-C itself. */
-static volatile pid_t child_pid;
+/* The watcher passes Ctrl-C, SIGTERM and SIGHUP on to the tuning process (a terminal sends Ctrl-C to
+ * both; `kill` or `timeout` may reach the watcher only), and remembers them: no attempt starts after. */
 static void on_signal_watcher(int sig)
 {
-    if (sig == SIGINT) stop_flag = 1;
-    if (child_pid > 0) kill(child_pid, sig);
+    if (sig == SIGINT)
+        stop_flag = 1;
+    else
+        end_signal = sig;
+    pid_t c = child_pid;
+    if (c > 0) kill(c, sig);
 }
+
+/* The output file as the first attempt found it before tuning, in memory shared with the watcher
+ * and later attempts: after a crash, the run continues from the file only when it changed since
+ * (the profile is written to a new file renamed into place, so a new inode). */
+typedef struct file_seen {
+    int valid, existed;
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtim;
+} file_seen;
+static file_seen *seen;
 
 typedef struct run_state {
     int tty;
@@ -68,7 +86,11 @@ static void progress(void *user, const ocx_tune_progress *p)
         fprintf(stderr, "ocx-tune: %s/%s/%s: %u candidates (%u failed), best %s, defaults %s, %.0fs elapsed\n",
                 p->family, p->dtype, p->size_class, p->tried, p->failed, best, base, p->elapsed_s);
     }
-    if (p->message && !strcmp(p->message, "done") && rs->abort_at == (int)p->entry) abort();
+    if (p->message && !strcmp(p->message, "done") && rs->abort_at == (int)p->entry) {
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none); /* the test hook's abort: no core file to write */
+        abort();
+    }
 }
 
 static double since(const struct timespec *t0)
@@ -94,8 +116,8 @@ static int usage(int rc)
 }
 
 /* One attempt, in its own process: the whole run when attempt is 0; after a crash, the rest of it
- * (budget: the time left; started: when the run began, on the wall clock). Returns the exit status. */
-static int tune_once(const char *spec, ocx_tune_options opt, int attempt, const struct timespec *started)
+ * (opt.budget_s: the time left). Returns the exit status. */
+static int tune_once(const char *spec, ocx_tune_options opt, int attempt)
 {
     /* --budget covers the whole run: device set-up before the tuning, and its teardown after. */
     struct timespec t_start;
@@ -125,10 +147,15 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, const 
     /* After a crash: continue from the file if this run wrote it (else, unless --resume was asked
      * for, it is an older profile that a fresh run replaces). */
     struct stat sb;
-    if (attempt > 0 && !opt.resume && stat(opt.out_path, &sb) == 0 &&
-        (sb.st_mtim.tv_sec > started->tv_sec ||
-         (sb.st_mtim.tv_sec == started->tv_sec && sb.st_mtim.tv_nsec >= started->tv_nsec)))
+    int exists = stat(opt.out_path, &sb) == 0;
+    if (attempt == 0 && seen) {
+        *seen = (file_seen){1, exists, exists ? sb.st_dev : 0, exists ? sb.st_ino : 0, {0, 0}};
+        if (exists) seen->mtim = sb.st_mtim;
+    } else if (attempt > 0 && !opt.resume && exists && seen && seen->valid &&
+               (!seen->existed || sb.st_dev != seen->dev || sb.st_ino != seen->ino ||
+                sb.st_mtim.tv_sec != seen->mtim.tv_sec || sb.st_mtim.tv_nsec != seen->mtim.tv_nsec)) {
         opt.resume = 1;
+    }
     const char *hook = getenv("OCX_TUNE_ABORT_AT");
     run_state rs = {isatty(2), attempt == 0 && hook && *hook ? atoi(hook) : -1};
     opt.progress = progress;
@@ -183,15 +210,34 @@ int main(int argc, char **argv)
     if (opt.budget_s < 0) return usage(2);
     /* The seed is printed so that a run (one that crashed a driver's compiler, say) can be replayed. */
     if (!opt.seed) opt.seed = (unsigned long long)time(NULL) * 2654435761ull % 1000000007ull + 1;
-    /* Ctrl-C: the child keeps the best so far and exits; this one waits for it. */
-    signal(SIGINT, on_signal_watcher);
-    signal(SIGTERM, on_signal_watcher);
-    signal(SIGHUP, on_signal_watcher);
-    struct timespec t0, started;
+    /* Ctrl-C: the child keeps the best so far and exits; this one waits for it. Signals are held
+     * from before each fork until child_pid names the new child (in the child: until its own
+     * handlers are in place). */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal_watcher;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGCHLD, SIG_DFL); /* a caller's SIG_IGN would make waitpid fail */
+    sigset_t held, old;
+    sigemptyset(&held);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGHUP);
+    void *shared = mmap(NULL, sizeof *seen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    seen = shared == MAP_FAILED ? NULL : shared; /* without it a retry starts afresh */
+    struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    clock_gettime(CLOCK_REALTIME, &started);
     const double budget = opt.budget_s;
     for (int attempt = 0;; attempt++) {
+        sigprocmask(SIG_BLOCK, &held, &old);
+        if (attempt > 0 && (stop_flag || end_signal)) { /* stopped after the last attempt died */
+            fprintf(stderr, "ocx-tune: stopped; %s keeps the entries finished before (--resume continues)\n",
+                    opt.out_path ? opt.out_path : "the profile");
+            return end_signal ? 128 + end_signal : 1;
+        }
         opt.budget_s = budget - since(&t0);
         fflush(NULL);
         pid_t pid = fork();
@@ -199,23 +245,31 @@ int main(int argc, char **argv)
             signal(SIGINT, on_sigint);
             signal(SIGTERM, SIG_DFL);
             signal(SIGHUP, SIG_DFL);
-            int rc = tune_once(spec, opt, attempt, &started);
+            sigprocmask(SIG_SETMASK, &old, NULL);
+            int rc = tune_once(spec, opt, attempt);
             if (pid == 0) exit(rc);
             return rc;
         }
         child_pid = pid;
+        sigprocmask(SIG_SETMASK, &old, NULL);
         int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        pid_t w;
+        while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+        }
+        child_pid = 0;
+        if (w < 0) {
+            fprintf(stderr, "ocx-tune: waiting for the tuning process: %s\n", strerror(errno));
+            return 1;
         }
         if (WIFEXITED(status)) return WEXITSTATUS(status);
         int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         double left = budget - since(&t0);
         fprintf(stderr, "ocx-tune: the tuning process died of signal %d (%s)%s (seed %llu)\n", sig, strsignal(sig),
                 crash_signal(sig) ? ", most likely in the OpenCL compiler" : "", opt.seed);
-        if (!crash_signal(sig) || stop_flag || attempt == RETRIES || left < RETRY_MIN_S) {
+        if (!crash_signal(sig) || stop_flag || end_signal || attempt == RETRIES || left < RETRY_MIN_S) {
             fprintf(stderr, "ocx-tune: giving up; %s keeps the entries finished before (--resume continues)\n",
                     opt.out_path ? opt.out_path : "the profile");
-            return 1;
+            return end_signal ? 128 + end_signal : 1;
         }
         opt.seed = opt.seed % 1000000007ull + 1; /* another candidate order */
         fprintf(stderr, "ocx-tune: continuing from the entries written so far, %.0f s left, seed %llu\n", left,
