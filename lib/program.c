@@ -55,6 +55,17 @@ static ocx_status build(ocx_context *ctx, cl_program prog, const char *options, 
     return st;
 }
 
+/* PoCL's compiler prints its warnings on stderr, beside the build log ("3 warnings generated.": on
+ * CPUs without AVX-512, the 16-wide vectors of the CPU defaults change the ABI), where an
+ * application's users would see them: there every build takes -w (OpenCL 1.2), unless
+ * OCX_BUILD_LOG asks for the compiler's report. */
+static const char *quiet(const ocx_context *ctx)
+{
+    return ocx__contains_nocase(ctx->info.platform_name, "portable computing language") && !ocx__env_flag("OCX_BUILD_LOG")
+               ? " -w"
+               : "";
+}
+
 ocx_status ocx__program_build_text(ocx_context *ctx, const char *text, const char *options, cl_program *out)
 {
     cl_int err;
@@ -62,7 +73,7 @@ ocx_status ocx__program_build_text(ocx_context *ctx, const char *text, const cha
     cl_program prog = clCreateProgramWithSource(ctx->context, 1, &text, NULL, &err);
     if (err != CL_SUCCESS) return ocx__cl_error(err, "clCreateProgramWithSource");
     char opts[4096];
-    snprintf(opts, sizeof opts, "%s %s", OCX__BASE_OPTIONS, options ? options : "");
+    snprintf(opts, sizeof opts, "%s%s %s", OCX__BASE_OPTIONS, quiet(ctx), options ? options : "");
     OCX__FORWARD(build(ctx, prog, opts, "a probe program"));
     *out = prog;
     return OCX_OK;
@@ -126,9 +137,10 @@ static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const 
     /* OCX_BUILD_OPTIONS (developers: e.g. -cl-nv-verbose) is appended, and so is part of the key. */
     const char *extra = getenv("OCX_BUILD_OPTIONS");
     if (!extra) extra = "";
-    char *opts = malloc(strlen(OCX__BASE_OPTIONS) + strlen(options) + strlen(extra) + 3);
+    const char *q = quiet(ctx);
+    char *opts = malloc(strlen(OCX__BASE_OPTIONS) + strlen(q) + strlen(options) + strlen(extra) + 3);
     OCX__FAIL_IF(!opts, OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
-    sprintf(opts, "%s %s%s%s", OCX__BASE_OPTIONS, options, *extra ? " " : "", extra);
+    sprintf(opts, "%s%s %s%s%s", OCX__BASE_OPTIONS, q, options, *extra ? " " : "", extra);
     size_t klen = strlen(ctx->device_key) + strlen(src->name) + strlen(src->hash) + strlen(opts) + 64;
     char *key = malloc(klen);
     if (!key) {
