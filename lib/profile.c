@@ -83,15 +83,17 @@ static void lower(int *v, const ocx__param_def *p)
 
 static void fit(int *v, const ocx__family *fam, const ocx_device_info *dev, ocx_dtype dtype)
 {
-    /* The family's own order applies when local memory is all the parameters exceed. */
-    ocx_device_info roomy = *dev;
-    roomy.local_mem_bytes = roomy.local_mem_max_bytes = (uint64_t)1 << 40;
-    if (fam->shrink_first && ocx__params_check(fam, v, dev, dtype) && !ocx__params_check(fam, v, &roomy, dtype))
-        for (const char *const *name = fam->shrink_first; *name; name++)
-            for (unsigned i = 0; i < fam->nparams; i++)
-                if (!strcmp(fam->params[i].name, *name))
-                    while (v[i] > fam->params[i].min && ocx__params_check(fam, v, dev, dtype))
-                        lower(&v[i], &fam->params[i]);
+    if (fam->shrink_first && ocx__params_check(fam, v, dev, dtype)) {
+        /* The family's own order applies when local memory is all the parameters exceed. */
+        ocx_device_info roomy = *dev;
+        roomy.local_mem_bytes = roomy.local_mem_max_bytes = (uint64_t)1 << 40;
+        if (!ocx__params_check(fam, v, &roomy, dtype))
+            for (const char *const *name = fam->shrink_first; *name; name++)
+                for (unsigned i = 0; i < fam->nparams; i++)
+                    if (!strcmp(fam->params[i].name, *name))
+                        while (v[i] > fam->params[i].min && ocx__params_check(fam, v, dev, dtype))
+                            lower(&v[i], &fam->params[i]);
+    }
     for (int guard = 0; guard < 256 && ocx__params_check(fam, v, dev, dtype); guard++) {
         int best = -1;
         for (unsigned i = 0; i < fam->nparams; i++)

@@ -946,7 +946,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         size_t fi = 0;
         while (tunings[fi].fam != t->def->fam || tunings[fi].search != t->def->search) fi++;
         t->build_max = fam_build[fi];
-        t->build_s = fam_build[fi] > cold_build(t->def, gpu) ? fam_build[fi] : cold_build(t->def, gpu);
+        t->build_s = fmax(fam_build[fi], cold_build(t->def, gpu));
         double spare = end - ocx__now_s() - least - remaining_least;
         double share = least + (spare > 0 ? spare * weight / (remaining > 0 ? remaining : 1) : 0);
         t->deadline = ocx__now_s() + share;

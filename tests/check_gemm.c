@@ -532,11 +532,8 @@ START_TEST(test_tensor_core_defaults_fit)
         gpu.info.local_mem_max_bytes = cases[c].kib * 1024;
         ocx__params p;
         ck_ok(ocx__params_default(&gpu, &ocx__family_gemm_mma, OCX_F16, &p));
-        int v[5] = {0};
-        static const char *names[5] = {"BM", "BN", "BK", "STAGES", "WM"};
-        for (unsigned i = 0; i < p.family->nparams; i++)
-            for (int n = 0; n < 5; n++)
-                if (!strcmp(p.family->params[i].name, names[n])) v[n] = p.v[i];
+        const int v[5] = {ocx__param(&p, "BM"), ocx__param(&p, "BN"), ocx__param(&p, "BK"), ocx__param(&p, "STAGES"),
+                          ocx__param(&p, "WM")};
         ck_assert_msg(v[0] == cases[c].bm && v[1] == cases[c].bn && v[2] == cases[c].bk && v[3] == cases[c].stages &&
                           v[4] == 64,
                       "%zu KiB: BM=%d BN=%d BK=%d STAGES=%d WM=%d", cases[c].kib, v[0], v[1], v[2], v[3], v[4]);

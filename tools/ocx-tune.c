@@ -175,6 +175,14 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt)
     return st == OCX_OK ? 0 : 1;
 }
 
+/* The watcher's end without a finished run: the exit status (128 + a passed-on SIGTERM or SIGHUP). */
+static int give_up(const char *what, const char *out_path)
+{
+    fprintf(stderr, "ocx-tune: %s; %s keeps the entries finished before (--resume continues)\n", what,
+            out_path ? out_path : "the profile");
+    return end_signal ? 128 + end_signal : 1;
+}
+
 static int crash_signal(int sig) { return sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE; }
 
 int main(int argc, char **argv)
@@ -233,11 +241,7 @@ int main(int argc, char **argv)
     const double budget = opt.budget_s;
     for (int attempt = 0;; attempt++) {
         sigprocmask(SIG_BLOCK, &held, &old);
-        if (attempt > 0 && (stop_flag || end_signal)) { /* stopped after the last attempt died */
-            fprintf(stderr, "ocx-tune: stopped; %s keeps the entries finished before (--resume continues)\n",
-                    opt.out_path ? opt.out_path : "the profile");
-            return end_signal ? 128 + end_signal : 1;
-        }
+        if (attempt > 0 && (stop_flag || end_signal)) return give_up("stopped", opt.out_path); /* after a death */
         opt.budget_s = budget - since(&t0);
         fflush(NULL);
         pid_t pid = fork();
@@ -266,11 +270,8 @@ int main(int argc, char **argv)
         double left = budget - since(&t0);
         fprintf(stderr, "ocx-tune: the tuning process died of signal %d (%s)%s (seed %llu)\n", sig, strsignal(sig),
                 crash_signal(sig) ? ", most likely in the OpenCL compiler" : "", opt.seed);
-        if (!crash_signal(sig) || stop_flag || end_signal || attempt == RETRIES || left < RETRY_MIN_S) {
-            fprintf(stderr, "ocx-tune: giving up; %s keeps the entries finished before (--resume continues)\n",
-                    opt.out_path ? opt.out_path : "the profile");
-            return end_signal ? 128 + end_signal : 1;
-        }
+        if (!crash_signal(sig) || stop_flag || end_signal || attempt == RETRIES || left < RETRY_MIN_S)
+            return give_up("giving up", opt.out_path);
         opt.seed = opt.seed % 1000000007ull + 1; /* another candidate order */
         fprintf(stderr, "ocx-tune: continuing from the entries written so far, %.0f s left, seed %llu\n", left,
                 opt.seed);
