@@ -62,9 +62,11 @@ typedef struct file_seen {
     struct timespec mtim;
 } file_seen;
 static file_seen *seen;
+static int verbose; /* --verbose */
 
 typedef struct run_state {
     int tty;
+    int verbose; /* --verbose: a timed line per candidate and per entry's start, not only its end */
     int abort_at; /* the test hook: entry after which the first attempt aborts, or -1 */
 } run_state;
 
@@ -82,6 +84,9 @@ static void progress(void *user, const ocx_tune_progress *p)
                 fill, "########################", width - fill, "", p->elapsed_s, p->entry + 1, p->entries, p->family,
                 p->dtype, p->size_class, p->tried, p->failed, best, base);
         if (p->message && !strcmp(p->message, "done")) fputc('\n', stderr);
+    } else if (rs->verbose && !(p->message && !strcmp(p->message, "done"))) {
+        fprintf(stderr, "ocx-tune: %6.2fs %s/%s/%s: %s, %u tried (%u failed), best %s\n", p->elapsed_s, p->family,
+                p->dtype, p->size_class, p->message ? p->message : "candidate measured", p->tried, p->failed, best);
     } else if (p->message && !strcmp(p->message, "done")) {
         fprintf(stderr, "ocx-tune: %s/%s/%s: %u candidates (%u failed), best %s, defaults %s, %.0fs elapsed\n",
                 p->family, p->dtype, p->size_class, p->tried, p->failed, best, base, p->elapsed_s);
@@ -105,13 +110,14 @@ static int usage(int rc)
     fprintf(rc ? stderr : stdout,
             "usage: ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16,f64]\n"
             "                [--classes all,small,medium,large] [--budget SECONDS] [--out FILE] [--quick] [--resume]\n"
-            "                [--seed N]\n"
+            "                [--seed N] [--verbose]\n"
             "Writes a device profile (default: the user profile directory, where libocx finds it).\n"
             "Size classes: every one unless --classes (--quick: all); large (vector and reduce at\n"
             "2^26 elements, GEMM at 8192^3) only on GPUs; gemm_mma (f16 GEMM on NVIDIA tensor cores)\n"
             "where its probe passes, and then it stands for the portable f16 GEMM (tuned only under\n"
             "OCX_VENDOR_PATHS=0). --resume keeps a file's entries and adds the missing ones.\n"
-            "--seed replays the candidate order of a run (its seed is printed at the start).\n");
+            "--seed replays the candidate order of a run (its seed is printed at the start).\n"
+            "--verbose (not on a terminal): a timed line as each entry starts and each candidate is measured.\n");
     return rc;
 }
 
@@ -157,7 +163,7 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt)
         opt.resume = 1;
     }
     const char *hook = getenv("OCX_TUNE_ABORT_AT");
-    run_state rs = {isatty(2), attempt == 0 && hook && *hook ? atoi(hook) : -1};
+    run_state rs = {isatty(2), verbose, attempt == 0 && hook && *hook ? atoi(hook) : -1};
     opt.progress = progress;
     opt.user = &rs;
     opt.stop = &stop_flag;
@@ -203,6 +209,8 @@ int main(int argc, char **argv)
             opt.budget_s = atof(argv[++i]);
         else if (!strcmp(a, "--out") && next)
             opt.out_path = argv[++i];
+        else if (!strcmp(a, "--verbose"))
+            verbose = 1;
         else if (!strcmp(a, "--quick"))
             opt.quick = 1;
         else if (!strcmp(a, "--resume"))
