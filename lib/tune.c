@@ -16,6 +16,7 @@
  * Problem sizes are those of real work: beyond the caches on CPUs, at the bandwidth roof on GPUs.
  * Each batch is compiled ahead of timing, on several threads (ocx__launch's build-only mode), so
  * that compilation, the dominant cost on PoCL, neither serialises with nor disturbs the timed runs.
+ * The host's own work (random inputs, references, checks) runs on up to 16 threads (parallel()).
  * Every candidate's output is checked against a host reference (on poisoned outputs) before it is
  * timed; a candidate that fails to build, to launch or to verify is dropped and counted. Timing
  * brackets the operation with profiling markers (so multi-kernel operations count whole), after a
@@ -26,6 +27,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,22 +59,89 @@ static uint64_t rng_next(uint64_t *s)
     return *s = x;
 }
 
+/* ---- the host's share of the work, on several threads ------------------------------------------- */
+
+/* Up to how many threads a parallel loop runs on, and the elements a chunk of one covers. */
+#define MAX_THREADS 16
+#define CHUNK ((size_t)1 << 18)
+
+static size_t nchunks(size_t n) { return (n + CHUNK - 1) / CHUNK; }
+static size_t chunk_end(size_t c, size_t n) { return (c + 1) * CHUNK < n ? (c + 1) * CHUNK : n; }
+
+typedef struct par_job {
+    void (*fn)(void *, size_t);
+    void *arg;
+    size_t n;
+    atomic_size_t next;
+} par_job;
+
+static void *par_worker(void *p)
+{
+    par_job *j = p;
+    for (size_t c; (c = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed)) < j->n;) j->fn(j->arg, c);
+    return NULL;
+}
+
+/* Calls fn(arg, c) for every c in [0, n) on up to max_threads threads (this one among them), each
+ * taking the next c not yet taken. What fn computes for a c must not depend on the thread running
+ * it, so that results are the same on every machine. On the H200's host the set-up of the 2^26 f16
+ * vector entry (inputs, reference) took 4 s on one thread, the most of any entry of a 60-s run. */
+static void parallel(size_t n, int max_threads, void (*fn)(void *, size_t), void *arg)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t threads = (size_t)(max_threads < MAX_THREADS ? max_threads : MAX_THREADS);
+    if (cores > 0 && threads > (size_t)cores) threads = (size_t)cores;
+    if (threads > n) threads = n;
+    par_job j = {fn, arg, n};
+    atomic_init(&j.next, 0);
+    pthread_t tid[MAX_THREADS];
+    size_t started = 0;
+    while (started + 1 < threads && pthread_create(&tid[started], NULL, par_worker, &j) == 0) started++;
+    par_worker(&j);
+    for (size_t i = 0; i < started; i++) pthread_join(tid[i], NULL);
+}
+
+/* A generator's seed for chunk c of the data seeded by `seed` (splitmix64: chunks draw unrelated
+ * sequences even from neighbouring seeds); never 0, where xorshift would stay. */
+static uint64_t chunk_seed(uint64_t seed, size_t c)
+{
+    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (c + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) | 1;
+}
+
+typedef struct fill_job {
+    ocx_dtype dt;
+    void *h;
+    size_t n;
+    double lo, hi;
+    uint64_t seed;
+} fill_job;
+
+static void fill_chunk(void *arg, size_t c)
+{
+    const fill_job *j = arg;
+    uint64_t s = chunk_seed(j->seed, c);
+    for (size_t i = c * CHUNK, end = chunk_end(c, j->n); i < end; i++) {
+        double v = j->lo + (j->hi - j->lo) * ((rng_next(&s) >> 11) * (1.0 / 9007199254740992.0));
+        if (v == 0) v = 0.5;
+        if (j->dt == OCX_F16)
+            ((uint16_t *)j->h)[i] = ocx_half_from_float((float)v);
+        else if (j->dt == OCX_F64)
+            ((double *)j->h)[i] = v;
+        else
+            ((float *)j->h)[i] = (float)v;
+    }
+}
+
 /* Host data of dtype with values in [lo, hi), never zero (host_value reads them back exactly). */
 static void *random_host(ocx_dtype dt, size_t n, double lo, double hi, uint64_t seed)
 {
     void *h = malloc(n * ocx_dtype_size(dt) + 1);
     if (!h) return NULL;
-    uint64_t s = seed | 1;
-    for (size_t i = 0; i < n; i++) {
-        double v = lo + (hi - lo) * ((rng_next(&s) >> 11) * (1.0 / 9007199254740992.0));
-        if (v == 0) v = 0.5;
-        if (dt == OCX_F16)
-            ((uint16_t *)h)[i] = ocx_half_from_float((float)v);
-        else if (dt == OCX_F64)
-            ((double *)h)[i] = v;
-        else
-            ((float *)h)[i] = (float)v;
-    }
+    fill_job j = {dt, h, n, lo, hi, seed};
+    parallel(nchunks(n), MAX_THREADS, fill_chunk, &j);
     return h;
 }
 
@@ -146,6 +215,28 @@ static ocx_status case_new(ocx_context *ctx, ocx_dtype dt, ocx_dtype out_dtype, 
     return st;
 }
 
+/* Chunk c of a reference: x + y element by element into ref (y given), else the sum of x's chunk
+ * into part[c]. */
+typedef struct ref_job {
+    ocx_dtype dt;
+    const void *x, *y;
+    size_t n;
+    double *ref, *part;
+} ref_job;
+
+static void sum_chunk(void *arg, size_t c)
+{
+    const ref_job *j = arg;
+    size_t end = chunk_end(c, j->n);
+    if (j->y) {
+        for (size_t i = c * CHUNK; i < end; i++) j->ref[i] = host_value(j->dt, j->x, i) + host_value(j->dt, j->y, i);
+        return;
+    }
+    double sum = 0;
+    for (size_t i = c * CHUNK; i < end; i++) sum += host_value(j->dt, j->x, i);
+    j->part[c] = sum;
+}
+
 /* vector: z = x + y */
 static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
@@ -156,8 +247,10 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     void *xv = NULL, *yv = NULL;
     ocx_status st = make_input(ctx, dt, n, -1, 1, 11, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, n, -1, 1, 12, &tc->y, &yv);
-    if (st == OCX_OK)
-        for (size_t i = 0; i < n; i++) tc->ref[i] = host_value(dt, xv, i) + host_value(dt, yv, i);
+    if (st == OCX_OK) {
+        ref_job j = {dt, xv, yv, n, tc->ref, NULL};
+        parallel(nchunks(n), MAX_THREADS, sum_chunk, &j);
+    }
     tc->tol = dt == OCX_F16 ? ldexp(1, -10) : dt == OCX_F64 ? ldexp(1, -52) : ldexp(1, -23);
     free(xv);
     free(yv);
@@ -179,8 +272,14 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     tc->n = n_1d(cls, quick);
     void *xv = NULL;
     ocx_status st = make_input(ctx, dt, tc->n, 0.5, 1.5, 21, &tc->x, &xv);
-    if (st == OCX_OK)
-        for (size_t i = 0; i < tc->n; i++) tc->ref[0] += host_value(dt, xv, i);
+    double *part = st == OCX_OK ? calloc(nchunks(tc->n), sizeof *part) : NULL;
+    if (st == OCX_OK && !part) st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    if (st == OCX_OK) { /* a sum per chunk, then the chunks' in order: the same sum on every machine */
+        ref_job j = {dt, xv, NULL, tc->n, NULL, part};
+        parallel(nchunks(tc->n), MAX_THREADS, sum_chunk, &j);
+        for (size_t c = 0; c < nchunks(tc->n); c++) tc->ref[0] += part[c];
+    }
+    free(part);
     tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
     free(xv);
     if (st != OCX_OK) case_free(tc), tc = NULL;
@@ -199,6 +298,34 @@ static double reduce_work(const ocx__tune_case *tc) { return (double)tc->n * ocx
  * offset in the band that varies from band to band. */
 static size_t ref_row(size_t r, size_t rows, size_t s) { return r * (s / rows) + (r * 7919) % (s / rows); }
 
+/* Columns [c*GEMM_COLS, ...) of the GEMM reference's rows (A and B square, s x s, row-major). */
+#define GEMM_COLS 256
+typedef struct gemm_ref_job {
+    ocx_dtype dt;
+    const void *a, *b;
+    size_t s, rows;
+    double *ref, *scale;
+} gemm_ref_job;
+
+static void gemm_ref_cols(void *arg, size_t c)
+{
+    const gemm_ref_job *j = arg;
+    size_t s = j->s, j0 = c * GEMM_COLS, w = s - j0 < GEMM_COLS ? s - j0 : GEMM_COLS;
+    double brow[GEMM_COLS];
+    for (size_t p = 0; p < s; p++) {
+        for (size_t q = 0; q < w; q++) brow[q] = host_value(j->dt, j->b, p * s + j0 + q);
+        for (size_t r = 0; r < j->rows; r++) {
+            const double a = host_value(j->dt, j->a, ref_row(r, j->rows, s) * s + p);
+            double *ref = j->ref + r * s + j0, *scale = j->scale + r * s + j0;
+            for (size_t q = 0; q < w; q++) {
+                const double t = a * brow[q];
+                ref[q] += t;
+                scale[q] += fabs(t);
+            }
+        }
+    }
+}
+
 static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
     /* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults: 128^3 on
@@ -216,27 +343,18 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
     OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, s * s, rows * s, 1, &tc));
     tc->m = tc->n = tc->k = s;
     /* Host copies in the storage type only (no s² doubles beside them: at 8192² that was a gigabyte
-     * and seconds of set-up). The reference walks B's rows once, each widened into brow, and adds
-     * its contribution to every reference row (the same order of sums per element as before). */
+     * and seconds of set-up). Each block of GEMM_COLS columns of the reference walks B's rows once,
+     * widening its part of each into a row of doubles, and adds its contribution to every reference
+     * row: every element sums over k in order, whichever thread computes its block. */
     void *ha = random_host(dt, s * s, -1, 1, 31), *hb = random_host(dt, s * s, -1, 1, 32);
-    double *brow = malloc(s * sizeof *brow);
-    ocx_status st = ha && hb && brow ? OCX_OK : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    ocx_status st = ha && hb ? OCX_OK : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     if (st == OCX_OK) st = upload(ctx, dt, s * s, ha, &tc->x);
     if (st == OCX_OK) st = upload(ctx, dt, s * s, hb, &tc->y);
-    for (size_t p = 0; st == OCX_OK && p < s; p++) {
-        for (size_t j = 0; j < s; j++) brow[j] = host_value(dt, hb, p * s + j);
-        for (size_t r = 0; r < rows; r++) {
-            const double a = host_value(dt, ha, ref_row(r, rows, s) * s + p);
-            double *ref = tc->ref + r * s, *scale = tc->refscale + r * s;
-            for (size_t j = 0; j < s; j++) {
-                const double t = a * brow[j];
-                ref[j] += t;
-                scale[j] += fabs(t);
-            }
-        }
+    if (st == OCX_OK) {
+        gemm_ref_job j = {dt, ha, hb, s, rows, tc->ref, tc->refscale};
+        parallel((s + GEMM_COLS - 1) / GEMM_COLS, MAX_THREADS, gemm_ref_cols, &j);
     }
     tc->tol = 2.0 * (double)(s + 2) * (tc->out_dtype == OCX_F64 ? ldexp(1, -53) : ldexp(1, -24));
-    free(brow);
     free(ha);
     free(hb);
     if (st != OCX_OK) case_free(tc), tc = NULL;
@@ -249,6 +367,34 @@ static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
                     tc->n, 0.0, tc->z, 0, tc->n, 0, NULL, ev);
 }
 static double gemm_work(const ocx__tune_case *tc) { return 2.0 * tc->m * tc->n * tc->k; }
+
+static double output_value(const ocx__tune_case *tc, const void *host, size_t i)
+{
+    return tc->out_dtype == OCX_F16   ? ocx_half_to_float(((const uint16_t *)host)[i])
+           : tc->out_dtype == OCX_F64 ? ((const double *)host)[i]
+                                      : ((const float *)host)[i];
+}
+
+/* bad[c]: the first element of chunk c of the output that misses its reference, else nref. */
+typedef struct check_job {
+    const ocx__tune_case *tc;
+    const void *host;
+    size_t *bad;
+} check_job;
+
+static void check_chunk(void *arg, size_t c)
+{
+    const check_job *j = arg;
+    const ocx__tune_case *tc = j->tc;
+    j->bad[c] = tc->nref;
+    for (size_t i = c * CHUNK, end = chunk_end(c, tc->nref); i < end; i++) {
+        double got = output_value(tc, j->host, i), scale = tc->refscale ? tc->refscale[i] : fabs(tc->ref[i]);
+        if (!(fabs(got - tc->ref[i]) <= tc->tol * scale + 1e-30)) {
+            j->bad[c] = i;
+            return;
+        }
+    }
+}
 
 /* Reads the output (the reference's rows) and compares; the output was poisoned before the run. */
 static ocx_status verify(ocx_context *ctx, ocx__tune_case *tc)
@@ -265,14 +411,17 @@ static ocx_status verify(ocx_context *ctx, ocx__tune_case *tc)
     } else {
         st = ocx_buffer_read(ctx, NULL, tc->z, 0, tc->nref, host, 0, NULL, NULL);
     }
-    for (size_t i = 0; st == OCX_OK && i < tc->nref; i++) {
-        double got = tc->out_dtype == OCX_F16   ? ocx_half_to_float(((uint16_t *)host)[i])
-                     : tc->out_dtype == OCX_F64 ? ((double *)host)[i]
-                                                : ((float *)host)[i];
-        double scale = tc->refscale ? tc->refscale[i] : fabs(tc->ref[i]);
-        if (!(fabs(got - tc->ref[i]) <= tc->tol * scale + 1e-30))
-            st = ocx__error(OCX_ERR_INTERNAL, "tune: wrong result at %zu: %g, expected %g", i, got, tc->ref[i]);
+    size_t nc = nchunks(tc->nref), *bad = st == OCX_OK ? malloc(nc * sizeof *bad) : NULL;
+    if (st == OCX_OK && !bad) st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    if (st == OCX_OK) {
+        check_job j = {tc, host, bad};
+        parallel(nc, MAX_THREADS, check_chunk, &j);
+        for (size_t c = 0; c < nc && st == OCX_OK; c++)
+            if (bad[c] < tc->nref)
+                st = ocx__error(OCX_ERR_INTERNAL, "tune: wrong result at %zu: %g, expected %g", bad[c],
+                                output_value(tc, host, bad[c]), tc->ref[bad[c]]);
     }
+    free(bad);
     free(host);
     return st;
 }
@@ -304,7 +453,9 @@ static const char *const gemm_small_search[] = {"DWGN", "DWGM", "DKU", NULL};
 /* The tensor-core tiles; not TMA, whose bulk copies ran at half the speed on the H200 (gemm_nv.c). */
 static const char *const mma_search[] = {"BM", "BN", "BK", "WM", "WN", "STAGES", "GM", NULL};
 /* In order of what a short budget should cover first: the "all" entries (every size without an
- * entry of its own uses them), the cheap small ones, then the large ones (seconds of set-up each). */
+ * entry of its own uses them), the cheap small ones, then the large ones (seconds of set-up each),
+ * GEMM's first: its first candidate is the "all" entry's (built already), and at 8192^3 it is the
+ * size users measure us by (in two of five 60-s H200 runs it came last and was left out). */
 static const tuning_def tunings[] = {
     {"vector", "all", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
     {"reduce", "all", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
@@ -314,9 +465,9 @@ static const tuning_def tunings[] = {
     {"reduce", "small", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
     {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
     {"gemm", "medium", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies},
+    {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies},
     {"vector", "large", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s", 1},
     {"reduce", "large", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s", 1},
-    {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies},
 };
 #define NTUNINGS (sizeof tunings / sizeof *tunings)
 
@@ -420,44 +571,25 @@ static void report(tuner *t, const char *message)
 typedef struct build_job {
     tuner *t;
     cand *c;
-    int n, stride, first;
 } build_job;
 
-static void *build_worker(void *arg)
+static void build_one(void *arg, size_t i)
 {
     build_job *j = arg;
     ocx__launch_build_only(1);
-    for (int i = j->first; i < j->n; i += j->stride) {
-        ocx__params_force(j->t->def->fam, j->c[i].v);
-        ocx_event ev = NULL;
-        j->c[i].build_status = j->t->def->run(j->t->ctx, j->t->tc, &ev);
-        ocx_event_release(ev);
-    }
+    ocx__params_force(j->t->def->fam, j->c[i].v);
+    ocx_event ev = NULL;
+    j->c[i].build_status = j->t->def->run(j->t->ctx, j->t->tc, &ev);
+    ocx_event_release(ev);
     ocx__params_force(NULL, NULL);
     ocx__launch_build_only(0);
-    return NULL;
 }
 
 /* Compiles a batch on a few threads before any of it is timed. */
 static void build_batch(tuner *t, cand *c, int n)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = n < 4 ? n : 4;
-    if (cores > 0 && threads > cores) threads = (int)cores;
-    if (threads < 1) threads = 1;
-    pthread_t tid[4];
-    build_job jobs[4];
-    int started = 0;
-    for (int i = 0; i < threads; i++) {
-        jobs[i] = (build_job){t, c, n, threads, i};
-        if (i > 0 && pthread_create(&tid[i], NULL, build_worker, &jobs[i]) == 0) started |= 1 << i;
-    }
-    build_worker(&jobs[0]);
-    for (int i = 1; i < threads; i++)
-        if (started & (1 << i))
-            pthread_join(tid[i], NULL);
-        else
-            build_worker(&jobs[i]);
+    build_job j = {t, c};
+    parallel((size_t)n, 4, build_one, &j);
 }
 
 /* Device time of one run, bracketed by markers; falls back to the run's own event. */
