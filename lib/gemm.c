@@ -369,8 +369,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     for (int i = 0; i < 3; i++)
         if (bufs[i]->offset + bufs[i]->length > 0xFFFFFFFFu) idx32 = 0;
     ol = strlen(options);
-    snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d", akf, bkf, av, bv,
-             idx32);
+    snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d -DUNROLL_TILE=%d", akf,
+             bkf, av, bv, idx32, ctx->info.type != OCX_DEVICE_CPU);
 
     /* Offsets per batch entry, when given as arrays, go to the device in a small read-only buffer
      * (copied at creation; OpenCL keeps it alive until the kernel is done with it). */
