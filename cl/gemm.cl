@@ -27,13 +27,15 @@
  *   NATIVE_F16  1: f16 arithmetic (needs cl_khr_fp16), else f16 inputs are computed in f32
  *   MWG NWG KWG  work-group tile;  MDIMC NDIMC  work-group shape;  VWM VWN  vector widths (1, 2, 4, 8;
  *           VWN also 16)
- *   STAGE   2: local-memory staging, 1: no local memory (for CPUs; KWG, VWM and KUNR unused), 3, 4: pipelined
+ *   STAGE   2: local-memory staging, 1: no local memory (for CPUs; KWG, VWM, KUNR and UNROLL_TILE
+ *           unused), 3, 4: pipelined
  *   KUNR    iterations of the loop over a slice's k unrolled (1: none; the trip count or more: all of
  *           them). NVIDIA's compiler keeps it rolled unless told: on an H200 STAGE=4 with KWG=16 ran
  *           42 TFLOP/s rolled, 46 unrolled whole; STAGE=2 gained from 2 and lost from 8.
+ *   UNROLL_TILE  1: the loops over the register tile unrolled whole (see TILE_UNROLL)
  *   Chosen by gemm.c from the call: AKF (1: sak == 1, A is K-fast; 0: sam == 1), BKF (1: sbk == 1,
  *   B is K-fast; 0: sbn == 1), AV BV (global vector widths: up to 4, dividing the tile's fast extent),
- *   IDX32 (1: every element index fits 32 bits). By device: UNROLL_TILE (1 on GPUs; see TILE_UNROLL).
+ *   IDX32 (1: every element index fits 32 bits).
  * flags (argument): bit 0: the base offsets come from offs; bit 1 (A), bit 2 (B): the slow stride and
  * every base offset are multiples of AV / BV, so vector loads are aligned (else every load of that
  * operand takes the checked scalar path). Kept out of the defines: fewer programs to build.
@@ -102,11 +104,12 @@
 #define PRAGMA_(x) _Pragma(#x)
 #define PRAGMA(x) PRAGMA_(x)
 #define KLOOP_UNROLL PRAGMA(unroll KUNR)
-/* Loops over the register tile (its zeroing, the stores): UNROLL_TILE=1 (gemm.c sets it on GPUs)
- * unrolls them whole, so that every index into acc is a constant. NVIDIA's compiler otherwise kept a
+/* Loops over the register tile (its zeroing, the stores): UNROLL_TILE=1 (the GPUs' default) unrolls
+ * them whole, so that every index into acc is a constant. NVIDIA's compiler otherwise kept a
  * copy of 128-element (8x16, 16x8) tiles on the stack: on the H200 the portable f16 GEMM at 8192^3
- * ran 39.1 TFLOP/s unrolled against 36.8, and f32 4096^3 on 128x128 tiles 46.2 against 44.8 (though
- * 128x256 tiles ran 45.1 against 46.8). On CPUs the unrolled stores only cost compile time. */
+ * ran 39.1 TFLOP/s unrolled against 36.8, and f32 4096^3 on 128x128 tiles 46.2 against 44.8 (in the
+ * call of the 46.2, 128x256 tiles ran 44.2 unrolled and 45.6 rolled). On CPUs the unrolled stores
+ * only cost compile time. */
 #if UNROLL_TILE
 #define TILE_UNROLL PRAGMA(unroll)
 #else

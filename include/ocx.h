@@ -383,7 +383,9 @@ typedef struct ocx_tune_progress {
     double best_rate, default_rate;          /* in `unit`; ≤ 0: none yet */
     const char *unit;                        /* "GB/s" or "GFLOP/s" */
     double elapsed_s, budget_s;              /* of the whole run */
-    const char *message;                     /* "preparing", "done", or NULL */
+    const char *message;                     /* "preparing", "done", "candidate failed to build",
+                                                "candidate failed to run or verify", or NULL (a
+                                                candidate measured) */
 } ocx_tune_progress;
 
 typedef struct ocx_tune_options {

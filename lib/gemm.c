@@ -30,7 +30,8 @@
  * transposed ones of K-fast operands; 95 registers against 161) it ran 8192^3 NN / TN / NT at 42.8
  * / 41.6 / 32.5 against 47.5 / 43.8 / 44.9 (4096^3 TN, 16-byte copies only: 45.0 against 46.6):
  * the copies cost more than the registers and occupancy they save. */
-enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_DWGN, P_DWGM, P_DKU, P_DIRECT, P_COUNT };
+enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
+       P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */
     {"MWG", 64, 8, 1, 256, 1, 0},
@@ -42,6 +43,9 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     {"VWN", 4, 16, 1, 16, 1, 0},
     {"STAGE", 4, 1, 1, 4, 0, 0},   /* 2: local-memory staging; 1: no local memory (CPUs); 3, 4: pipelined (gemm.cl) */
     {"KUNR", 16, 1, 1, 32, 1, 0},  /* iterations of a slice's k loop unrolled (1: none); unused by STAGE=1 */
+    /* 1: the loops over the register tile unrolled whole (gemm.cl: TILE_UNROLL); unused by STAGE=1.
+     * Not searched by ocx-tune: on PoCL the unrolled stores of large tiles took minutes to compile. */
+    {"UNROLL_TILE", 1, 0, 0, 1, 0, 0, 1},
     {"DWGN", 16, 16, 1, 256, 1, 0},
     {"DWGM", 8, 4, 1, 256, 1, 0},
     /* The direct kernel's k steps whose loads go out together. H200, kernel time of 64^3 / 128^3
@@ -90,10 +94,11 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
     return NULL;
 }
 
-/* STAGE=1 uses neither local slices (KWG), their vector reads (VWM) nor their k loop (KUNR). */
+/* STAGE=1 uses neither local slices (KWG), their vector reads (VWM), their k loop (KUNR) nor the
+ * other stages' register tile loops (UNROLL_TILE). */
 static void gemm_canonical(int *v)
 {
-    if (v[P_STAGE] == 1) v[P_KWG] = gemm_params[P_KWG].def_cpu, v[P_VWM] = 1, v[P_KUNR] = 1;
+    if (v[P_STAGE] == 1) v[P_KWG] = gemm_params[P_KWG].def_cpu, v[P_VWM] = 1, v[P_KUNR] = 1, v[P_UNROLL_TILE] = 0;
 }
 
 /* GPUs, "medium" products (M*N*K below 2^31, gemm_core): 64x64 tiles, twice as many work-groups as
@@ -369,8 +374,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     for (int i = 0; i < 3; i++)
         if (bufs[i]->offset + bufs[i]->length > 0xFFFFFFFFu) idx32 = 0;
     ol = strlen(options);
-    snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d -DUNROLL_TILE=%d", akf,
-             bkf, av, bv, idx32, ctx->info.type != OCX_DEVICE_CPU);
+    snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d", akf, bkf, av, bv,
+             idx32);
 
     /* Offsets per batch entry, when given as arrays, go to the device in a small read-only buffer
      * (copied at creation; OpenCL keeps it alive until the kernel is done with it). */

@@ -65,7 +65,7 @@ static uint64_t rng_next(uint64_t *s)
 #define MAX_THREADS 16
 #define CHUNK ((size_t)1 << 18)
 
-static size_t nchunks(size_t n) { return (n + CHUNK - 1) / CHUNK; }
+static size_t nchunks(size_t n) { return ocx__div_up(n, CHUNK); }
 static size_t chunk_end(size_t c, size_t n) { return (c + 1) * CHUNK < n ? (c + 1) * CHUNK : n; }
 
 typedef struct par_job {
@@ -352,7 +352,7 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
     if (st == OCX_OK) st = upload(ctx, dt, s * s, hb, &tc->y);
     if (st == OCX_OK) {
         gemm_ref_job j = {dt, ha, hb, s, rows, tc->ref, tc->refscale};
-        parallel((s + GEMM_COLS - 1) / GEMM_COLS, MAX_THREADS, gemm_ref_cols, &j);
+        parallel(ocx__div_up(s, GEMM_COLS), MAX_THREADS, gemm_ref_cols, &j);
     }
     tc->tol = 2.0 * (double)(s + 2) * (tc->out_dtype == OCX_F64 ? ldexp(1, -53) : ldexp(1, -24));
     free(ha);
@@ -368,13 +368,6 @@ static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 }
 static double gemm_work(const ocx__tune_case *tc) { return 2.0 * tc->m * tc->n * tc->k; }
 
-static double output_value(const ocx__tune_case *tc, const void *host, size_t i)
-{
-    return tc->out_dtype == OCX_F16   ? ocx_half_to_float(((const uint16_t *)host)[i])
-           : tc->out_dtype == OCX_F64 ? ((const double *)host)[i]
-                                      : ((const float *)host)[i];
-}
-
 /* bad[c]: the first element of chunk c of the output that misses its reference, else nref. */
 typedef struct check_job {
     const ocx__tune_case *tc;
@@ -388,7 +381,7 @@ static void check_chunk(void *arg, size_t c)
     const ocx__tune_case *tc = j->tc;
     j->bad[c] = tc->nref;
     for (size_t i = c * CHUNK, end = chunk_end(c, tc->nref); i < end; i++) {
-        double got = output_value(tc, j->host, i), scale = tc->refscale ? tc->refscale[i] : fabs(tc->ref[i]);
+        double got = host_value(tc->out_dtype, j->host, i), scale = tc->refscale ? tc->refscale[i] : fabs(tc->ref[i]);
         if (!(fabs(got - tc->ref[i]) <= tc->tol * scale + 1e-30)) {
             j->bad[c] = i;
             return;
@@ -419,7 +412,7 @@ static ocx_status verify(ocx_context *ctx, ocx__tune_case *tc)
         for (size_t c = 0; c < nc && st == OCX_OK; c++)
             if (bad[c] < tc->nref)
                 st = ocx__error(OCX_ERR_INTERNAL, "tune: wrong result at %zu: %g, expected %g", bad[c],
-                                output_value(tc, host, bad[c]), tc->ref[bad[c]]);
+                                host_value(tc->out_dtype, host, bad[c]), tc->ref[bad[c]]);
     }
     free(bad);
     free(host);
@@ -576,6 +569,8 @@ typedef struct build_job {
 static void build_one(void *arg, size_t i)
 {
     build_job *j = arg;
+    /* As ocx_tune set it for the entry on its own thread (per thread, as the two below). */
+    ocx__gemm_nv_suspend(j->t->def->fam == &ocx__family_gemm);
     ocx__launch_build_only(1);
     ocx__params_force(j->t->def->fam, j->c[i].v);
     ocx_event ev = NULL;
@@ -706,6 +701,7 @@ static void run_batch(tuner *t, cand *c, int n)
         if (c[i].build_status != OCX_OK) {
             t->tried++;
             t->failed++;
+            report(t, "candidate failed to build");
             continue;
         }
         double e0 = ocx__now_s();
@@ -715,7 +711,7 @@ static void run_batch(tuner *t, cand *c, int n)
             t->best_rate = r;
             memcpy(t->best, c[i].v, sizeof t->best);
         }
-        report(t, NULL);
+        report(t, r < 0 ? "candidate failed to run or verify" : NULL);
     }
 }
 
