@@ -88,7 +88,10 @@ static void *par_worker(void *p)
  * vector entry (inputs, reference) took 4 s on one thread, the most of any entry of a 60-s run. */
 static void parallel(size_t n, int max_threads, void (*fn)(void *, size_t), void *arg)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* Asked once: glibc reads /sys for it, and every candidate's check comes here. */
+    static atomic_long online;
+    long cores = atomic_load_explicit(&online, memory_order_relaxed);
+    if (cores == 0) atomic_store_explicit(&online, cores = sysconf(_SC_NPROCESSORS_ONLN), memory_order_relaxed);
     size_t threads = (size_t)(max_threads < MAX_THREADS ? max_threads : MAX_THREADS);
     if (cores > 0 && threads > (size_t)cores) threads = (size_t)cores;
     if (threads > n) threads = n;

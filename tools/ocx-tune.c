@@ -62,7 +62,6 @@ typedef struct file_seen {
     struct timespec mtim;
 } file_seen;
 static file_seen *seen;
-static int verbose; /* --verbose */
 
 typedef struct run_state {
     int tty;
@@ -73,7 +72,7 @@ typedef struct run_state {
 static void progress(void *user, const ocx_tune_progress *p)
 {
     const run_state *rs = user;
-    int tty = rs->tty;
+    const int tty = rs->tty, done = p->message && !strcmp(p->message, "done");
     char best[64] = "-", base[64] = "-";
     if (p->best_rate > 0) snprintf(best, sizeof best, "%.1f %s", p->best_rate, p->unit);
     if (p->default_rate > 0) snprintf(base, sizeof base, "%.1f", p->default_rate);
@@ -83,15 +82,15 @@ static void progress(void *user, const ocx_tune_progress *p)
         fprintf(stderr, "\r[%.*s%*s] %3.0fs  %zu/%zu %-6s %-4s %-5s %3u tried %2u failed  best %-18s (default %s)  ",
                 fill, "########################", width - fill, "", p->elapsed_s, p->entry + 1, p->entries, p->family,
                 p->dtype, p->size_class, p->tried, p->failed, best, base);
-        if (p->message && !strcmp(p->message, "done")) fputc('\n', stderr);
-    } else if (rs->verbose && !(p->message && !strcmp(p->message, "done"))) {
+        if (done) fputc('\n', stderr);
+    } else if (rs->verbose && !done) {
         fprintf(stderr, "ocx-tune: %6.2fs %s/%s/%s: %s, %u tried (%u failed), best %s\n", p->elapsed_s, p->family,
                 p->dtype, p->size_class, p->message ? p->message : "candidate measured", p->tried, p->failed, best);
-    } else if (p->message && !strcmp(p->message, "done")) {
+    } else if (done) {
         fprintf(stderr, "ocx-tune: %s/%s/%s: %u candidates (%u failed), best %s, defaults %s, %.0fs elapsed\n",
                 p->family, p->dtype, p->size_class, p->tried, p->failed, best, base, p->elapsed_s);
     }
-    if (p->message && !strcmp(p->message, "done") && rs->abort_at == (int)p->entry) {
+    if (done && rs->abort_at == (int)p->entry) {
         struct rlimit none = {0, 0};
         setrlimit(RLIMIT_CORE, &none); /* the test hook's abort: no core file to write */
         abort();
@@ -122,8 +121,8 @@ static int usage(int rc)
 }
 
 /* One attempt, in its own process: the whole run when attempt is 0; after a crash, the rest of it
- * (opt.budget_s: the time left). Returns the exit status. */
-static int tune_once(const char *spec, ocx_tune_options opt, int attempt)
+ * (opt.budget_s: the time left). verbose: --verbose. Returns the exit status. */
+static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int verbose)
 {
     /* --budget covers the whole run: device set-up before the tuning, and its teardown after. */
     struct timespec t_start;
@@ -195,6 +194,7 @@ int main(int argc, char **argv)
 {
     ocx_tune_options opt = {0};
     const char *spec = NULL;
+    int verbose = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--device") && next)
@@ -258,7 +258,7 @@ int main(int argc, char **argv)
             signal(SIGTERM, SIG_DFL);
             signal(SIGHUP, SIG_DFL);
             sigprocmask(SIG_SETMASK, &old, NULL);
-            int rc = tune_once(spec, opt, attempt);
+            int rc = tune_once(spec, opt, attempt, verbose);
             if (pid == 0) exit(rc);
             return rc;
         }
