@@ -23,10 +23,22 @@
  * slices may exceed the 48 KiB NVIDIA's driver reports: it builds and runs kernels that declare
  * more (gemm_nv.c: the defaults take 144 KiB).
  *
+ * WGMMA=1 (compute capability 9.0 only): Hopper's warpgroup instructions in place of mma.sync. Each
+ * warpgroup (4 warps) computes a WM x WN tile (WM = 64) with wgmma.mma_async.m64nWNk16, which reads
+ * both operands straight from local memory through descriptors (no ldmatrix, no fragments in
+ * registers), so a work-group has NT = 128*(BM/WM)*(BN/WN) work-items. Slices are 64 deep and stored
+ * in wgmma's 128-byte-swizzled layouts: a K-fast operand as rows of 64 k (128 bytes) as before, a
+ * K-slow one as blocks of 64 m (n) per k row, block after block (byte ((c/8)*BK + r)*128 of chunk c
+ * of row r; the XOR on the chunk's low 3 bits is the same). The K loop keeps STAGES-2 slices in flight
+ * and one warpgroup-MMA group pending. OpenCL's compiler targets sm_90, whose assembler rejects
+ * wgmma: the kernel writes each such instruction as a PTX comment marked "// OCX90A " (the front end
+ * binds its operands and passes it through) and is built with -DOCX_SM90A=1, which makes the host
+ * (lib/program.c) unmask the marked lines in the driver's PTX and build that again for sm_90a.
+ *
  * Work-group order: group_id(0) is mapped onto tiles GM tile-rows at a time (neighbouring work-groups
  * share A rows and B columns in L2). The batch entry is group_id(1).
  *
- * Parameters (-D): BM BN BK WM WN STAGES GM (gemm_nv.c checks them against the device first);
+ * Parameters (-D): BM BN BK WM WN STAGES GM TMA WGMMA (gemm_nv.c checks them against the device first);
  * AKF BKF (1: the operand is K-fast); CTYPE (1: C is f16, 0: f32); PTX (1: the tensor-core
  * instructions, NVIDIA only; 2: the same instructions emulated through local memory, for tests on
  * any device; 0: they are left out and the kernel computes zeros, for the probe-failure test).
@@ -79,6 +91,12 @@
 #ifndef SM90
 #define SM90 0
 #endif
+#ifndef WGMMA
+#define WGMMA 0
+#endif
+#if WGMMA && (WM != 64 || BK != 64 || STAGES < 3 || TMA)
+#error "WGMMA needs WM = 64, BK = 64, STAGES >= 3 and TMA = 0"
+#endif
 #define BULK_COPIES (TMA && PTX == 1 && SM90)
 /* Developers (through OCX_BUILD_OPTIONS; results are then wrong): DIAG=1 leaves the main loop's
  * global copies out, 2 also its ldmatrix loads, 3 also its barriers; 4 copies the first slice over
@@ -117,9 +135,22 @@
 #define WAIT_NUM 3
 #endif
 
+/* WGMMA: copy groups still allowed in flight when a slice is needed (STAGES-3, see the K loop). */
+#if STAGES <= 3
+#define WG_WAIT_NUM 0
+#elif STAGES == 4
+#define WG_WAIT_NUM 1
+#else
+#define WG_WAIT_NUM 2
+#endif
+#if WGMMA /* a warpgroup a WM x WN tile: each warp 16 rows of it, in the m16n8 accumulator layout */
+#define NWARP (4 * (BM / WM) * (BN / WN))
+#define MT 1
+#else
 #define NWARP ((BM / WM) * (BN / WN))
-#define NT (32 * NWARP)
 #define MT (WM / 16) /* m16 tiles per warp */
+#endif
+#define NT (32 * NWARP)
 #define NT8 (WN / 8) /* n8 tiles per warp */
 
 /* Local slices, in halfs: A then B for each stage. Row widths (halfs) of the stored layouts. */
@@ -137,13 +168,25 @@
 #if TMA /* padded rows: the 8 rows of an ldmatrix phase land 16 bytes apart modulo 128 */
 #define ROWB(W) ((W)*2 + 16)
 #define SOFF(W, r, c) ((r)*ROWB(W) + (c)*16)
+#elif WGMMA /* wgmma's 128-byte swizzle: rows of 128 bytes, a K-slow slice in blocks of 64 columns */
+#define ROWB(W) 128
+#define SOFF(W, r, c) (((((c) >> 3) * BK + (r)) << 7) + ((((c)&7) ^ ((r)&7)) << 4))
 #else
 #define ROWB(W) ((W)*2)
 #define SOFF(W, r, c) (((r) * (W) + (((c) ^ SWZ(W, (r))) * 8)) * 2) /* byte offset */
 #endif
+#if WGMMA
+#define A_BYTES (A_SLICE * 2)
+#define B_BYTES (B_SLICE * 2)
+#else
 #define A_BYTES (A_ROWS * ROWB(A_W))
 #define B_BYTES (B_ROWS * ROWB(B_W))
+#endif
 #define STAGE_BYTES (A_BYTES + B_BYTES)
+
+/* wgmma's matrix descriptor of local byte address addr: start address, leading byte offset lbo and
+ * stride byte offset 1024 (8 rows of 128 bytes), all >> 4, and the 128-byte swizzle. */
+#define WG_DESC(addr, lbo) ((ulong)(((addr)&0x3FFFF) >> 4) | ((ulong)((lbo) >> 4) << 16) | (64ul << 32) | (1ul << 62))
 
 #if PTX == 1
 #define EMU_DECL
@@ -194,6 +237,53 @@
                  "{%8,%9}, {%0,%1,%2,%3};\n"                                                       \
                  : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3])                          \
                  : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1))
+/* wgmma (WGMMA=1), written as marked comments that lib/program.c unmasks for sm_90a (see the top).
+ * WG_MMA: acc += A x B for one k16 step, operands by descriptor (WG_DESC); scale-d 1 (accumulate),
+ * A and B scaled by 1, transposed when the operand is K-slow. */
+#define SM90A(insn) "// OCX90A " insn
+#define WG_STR2(x) #x
+#define WG_STR(x) WG_STR2(x)
+#define WG_FENCE() asm volatile(SM90A("wgmma.fence.sync.aligned;") ::: "memory")
+#define WG_COMMIT() asm volatile(SM90A("wgmma.commit_group.sync.aligned;") ::: "memory")
+#define WG_WAIT_(n) asm volatile(SM90A("wgmma.wait_group.sync.aligned " #n ";") ::: "memory")
+#define WG_WAIT(n) WG_WAIT_(n)
+/* local-memory writes (cp.async, stores) become visible to wgmma, which reads through the async proxy */
+#define PROXY_FENCE() asm volatile("fence.proxy.async.shared::cta;" ::: "memory")
+#define WG_D8(b) "+f"(ACC(b)), "+f"(ACC(b + 1)), "+f"(ACC(b + 2)), "+f"(ACC(b + 3)), "+f"(ACC(b + 4)), \
+    "+f"(ACC(b + 5)), "+f"(ACC(b + 6)), "+f"(ACC(b + 7))
+#define WG_D32(b) WG_D8(b), WG_D8(b + 8), WG_D8(b + 16), WG_D8(b + 24)
+#define WG_D64(b) WG_D32(b), WG_D32(b + 32)
+#if WN == 256
+#define WG_REGS "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}"
+#define WG_DESCS " %128, %129"
+#define WG_D WG_D64(0), WG_D64(64)
+#elif WN == 128
+#define WG_REGS "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}"
+#define WG_DESCS " %64, %65"
+#define WG_D WG_D64(0)
+#elif WN == 64
+#define WG_REGS "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}"
+#define WG_DESCS " %32, %33"
+#define WG_D WG_D32(0)
+#elif WGMMA
+#error "WGMMA needs WN = 64, 128 or 256"
+#endif
+#if AKF /* a K-slow operand is transposed */
+#define WG_TA "0"
+#else
+#define WG_TA "1"
+#endif
+#if BKF
+#define WG_TB "0"
+#else
+#define WG_TB "1"
+#endif
+#define WG_MMA(da, db, st, kk)                                                                     \
+    asm volatile(SM90A("wgmma.mma_async.sync.aligned.m64n" WG_STR(WN) "k16.f32.f16.f16 " WG_REGS "," WG_DESCS \
+                       ", 1, 1, 1, " WG_TA ", " WG_TB ";")                                        \
+                 : WG_D                                                                            \
+                 : "l"(da), "l"(db)                                                                \
+                 : "memory")
 #elif PTX == 2
 /* Emulation (OCX_VENDOR_PATHS=emulate, tests on any device): the warp-wide instructions computed
  * through local memory, with the operand layouts the PTX manual gives for ldmatrix and
@@ -206,6 +296,12 @@
 #define LDSM_X4(r, addr) emu_ldsm((r), (addr), 0, emu_scr[warp], lane, smem, sbase)
 #define LDSM_X4_T(r, addr) emu_ldsm((r), (addr), 1, emu_scr[warp], lane, smem, sbase)
 #define MMA(d, a, b0, b1) emu_mma((d), (a), (b0), (b1), emu_scr[warp], lane)
+#define CP_WAIT_N(n)
+#define WG_FENCE()
+#define WG_COMMIT()
+#define WG_WAIT(n)
+#define PROXY_FENCE()
+#define WG_MMA(da, db, st, kk) emu_wgmma(&acc[0][0][0], smem + (st), (kk), wm0, wn0, lane)
 /* ldmatrix.x4: lanes 8i..8i+7 give the row addresses of matrix i; lane t gets, of each matrix, row
  * t/4 columns 2(t%4), +1 (.trans: rows 2(t%4), +1 of column t/4), low half first. */
 inline void emu_ldsm(uint *r, uint addr, int trans, local uint *scr, int lane, local uchar *smem, uint sbase)
@@ -245,6 +341,26 @@ inline void emu_mma(float *d, const uint *a, uint b0, uint b1, local uint *scr, 
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
+#if WGMMA
+/* wgmma.m64nWNk16, k16 step kk of the stage at st: this work-item's accumulators (warp rows wm0..+15
+ * of the warpgroup's tile, columns wn0..), each summed over k from the operands' local layouts. */
+inline float emu_at(const local uchar *p, int kfast, int mn, int k)
+{
+    return vload_half(0, (const local half *)(p + (kfast ? SOFF(64, mn, k >> 3) + (k & 7) * 2
+                                                         : SOFF(0, k, mn >> 3) + (mn & 7) * 2)));
+}
+inline void emu_wgmma(float *d, const local uchar *st, int kk, int wm0, int wn0, int lane)
+{
+    for (int j = 0; j < NT8; j++)
+        for (int e = 0; e < 4; e++) {
+            const int row = wm0 + lane / 4 + (e >> 1) * 8, col = wn0 + j * 8 + (lane & 3) * 2 + (e & 1);
+            float sum = d[j * 4 + e];
+            for (int k = kk * 16; k < kk * 16 + 16; k++)
+                sum = fma(emu_at(st, AKF, row, k), emu_at(st + A_BYTES, BKF, col, k), sum);
+            d[j * 4 + e] = sum;
+        }
+}
+#endif
 #else
 /* PTX=0 (OCX_VENDOR_PATHS=force on a device that is not NVIDIA): the kernel still builds but
  * computes nothing, which the probe detects: the probe-failure path, tested on every CI run. */
@@ -255,6 +371,12 @@ inline void emu_mma(float *d, const uint *a, uint b0, uint b1, local uint *scr, 
 #define LDSM_X4(r, addr) ((r)[0] = (r)[1] = (r)[2] = (r)[3] = (addr) & 0u)
 #define LDSM_X4_T(r, addr) LDSM_X4(r, addr)
 #define MMA(d, a, b0, b1) ((void)(a), (void)(b0), (void)(b1))
+#define CP_WAIT_N(n)
+#define WG_FENCE()
+#define WG_COMMIT()
+#define WG_WAIT(n)
+#define PROXY_FENCE()
+#define WG_MMA(da, db, st, kk) ((void)(da), (void)(db))
 #endif
 
 /* Loops over fragments are unrolled (the accumulators must stay in registers), except in the
@@ -315,14 +437,20 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
          global SC *restrict C, const ulong offC, const ulong ldc, const ulong strideC,
          const global ulong *restrict offs, const int flags)
 {
-    local uint4 smem_[STAGES * STAGE_BYTES / 16];
+    /* wgmma's swizzle works on address bits 4-9: stages start at multiples of 1024 bytes */
+    local uint4 smem_[STAGES * STAGE_BYTES / 16] __attribute__((aligned(WGMMA ? 1024 : 16)));
     EMU_DECL
     local uchar *smem = (local uchar *)smem_;
     const uint sbase = (uint)(ulong)smem;
 
     const long M = (long)M_, N = (long)N_, K = (long)K_;
     const int tid = (int)get_local_id(0), lane = tid & 31, warp = tid >> 5;
+#if WGMMA /* warpgroup g = warp / 4 has the tile at (wgm0, wn0); its warps 16 rows each */
+    const int wgm0 = ((warp >> 2) / (BN / WN)) * WM, wn0 = ((warp >> 2) % (BN / WN)) * WN;
+    const int wm0 = wgm0 + (warp & 3) * 16;
+#else
     const int wm0 = (warp / (BN / WN)) * WM, wn0 = (warp % (BN / WN)) * WN;
+#endif
 
     /* Tile of this work-group, GM tile-rows at a time. */
     const long tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
@@ -388,6 +516,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     } while (0)
 #define NCH (A_CHUNKS + B_CHUNKS)
 
+#if !WGMMA
     /* ldmatrix row addresses of this lane inside a stage. A K-fast slice's address moves by a
      * constant per 16-row tile t (the swizzle repeats every 8 rows), a K-slow slice's by a constant
      * per k16 step; the other index needs its own register. */
@@ -429,10 +558,12 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
         UNROLL for (int t = 0; t < NT8 / 2; t++) LDSM_B(bf[f][t], (st) + B_LD(kk, t));             \
     } while (0)
 
+    uint af[2][MT][4], bf[2][NT8 / 2][4];
+#endif
     float acc[MT][NT8][4];
+#define ACC(i) acc[0][(i) >> 2][(i)&3] /* wgmma's i-th accumulator */
     UNROLL for (int i = 0; i < MT; i++) UNROLL for (int j = 0; j < NT8; j++) acc[i][j][0] = acc[i][j][1] =
         acc[i][j][2] = acc[i][j][3] = 0.0f;
-    uint af[2][MT][4], bf[2][NT8 / 2][4];
 
     /* Issues the copies of the slice at k0 into stage s; advances ga/gb (and the bulk copies' row
      * pointers pa/pb) by one slice. */
@@ -501,8 +632,46 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
         BULK_ADVANCE();                                                                            \
     } while (0)
 
-    /* Prologue: the first STAGES-1 slices in flight; wait for the first; its first fragments. */
     const long nk = (K + BK - 1) / BK;
+#if WGMMA
+    /* Descriptors of this warpgroup's operands in stage 0 at k16 step 0 (wgmma's matrix descriptor:
+     * start address, leading and stride byte offsets, all >> 4; 128-byte swizzle). The stride byte
+     * offset is 1024 (8 rows of 128 bytes) in every layout; the leading one is the step between
+     * blocks of 64 columns of a K-slow operand (unused when K-fast). A K-fast operand's k16 step is
+     * 32 bytes into its rows, a K-slow one's 16 rows. The start address is linear in the
+     * descriptor's low bits (local addresses are below 256 KiB), so stages and steps add to it. */
+    const ulong da = AKF ? WG_DESC(sbase + wgm0 * 128, 16) : WG_DESC(sbase + (wgm0 / 64) * BK * 128, BK * 128);
+    const ulong db = BKF ? WG_DESC(sbase + A_BYTES + wn0 * 128, 16)
+                         : WG_DESC(sbase + A_BYTES + (wn0 / 64) * BK * 128, BK * 128);
+    const ulong a_step = AKF ? 2 : 128, b_step = BKF ? 2 : 128;
+    (void)da, (void)db, (void)a_step, (void)b_step;
+
+    /* Slice kt is waited for and made visible to the async proxy; after the barrier every
+     * warpgroup has finished slice kt-2 (it waited for all but its last MMA group), whose stage
+     * then takes slice kt+STAGES-2 while the tensor cores work on slice kt. */
+    UNROLL for (int s = 0; s < STAGES - 2; s++) {
+        if (s < nk) COPY_SLICE(s, (long)s * BK);
+        CP_COMMIT();
+    }
+    int ws = STAGES - 2, rs = 0;
+    for (long kt = 0; kt < nk; kt++) {
+        CP_WAIT_N(WG_WAIT_NUM);
+        PROXY_FENCE();
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (kt + STAGES - 2 < nk) COPY_SLICE(ws, (kt + STAGES - 2) * BK);
+        CP_COMMIT();
+        ws = ws + 1 == STAGES ? 0 : ws + 1;
+        const uint st = (uint)(rs * STAGE_BYTES);
+        WG_FENCE();
+        UNROLL for (int kk = 0; kk < KK; kk++)
+            WG_MMA(da + (st >> 4) + kk * a_step, db + (st >> 4) + kk * b_step, st, kk);
+        WG_COMMIT();
+        WG_WAIT(1);
+        rs = rs + 1 == STAGES ? 0 : rs + 1;
+    }
+    WG_WAIT(0);
+#else
+    /* Prologue: the first STAGES-1 slices in flight; wait for the first; its first fragments. */
     UNROLL for (int s = 0; s < STAGES - 1; s++) {
         if (s < nk) COPY_SLICE(s, (long)s * BK);
         CP_COMMIT();
@@ -553,6 +722,7 @@ UNROLL
                     MMA(acc[i][j], af[kk & 1][i], bf[kk & 1][j / 2][(j & 1) * 2], bf[kk & 1][j / 2][(j & 1) * 2 + 1]);
         }
     }
+#endif
     CP_WAIT_ALL();
 
     /* C = alpha*acc + beta*C (beta == 0: C is not read). Accumulator (i, j) holds rows lane/4 and
@@ -602,6 +772,38 @@ UNROLL
     }
 UNROLL
     for (int j = 0; j < 8; j++) s += d[j][0] + d[j][1] + d[j][2] + d[j][3];
+#endif
+    out[get_global_id(0)] = s;
+}
+
+/* wgmma's ceiling (WGMMA builds, ocx_measure_peaks on compute capability 9.0): each warpgroup runs
+ * `iters` rounds of a 64-deep slice (4 wgmma.m64nWNk16, 64 x WN x 64 x 2 flops a round) on one
+ * local-memory slice of f16 ones and zeros, in the GEMM's layouts, one group in flight as in its K
+ * loop, and writes its sums. Elsewhere it writes zeros (never timed). */
+kernel void wgmma_peak(global float *out, const int iters)
+{
+    float s = 0.0f;
+#if WGMMA && PTX == 1
+    local uint4 sl[(64 + WN) * 64 * 2 / 16] __attribute__((aligned(1024)));
+    const int tid = (int)get_local_id(0);
+    for (int i = tid; i < (64 + WN) * 64 * 2 / 16; i += (int)get_local_size(0))
+        sl[i] = (uint4)(i & 1 ? 0x3c003c00u : 0x3c00u, 0u, 0x3c00u, 0x3c000000u);
+    PROXY_FENCE();
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint base = (uint)(ulong)sl;
+    const ulong da = AKF ? WG_DESC(base, 16) : WG_DESC(base, 64 * 128);
+    const ulong db = BKF ? WG_DESC(base + 64 * 128, 16) : WG_DESC(base + 64 * 128, 64 * 128);
+    const ulong a_step = AKF ? 2 : 128, b_step = BKF ? 2 : 128;
+    float acc[1][NT8][4];
+    UNROLL for (int j = 0; j < NT8; j++) acc[0][j][0] = acc[0][j][1] = acc[0][j][2] = acc[0][j][3] = 0.0f;
+    for (int it = 0; it < iters; it++) {
+        WG_FENCE();
+        UNROLL for (int kk = 0; kk < 4; kk++) WG_MMA(da + kk * a_step, db + kk * b_step, 0, kk);
+        WG_COMMIT();
+        WG_WAIT(1);
+    }
+    WG_WAIT(0);
+    UNROLL for (int j = 0; j < NT8; j++) s += acc[0][j][0] + acc[0][j][1] + acc[0][j][2] + acc[0][j][3];
 #endif
     out[get_global_id(0)] = s;
 }

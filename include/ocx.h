@@ -152,6 +152,8 @@ typedef struct ocx_device_info {
     int has_fp64;                 /* cl_khr_fp64 */
     int host_unified_memory;      /* CL_DEVICE_HOST_UNIFIED_MEMORY (CPUs, integrated GPUs) */
     int limited;                  /* 1 when a simulated limit changed any value above */
+    unsigned nv_compute_capability[2]; /* NVIDIA GPUs (cl_nv_device_attribute_query): major, minor;
+                                          0, 0 elsewhere */
 } ocx_device_info;
 
 /*! ocx_device_count() : number of OpenCL devices over all platforms, in *count.
@@ -213,7 +215,7 @@ typedef struct ocx_context_stats {
 OCX_API ocx_status ocx_context_get_stats(const ocx_context *ctx, ocx_context_stats *stats);
 
 /* Vendor-specific kernel paths (bits of ocx_context_vendor_paths()). */
-#define OCX_PATH_NV_TENSOR_CORES 1u /* f16-input GEMMs (f32 accumulation) through mma.sync on NVIDIA tensor cores */
+#define OCX_PATH_NV_TENSOR_CORES 1u /* f16-input GEMMs (f32 accumulation) on NVIDIA tensor cores (mma.sync; wgmma on 9.0) */
 /*! ocx_context_vendor_paths() : which vendor-specific paths operations on ctx take, as OCX_PATH_*
  *  bits in *paths. OCX_PATH_NV_TENSOR_CORES is set when the device is NVIDIA with compute capability
  *  >= 8.0, OCX_VENDOR_PATHS is not "0", and a probe kernel built and computed a known product exactly
@@ -456,8 +458,9 @@ typedef struct ocx_peaks {
     double launch_wall_us;     /* the same launches on the host clock: enqueue until clFinish returns
                                   (median); includes the kernel's run and the wake-up of the host */
     double measure_s;          /* wall time the measurement took (from the original run when cached) */
-    double tc_f16_gflops;      /* tensor cores: f16 multiply, f32 accumulate (mma.sync, 2 flops per
-                                  multiply-add) where ocx_context_vendor_paths() has
+    double tc_f16_gflops;      /* tensor cores: f16 multiply, f32 accumulate (by the instructions the
+                                  GEMM takes: wgmma on compute capability 9.0, else mma.sync; 2 flops
+                                  per multiply-add) where ocx_context_vendor_paths() has
                                   OCX_PATH_NV_TENSOR_CORES; else 0. The compute roof of f16 GEMMs
                                   that take that path (ocx_roofline_eval does not apply it by dtype) */
 } ocx_peaks;

@@ -9,7 +9,6 @@ static ocx_status context_finish_setup(ocx_context *ctx, cl_command_queue queue)
 {
     cl_int err;
     OCX__FORWARD(ocx__device_query(ctx->platform, ctx->device, &ctx->info));
-    if (!ocx__nv_compute_capability(ctx->device, ctx->info.vendor, ctx->nv_cc)) ctx->nv_cc[0] = ctx->nv_cc[1] = 0;
     if (queue) {
         cl_command_queue_properties props = 0;
         err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);

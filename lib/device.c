@@ -16,7 +16,9 @@
 #define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
 #endif
 
-int ocx__nv_compute_capability(cl_device_id dev, const char *vendor, unsigned cc[2])
+/* 1 and the compute capability (major, minor) of an NVIDIA device that reports it
+ * (cl_nv_device_attribute_query), else 0. */
+static int nv_compute_capability(cl_device_id dev, const char *vendor, unsigned cc[2])
 {
     cl_uint major = 0, minor = 0;
     if (!ocx__contains_nocase(vendor, "nvidia") || !ocx__device_has_extension(dev, "cl_nv_device_attribute_query") ||
@@ -183,8 +185,9 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     info->global_mem_cache_bytes = gcache;
     info->local_mem_bytes = lmem;
     info->local_mem_max_bytes = lmem;
-    unsigned cc[2];
-    if (ocx__nv_compute_capability(dev, info->vendor, cc) && cc[0] >= 8) {
+    unsigned *cc = info->nv_compute_capability;
+    if (!nv_compute_capability(dev, info->vendor, cc)) cc[0] = cc[1] = 0;
+    if (cc[0] >= 8) {
         /* Shared memory per thread block by compute capability (CUDA programming guide), less 1 KiB. */
         uint64_t kib = cc[0] == 9 || cc[0] == 10 ? 226 : cc[0] == 8 && (cc[1] == 0 || cc[1] == 7) ? 162 : 98;
         if (kib * 1024 > lmem) info->local_mem_max_bytes = kib * 1024;

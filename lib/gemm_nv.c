@@ -20,6 +20,20 @@
 #include <string.h>
 
 
+/* OCX_VENDOR_PATHS: unset or true: auto (device check, then probe); "0", "off", …: off; "force": no
+ * device check; "emulate": no device check, and the kernel's warp instructions are emulated;
+ * "unchecked" (developers timing diagnostic builds, see DIAG in the kernel): device check, no probe. */
+enum { MODE_OFF, MODE_AUTO, MODE_FORCE, MODE_EMULATE, MODE_UNCHECKED };
+static int vendor_mode(void)
+{
+    const char *env = getenv("OCX_VENDOR_PATHS");
+    if (!env || !*env) return MODE_AUTO;
+    if (strcmp(env, "force") == 0) return MODE_FORCE;
+    if (strcmp(env, "emulate") == 0) return MODE_EMULATE;
+    if (strcmp(env, "unchecked") == 0) return MODE_UNCHECKED;
+    return ocx__env_flag("OCX_VENDOR_PATHS") ? MODE_AUTO : MODE_OFF;
+}
+
 /* Parameters of cl/gemm_nv_mma.cl (see its header). Defaults: 128x256 work-group tiles, 64-deep
  * slices, 8 warps of 64x64, 3 stages (144 KiB of local memory: beyond the 48 KiB NVIDIA's driver
  * reports, within what it builds and runs on compute capability 8.0, 8.7, 9.x and 10.x, see
@@ -36,14 +50,14 @@
  * - Before the fast path: 128x128 in 3 stages (the most 48 KiB holds) 278 and 251 (NN); larger
  *   tiles do not fit, 64x64 warp tiles already taking 226 registers. Copies through registers in
  *   place of cp.async (250 registers, no spills) ran the same as cp.async. */
-enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_STAGES, P_GM, P_TMA, P_COUNT };
+enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_STAGES, P_GM, P_TMA, P_WGMMA, P_COUNT };
 static const ocx__param_def mma_params[P_COUNT] = {
     /* name       gpu  cpu  min  max  pow2 host */
     {"BM", 128, 128, 16, 256, 1, 0},
     {"BN", 256, 128, 16, 256, 1, 0},
     {"BK", 64, 32, 32, 64, 1, 0}, /* an even number of k16 steps (the fragment double buffer) */
     {"WM", 64, 64, 16, 128, 1, 0},
-    {"WN", 64, 64, 16, 128, 1, 0},
+    {"WN", 64, 64, 16, 256, 1, 0},
     {"STAGES", 3, 3, 2, 5, 0, 0},
     {"GM", 8, 8, 1, 64, 0, 0},
     /* 1: whole in-bounds slices as bulk copies (cp.async.bulk + mbarrier, compute capability 9.0;
@@ -52,7 +66,33 @@ static const ocx__param_def mma_params[P_COUNT] = {
      * alone (32 rows of 512 bytes a slice, A's 64-byte rows kept on cp.async) ran no better: NN
      * 166 against 322 in the same run, so it is the bulk copies, not their number, that cost. */
     {"TMA", 0, 0, 0, 1, 0, 0, 1},
+    /* 1: wgmma (compute capability 9.0, the default there: mma_device_defaults), a warpgroup per
+     * WM x WN tile. */
+    {"WGMMA", 0, 0, 0, 1, 0, 0, 1},
 };
+
+/* Work-items of a work-group: a warp per WM x WN tile, or a warpgroup with WGMMA. */
+static size_t mma_threads(const int *v)
+{
+    return (v[P_WGMMA] ? 128u : 32u) * (size_t)(v[P_BM] / v[P_WM]) * (size_t)(v[P_BN] / v[P_WN]);
+}
+
+/* Devices (fingerprints) whose wgmma kernel failed its probe in this process (a driver that does not
+ * take sm_90a PTX, say): their parameters keep to mma.sync from then on. */
+static pthread_mutex_t wgmma_lock = PTHREAD_MUTEX_INITIALIZER;
+static char wgmma_failed[8][17];
+static int nwgmma_failed;
+
+/* wgmma and sm_90a exist on compute capability 9.0 alone (not 10.x). */
+static int sm90a(const ocx_device_info *dev)
+{
+    if (dev->nv_compute_capability[0] != 9 || dev->nv_compute_capability[1] != 0) return 0;
+    int failed = 0;
+    pthread_mutex_lock(&wgmma_lock);
+    for (int i = 0; i < nwgmma_failed; i++) failed |= strcmp(wgmma_failed[i], dev->fingerprint) == 0;
+    pthread_mutex_unlock(&wgmma_lock);
+    return !failed;
+}
 
 /* The family is looked up for f16 only (gemm.c, the tuner), but a lookup for another dtype must
  * still find legal values (profile validation, the fuzzer): the constraints do not depend on it. */
@@ -60,12 +100,18 @@ static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dty
 {
     (void)dtype;
     if (v[P_BM] % v[P_WM] || v[P_BN] % v[P_WN]) return "BM and BN must be multiples of WM and WN";
-    size_t nt = 32u * (size_t)(v[P_BM] / v[P_WM]) * (size_t)(v[P_BN] / v[P_WN]);
+    if (v[P_WGMMA]) {
+        if (!sm90a(dev) && vendor_mode() != MODE_EMULATE) return "WGMMA needs compute capability 9.0";
+        if (v[P_WM] != 64 || v[P_BK] != 64 || v[P_STAGES] < 3 || v[P_TMA])
+            return "WGMMA needs WM = 64, BK = 64, STAGES >= 3 and TMA = 0";
+        if (v[P_WN] < 64) return "WGMMA needs WN of 64 or more";
+    }
+    size_t nt = mma_threads(v);
     if (nt > dev->max_work_group_size || nt > dev->max_work_item_sizes[0])
         return "32*(BM/WM)*(BN/WN) exceeds the device's work-group size";
     size_t achunks = (size_t)v[P_BM] * (size_t)v[P_BK] / 8, bchunks = (size_t)v[P_BN] * (size_t)v[P_BK] / 8;
     if (achunks % nt || bchunks % nt) return "each work-item must copy whole 16-byte chunks of both slices";
-    if ((size_t)v[P_WM] * (size_t)v[P_WN] / 32 > 128) return "more than 128 accumulators a work-item";
+    if ((size_t)v[P_WM] * (size_t)v[P_WN] / (v[P_WGMMA] ? 128 : 32) > 128) return "more than 128 accumulators a work-item";
     size_t bytes = (size_t)v[P_STAGES] * (size_t)(v[P_BM] + v[P_BN]) * (size_t)v[P_BK] * 2;
     /* TMA's rows are padded by 16 bytes, as many rows as the longer of each operand's two layouts */
     if (v[P_TMA]) {
@@ -81,24 +127,22 @@ static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dty
  * 32-deep slices (72 KiB) before narrower tiles: 128x128 ran 289 TFLOP/s on the H200 where
  * 128x256 ran 350. */
 static const char *const mma_shrink_first[] = {"BK", "STAGES", NULL};
+
+/* Compute capability 9.0: wgmma on 128x256 tiles, a warpgroup per 64x256 (128 accumulators a
+ * work-item, as the mma.sync defaults), 4 stages of 64-deep slices (192 KiB), two of them in flight. */
+static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype);
+static void mma_device_defaults(const ocx_device_info *dev, int *v)
+{
+    int w[P_COUNT];
+    memcpy(w, v, sizeof w);
+    w[P_WGMMA] = 1;
+    w[P_BM] = 128, w[P_BN] = 256, w[P_BK] = 64, w[P_WM] = 64, w[P_WN] = 256, w[P_STAGES] = 4;
+    if (sm90a(dev) && !mma_invalid(w, dev, OCX_F16)) memcpy(v, w, sizeof w); /* else mma.sync's (simulated limits) */
+}
 const ocx__family ocx__family_gemm_mma = {"gemm_mma", "gemm_nv_mma", P_COUNT, mma_params, mma_invalid, NULL, NULL,
-                                          mma_shrink_first};
+                                          mma_shrink_first, mma_device_defaults};
 
 /* ---- launch ------------------------------------------------------------------------------------- */
-
-/* OCX_VENDOR_PATHS: unset or true: auto (device check, then probe); "0", "off", …: off; "force": no
- * device check; "emulate": no device check, and the kernel's warp instructions are emulated;
- * "unchecked" (developers timing diagnostic builds, see DIAG in the kernel): device check, no probe. */
-enum { MODE_OFF, MODE_AUTO, MODE_FORCE, MODE_EMULATE, MODE_UNCHECKED };
-static int vendor_mode(void)
-{
-    const char *env = getenv("OCX_VENDOR_PATHS");
-    if (!env || !*env) return MODE_AUTO;
-    if (strcmp(env, "force") == 0) return MODE_FORCE;
-    if (strcmp(env, "emulate") == 0) return MODE_EMULATE;
-    if (strcmp(env, "unchecked") == 0) return MODE_UNCHECKED;
-    return ocx__env_flag("OCX_VENDOR_PATHS") ? MODE_AUTO : MODE_OFF;
-}
 
 /* PTX: 1 on NVIDIA devices only (the instructions are never handed to another compiler). */
 static int is_nvidia(const ocx_context *ctx) { return ocx__contains_nocase(ctx->info.vendor, "nvidia"); }
@@ -111,15 +155,20 @@ static ocx_status mma_options(ocx_context *ctx, int akf, int bkf, ocx_dtype cdty
     options[0] = '\0';
     ocx__params_defines(p, options, cap);
     size_t ol = strlen(options);
-    snprintf(options + ol, cap - ol, " -DAKF=%d -DBKF=%d -DCTYPE=%d -DPTX=%d -DSM90=%d", akf, bkf,
-             cdtype == OCX_F16 ? 1 : 0, vendor_mode() == MODE_EMULATE ? 2 : is_nvidia(ctx), ctx->nv_cc[0] >= 9);
+    const int ptx = vendor_mode() == MODE_EMULATE ? 2 : is_nvidia(ctx);
+    /* OCX_SM90A: lib/program.c builds the driver's PTX again for sm_90a (wgmma) */
+    snprintf(options + ol, cap - ol, " -DAKF=%d -DBKF=%d -DCTYPE=%d -DPTX=%d -DSM90=%d%s", akf, bkf,
+             cdtype == OCX_F16 ? 1 : 0, ptx, ctx->info.nv_compute_capability[0] >= 9,
+             ptx == 1 && p->v[P_WGMMA] ? " -DOCX_SM90A=1" : "");
     return OCX_OK;
 }
 
-ocx_status ocx__gemm_nv_peak_options(ocx_context *ctx, char *options, size_t cap)
+ocx_status ocx__gemm_nv_peak_options(ocx_context *ctx, char *options, size_t cap, int *wgmma_n)
 {
     ocx__params p;
-    return mma_options(ctx, 1, 0, OCX_F32, &p, options, cap);
+    OCX__FORWARD(mma_options(ctx, 1, 0, OCX_F32, &p, options, cap));
+    *wgmma_n = p.v[P_WGMMA] ? p.v[P_WN] : 0;
+    return OCX_OK;
 }
 
 ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, size_t m, size_t n, size_t batch, int akf,
@@ -129,7 +178,7 @@ ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, size_t m, s
     ocx__params p;
     char options[512];
     OCX__FORWARD(mma_options(ctx, akf, bkf, cdtype, &p, options, sizeof options));
-    size_t nt = 32u * (size_t)(p.v[P_BM] / p.v[P_WM]) * (size_t)(p.v[P_BN] / p.v[P_WN]);
+    size_t nt = mma_threads(p.v);
     size_t tiles = ocx__div_up(m, (size_t)p.v[P_BM]) * ocx__div_up(n, (size_t)p.v[P_BN]);
     ocx__launch_desc d = {"gemm_nv_mma", options, "gemm_mma", 2, {tiles * nt, batch, 1}, {nt, 1, 1}, nargs, args};
     return ocx__launch(ctx, stream, &d, num_wait, wait, event);
@@ -147,7 +196,7 @@ static int nverdicts;
 
 static int capable(const ocx_context *ctx)
 {
-    return ctx->nv_cc[0] >= 8;
+    return ctx->info.nv_compute_capability[0] >= 8;
 }
 
 /* Runs the kernel on a small product of integers (exact in f16 and f32) with ragged edges in every
@@ -222,6 +271,18 @@ int ocx__gemm_nv_ready(ocx_context *ctx)
         int build_only = ocx__launch_is_build_only();
         ocx__launch_build_only(0);
         ocx_status st = probe(ctx);
+        ocx__params p;
+        if (st != OCX_OK && mode != MODE_EMULATE &&
+            ocx__params_lookup(ctx, &ocx__family_gemm_mma, OCX_F16, "all", &p) == OCX_OK && p.v[P_WGMMA]) {
+            /* wgmma failed: mma.sync, whose parameters then come from profiles or defaults without it */
+            ocx__warn("the tensor-core GEMM's wgmma kernel failed its probe on '%s' (%s); trying mma.sync",
+                      ctx->info.name, ocx_last_error());
+            pthread_mutex_lock(&wgmma_lock);
+            if (nwgmma_failed < (int)(sizeof wgmma_failed / sizeof *wgmma_failed))
+                snprintf(wgmma_failed[nwgmma_failed++], sizeof wgmma_failed[0], "%s", ctx->info.fingerprint);
+            pthread_mutex_unlock(&wgmma_lock);
+            st = probe(ctx);
+        }
         ocx__launch_build_only(build_only);
         ready = st == OCX_OK;
         if (!ready)

@@ -62,9 +62,6 @@ void ocx__device_string(cl_device_id dev, cl_device_info what, char *out, size_t
 void ocx__normalize_name(const char *name, char *out, size_t cap);
 /* 1 when the device lists `ext` (a whole word) among its extensions. */
 int ocx__device_has_extension(cl_device_id dev, const char *ext);
-/* 1 and the compute capability (major, minor) of an NVIDIA device that reports it
- * (cl_nv_device_attribute_query), else 0. */
-int ocx__nv_compute_capability(cl_device_id dev, const char *vendor, unsigned cc[2]);
 /* 1 when `needle` occurs in `hay`, ignoring ASCII case. */
 int ocx__contains_nocase(const char *hay, const char *needle);
 
@@ -121,7 +118,6 @@ struct ocx_context_s {
     void *staging_ptr;
     size_t staging_bytes;
     struct ocx__profiles *profiles; /* profile files found for this device (profile.c), lazily loaded */
-    unsigned nv_cc[2];              /* NVIDIA compute capability (major, minor); 0, 0 elsewhere */
 };
 
 /* Resolves NULL to the default stream and checks that the stream belongs to ctx. */
@@ -210,6 +206,9 @@ typedef struct ocx__family {
      * in this order, when local memory is the only limit they exceed; then the general rule (the one
      * furthest above its minimum first). */
     const char *const *shrink_first;
+    /* NULL, or adjusts the built-in defaults (every class) to the device before they are fitted to
+     * its limits: a path only some devices have (gemm_mma: wgmma on compute capability 9.0). */
+    void (*device_defaults)(const ocx_device_info *dev, int *values);
 } ocx__family;
 typedef struct ocx__params {
     const ocx__family *family;
@@ -310,8 +309,9 @@ int ocx__gemm_nv_ready(ocx_context *ctx);
 void ocx__gemm_nv_suspend(int on);
 /* 1 when ocx__gemm_nv_ready and the instructions are the hardware's, not emulated. */
 int ocx__gemm_nv_hardware(ocx_context *ctx);
-/* Build options of the program that holds the kernels of cl/gemm_nv_mma.cl (mma_peak: peaks.c). */
-ocx_status ocx__gemm_nv_peak_options(ocx_context *ctx, char *options, size_t cap);
+/* Build options of the program that holds the kernels of cl/gemm_nv_mma.cl (mma_peak, wgmma_peak:
+ * peaks.c); *wgmma_n: the parameters' wgmma width WN where they take wgmma, else 0. */
+ocx_status ocx__gemm_nv_peak_options(ocx_context *ctx, char *options, size_t cap, int *wgmma_n);
 /* Runs gemm.c's argument list (row-major view, m x n per entry, `batch` entries) through the
  * tensor-core kernel. akf/bkf: the operands' fast dimensions; flags bits 1/2: A/B 8-element aligned. */
 ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, size_t m, size_t n, size_t batch, int akf,

@@ -26,7 +26,8 @@
  * replaced by a fresh measurement. Format 2: global_gbps counts bytes read only (format 1 added the
  * read kernel's writes) over clpeak's array and patterns, and launch_latency_us is queued → start (format
  * 1: queued → end of an empty kernel); files of format 1 are measured again. Format 3 adds
- * tc_f16_gflops. Format 4 times host transfers on the host clock (format 3: their events).
+ * tc_f16_gflops. Format 4 times host transfers on the host clock (format 3: their events). Format 6
+ * measures tc_f16_gflops with wgmma where the tensor-core GEMM takes it (compute capability 9.0).
  */
 #include "config.h"
 #include "ocx_internal.h"
@@ -42,7 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PEAKS_FORMAT 5 /* 5: the CPU FMA figure is the better of mad() and fma() */
+#define PEAKS_FORMAT 6 /* 5: the CPU FMA figure is the better of mad() and fma(); 6: tc_f16_gflops by wgmma where the GEMM takes it */
 
 static atomic_ulong measurements;
 
@@ -411,23 +412,29 @@ static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, 
     return st;
 }
 
-/* Tensor-core throughput (f16 multiply, f32 accumulate: mma.sync) where the NVIDIA path runs on
- * the hardware: cl/gemm_nv_mma.cl's register-only mma_peak. */
+/* Tensor-core throughput (f16 multiply, f32 accumulate) where the NVIDIA path runs on the hardware,
+ * with the instructions the GEMM takes: cl/gemm_nv_mma.cl's wgmma_peak (operands in local memory,
+ * two warpgroups a work-group, as the GEMM's defaults) where its parameters take wgmma, else the
+ * register-only mma_peak (mma.sync). */
 static ocx_status measure_tensor_cores(ocx_context *ctx, const plan *pl, double *gflops)
 {
     *gflops = 0;
     if (!ocx__gemm_nv_hardware(ctx)) return OCX_OK;
     char opt[512];
-    OCX__FORWARD(ocx__gemm_nv_peak_options(ctx, opt, sizeof opt));
-    size_t wg = 128, global = (size_t)(ctx->info.compute_units ? ctx->info.compute_units : 1) * 8 * wg;
+    int wgmma_n = 0;
+    OCX__FORWARD(ocx__gemm_nv_peak_options(ctx, opt, sizeof opt, &wgmma_n));
+    const size_t units = ctx->info.compute_units ? ctx->info.compute_units : 1;
+    size_t wg = wgmma_n ? 256 : 128, global = units * (wgmma_n ? 2 : 8) * wg;
     cl_mem out = NULL;
     OCX__FORWARD(make_mem(ctx, CL_MEM_WRITE_ONLY, global * sizeof(cl_float), &out));
     cl_int iters = 16;
     ocx__arg args[] = {{OCX__ARG_VALUE, sizeof(cl_mem), &out}, {OCX__ARG_VALUE, sizeof iters, &iters}};
-    ocx__launch_desc d = {"gemm_nv_mma", opt, "mma_peak", 1, {global}, {wg}, 2, args};
+    ocx__launch_desc d = {"gemm_nv_mma", opt, wgmma_n ? "wgmma_peak" : "mma_peak", 1, {global}, {wg}, 2, args};
     double ns = 0;
     ocx_status st = time_scaled(ctx, pl, &d, &iters, &ns);
-    double flops = (double)(global / 32) * iters * 8 * 4096;
+    /* a warpgroup's round: 64 x WN x 64 x 2; a warp's (mma.sync): 8 x 4096 */
+    double flops = wgmma_n ? (double)(global / 128) * iters * 64.0 * wgmma_n * 64 * 2
+                           : (double)(global / 32) * iters * 8 * 4096;
     if (st == OCX_OK && ns > 0) *gflops = flops / ns;
     clReleaseMemObject(out);
     return st;

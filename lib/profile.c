@@ -128,6 +128,7 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
         if (p->pow2 && !is_pow2(v)) v = p->min;
         out->v[i] = v;
     }
+    if (fam->device_defaults) fam->device_defaults(&ctx->info, out->v);
     fit(out->v, fam, &ctx->info, dtype);
     const char *why = ocx__params_check(fam, out->v, &ctx->info, dtype);
     OCX__FAIL_IF(why, OCX_ERR_INTERNAL, "family %s: no legal parameters on this device: %s", fam->name, why);
@@ -291,8 +292,9 @@ static int entry_from(ocx_context *ctx, struct ocx__profiles *pr, const profile_
                 why = "unknown key";
         }
         if (!why && !json_is_object(params)) why = "'params' is not an object";
-        /* Parameters added after profiles were written may be absent: they keep v's value (the
-         * built-in one). Every other one must be there, and nothing else. */
+        /* Parameters added after profiles were written may be absent: they take the table's
+         * default for the device type, the behaviour the entry was measured with (not a
+         * device's own defaults: gemm_mma's WGMMA). Every other one must be there, and nothing else. */
         size_t absent = 0;
         for (unsigned p = 0; !why && p < fam->nparams; p++)
             absent += fam->params[p].added && !json_object_get(params, fam->params[p].name);
@@ -300,7 +302,7 @@ static int entry_from(ocx_context *ctx, struct ocx__profiles *pr, const profile_
         for (unsigned p = 0; !why && p < fam->nparams; p++) {
             json_t *pv = json_object_get(params, fam->params[p].name);
             if (!pv && fam->params[p].added)
-                continue;
+                v[p] = ctx->info.type == OCX_DEVICE_CPU ? fam->params[p].def_cpu : fam->params[p].def_gpu;
             else if (!pv)
                 why = "a parameter is missing or unknown";
             else if (!json_is_integer(pv))

@@ -79,6 +79,77 @@ ocx_status ocx__program_build_text(ocx_context *ctx, const char *text, const cha
     return OCX_OK;
 }
 
+/* Programs built with -DOCX_SM90A=1 (cl/gemm_nv_mma.cl with WGMMA) use instructions of NVIDIA's
+ * architecture-specific target sm_90a (wgmma), which OpenCL's compiler does not target: its PTX says
+ * sm_90, whose assembler rejects them. Their source writes each such instruction as a PTX comment
+ * marked "// OCX90A " (the front end binds its operands and passes the text through unread). The
+ * program built from source gives the driver's PTX back as its binary; that PTX, with the markers
+ * removed and the target raised to sm_90a, is built again and replaces *prog (and is what the disk
+ * cache keeps). Measured on an H200 with driver 580. Where this fails, the tensor-core probe
+ * (gemm_nv.c) turns wgmma off for the device and keeps mma.sync. */
+#define SM90A_MARK "// OCX90A "
+static ocx_status raise_to_sm90a(ocx_context *ctx, cl_program *prog, const char *opts, const char *what)
+{
+    if (ocx__env_flag("OCX_TEST_NO_SM90A")) { /* tests: a driver that does not take sm_90a */
+        clReleaseProgram(*prog);
+        *prog = NULL;
+        return ocx__error(OCX_ERR_BUILD, "%s: sm_90a refused (OCX_TEST_NO_SM90A)", what);
+    }
+    size_t size = 0;
+    cl_int err = clGetProgramInfo(*prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL);
+    if (err != CL_SUCCESS || size == 0) {
+        clReleaseProgram(*prog);
+        return ocx__error(OCX_ERR_BUILD, "%s: the driver gave no PTX to raise to sm_90a (%s)", what,
+                          ocx__cl_error_name(err));
+    }
+    char *ptx = malloc(size + 1), *out = malloc(size + 2);
+    if (ptx && out) err = clGetProgramInfo(*prog, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL);
+    clReleaseProgram(*prog);
+    *prog = NULL;
+    ocx_status st = OCX_OK;
+    if (!ptx || !out)
+        st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
+    else if (err != CL_SUCCESS)
+        st = ocx__cl_error(err, "clGetProgramInfo(CL_PROGRAM_BINARIES)");
+    if (st == OCX_OK) {
+        ptx[size] = '\0';
+        const size_t ml = strlen(SM90A_MARK), tl = strlen(".target sm_90");
+        size_t o = 0;
+        int raised = 0;
+        for (const char *c = ptx; *c;) {
+            if (strncmp(c, SM90A_MARK, ml) == 0) {
+                c += ml;
+            } else if (!raised && strncmp(c, ".target sm_90", tl) == 0 && (c[tl] == ',' || c[tl] == '\n' || c[tl] == ' ')) {
+                memcpy(out + o, ".target sm_90a", tl + 1);
+                o += tl + 1, c += tl, raised = 1;
+            } else {
+                out[o++] = *c++;
+            }
+        }
+        out[o] = '\0';
+        if (!raised) st = ocx__error(OCX_ERR_BUILD, "%s: the driver's binary is not PTX for sm_90", what);
+    }
+    if (st == OCX_OK) {
+        const unsigned char *bin = (const unsigned char *)out;
+        size_t len = strlen(out);
+        cl_int status = CL_SUCCESS;
+        cl_program p = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &len, &bin, &status, &err);
+        if (err == CL_SUCCESS && status != CL_SUCCESS) err = status;
+        if (err != CL_SUCCESS) {
+            if (p) clReleaseProgram(p);
+            st = ocx__cl_error(err, "clCreateProgramWithBinary(sm_90a PTX)");
+        } else {
+            char raised[160];
+            snprintf(raised, sizeof raised, "%s raised to sm_90a", what);
+            st = build(ctx, p, opts, raised);
+            if (st == OCX_OK) *prog = p;
+        }
+    }
+    free(ptx);
+    free(out);
+    return st;
+}
+
 /* Stores the program's binary; 1 when written. */
 static int store_binary(cl_program prog, const char *key)
 {
@@ -165,6 +236,7 @@ static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const 
             char what[128];
             snprintf(what, sizeof what, "cl/%s.cl", src->name);
             st = build(ctx, prog, opts, what);
+            if (st == OCX_OK && strstr(opts, "-DOCX_SM90A=1")) st = raise_to_sm90a(ctx, &prog, opts, what);
             if (st == OCX_OK) {
                 if (ocx__env_flag("OCX_BUILD_LOG")) { /* developers: the compiler's report */
                     char *log = build_log(prog, ctx->device);

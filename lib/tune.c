@@ -446,7 +446,9 @@ static int tiled_applies(ocx_context *ctx, ocx_dtype dt) { return !mma_applies(c
  * own), the launch-bound small sizes (GEMM's: the direct kernel), and on GPUs the large sizes. */
 static const char *const gemm_search[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", NULL};
 static const char *const gemm_small_search[] = {"DWGN", "DWGM", "DKU", NULL};
-/* The tensor-core tiles; not TMA, whose bulk copies ran at half the speed on the H200 (gemm_nv.c). */
+/* The tensor-core tiles; not TMA, whose bulk copies ran at half the speed on the H200 (gemm_nv.c),
+ * nor WGMMA: the instructions stay the start's (wgmma where the device has it, else mma.sync) and
+ * the search moves the tiles within their constraints. */
 static const char *const mma_search[] = {"BM", "BN", "BK", "WM", "WN", "STAGES", "GM", NULL};
 /* In order of what a short budget should cover first: the "all" entries (every size without an
  * entry of its own uses them), the cheap small ones, then the large ones (seconds of set-up each),

@@ -410,9 +410,11 @@ static void tensor_core_cases(int tc)
 {
     static const size_t shapes[][3] = {{300, 257, 300}, {250, 260, 270}, {5, 4000, 1000}, {4000, 3, 1500},
                                        {33, 1100, 700}, {256, 256, 512}, {129, 65, 1031}, {1, 1, 4099}};
-    static const char *tiles[] = {NULL, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2",
-                                  "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=2", "BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=4,GM=3",
-                                  "BM=256,BN=128,BK=32,WM=64,WN=64,STAGES=2,GM=1"};
+    static const char *tiles[] = {NULL, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,WGMMA=0",
+                                  "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=2,WGMMA=0",
+                                  "BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=4,GM=3,WGMMA=0",
+                                  "BM=256,BN=128,BK=32,WM=64,WN=64,STAGES=2,GM=1,WGMMA=0",
+                                  "BM=128,BN=128,BK=64,WM=64,WN=128,STAGES=3,WGMMA=1"};
     const size_t nshapes = sizeof shapes / sizeof *shapes;
     uint64_t seed = test_seed(), rng = seed;
     for (size_t c = 0; c < 2 * nshapes; c++) {
@@ -425,6 +427,9 @@ static void tensor_core_cases(int tc)
                    "DIRECT=1"};
         if (!unaligned) pad_to_8(&g);
         const char *t = tiles[c % (sizeof tiles / sizeof *tiles)];
+        if (t && strstr(t, "WGMMA=1") &&
+            (!(tinfo.nv_compute_capability[0] == 9 && tinfo.nv_compute_capability[1] == 0) || getenv("OCX_TEST_NO_SM90A")))
+            t = NULL; /* wgmma: compute capability 9.0 only, and not where its build is refused */
         if (t) setenv("OCX_GEMM_MMA_PARAMS", t, 1);
         check_case_family(&g, seed, &rng, tc);
         unsetenv("OCX_GEMM_MMA_PARAMS");
@@ -436,7 +441,8 @@ static void tensor_core_cases(int tc)
     }
     /* TMA=1 (bulk copies on compute capability 9.0): whole tiles beside edge tiles, a partial last
      * slice (K = 1000), every layout, two tile shapes. */
-    static const char *tma_tiles[] = {"TMA=1", "BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3,TMA=1"};
+    static const char *tma_tiles[] = {"BM=128,BN=256,BK=64,WM=64,WN=64,STAGES=3,TMA=1,WGMMA=0",
+                                      "BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3,TMA=1,WGMMA=0"};
     for (int c = 0; c < 8; c++) {
         gcase g = {OCX_F16, c % 2 ? OCX_F16 : OCX_F32, OCX_ROW_MAJOR, c & 1 ? OCX_OP_T : OCX_OP_N,
                    c & 2 ? OCX_OP_T : OCX_OP_N, c & 4 ? 300 : 256, c & 4 ? 520 : 512, 1000, 0, 0, 0, 8, 16, 0, 1.0,
@@ -453,37 +459,46 @@ static void tensor_core_cases(int tc)
  * types, aligned (with interior tiles: the copies' fast path, 32- and 64-deep slices, narrow and
  * wide swizzled rows) and unaligned, and the padded layout of TMA=1 (its bulk copies need an NVIDIA
  * GPU: tools/device-check.sh). */
-static void tensor_core_emulated_cases(void)
+typedef struct emu_case {
+    ocx_op opa, opb;
+    size_t m, n, k;
+    ocx_dtype out;
+    int unaligned;
+    const char *tiles;
+} emu_case;
+
+static const emu_case mma_sync_cases[] = {
+    {OCX_OP_N, OCX_OP_N, 300, 257, 300, OCX_F32, 0, "BM=128,BN=256,BK=64,WM=64,WN=64,STAGES=3,WGMMA=0"},
+    {OCX_OP_T, OCX_OP_N, 129, 65, 1031, OCX_F16, 1, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,WGMMA=0"},
+    {OCX_OP_N, OCX_OP_T, 250, 260, 270, OCX_F32, 0, "BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=4,GM=3,TMA=1,WGMMA=0"},
+    {OCX_OP_T, OCX_OP_T, 33, 300, 200, OCX_F16, 1, "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=2,WGMMA=0"},
+    {OCX_OP_T, OCX_OP_N, 130, 140, 100, OCX_F32, 0, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=3,TMA=1,WGMMA=0"},
+    {OCX_OP_N, OCX_OP_T, 200, 136, 160, OCX_F16, 0, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=3,WGMMA=0"},
+    {OCX_OP_T, OCX_OP_N, 136, 200, 96, OCX_F32, 0, "BM=64,BN=128,BK=64,WM=32,WN=64,STAGES=2,WGMMA=0"},
+};
+
+/* wgmma's layouts (each operand either way round), one or two warpgroups, 3-5 stages, interior and
+ * edge tiles, aligned (cp.async) and unaligned (checked stores) copies. */
+static const emu_case wgmma_cases[] = {
+    {OCX_OP_N, OCX_OP_N, 200, 136, 300, OCX_F32, 0, "BM=64,BN=64,BK=64,WM=64,WN=64,STAGES=3,WGMMA=1"},
+    {OCX_OP_T, OCX_OP_N, 130, 140, 200, OCX_F16, 0, "BM=128,BN=128,BK=64,WM=64,WN=128,STAGES=4,WGMMA=1"},
+    {OCX_OP_N, OCX_OP_T, 70, 260, 129, OCX_F32, 1, "BM=64,BN=256,BK=64,WM=64,WN=256,STAGES=3,WGMMA=1"},
+    {OCX_OP_T, OCX_OP_T, 150, 70, 160, OCX_F16, 0, "BM=128,BN=64,BK=64,WM=64,WN=64,STAGES=5,WGMMA=1"},
+};
+
+static void emulated_cases(const emu_case *cases, size_t count)
 {
-    static const struct {
-        ocx_op opa, opb;
-        size_t m, n, k;
-        ocx_dtype out;
-        int unaligned;
-        const char *tiles;
-    } cases[] = {
-        {OCX_OP_N, OCX_OP_N, 300, 257, 300, OCX_F32, 0, "BM=128,BN=256,BK=64,WM=64,WN=64,STAGES=3"},
-        {OCX_OP_T, OCX_OP_N, 129, 65, 1031, OCX_F16, 1, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2"},
-        {OCX_OP_N, OCX_OP_T, 250, 260, 270, OCX_F32, 0, "BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=4,GM=3,TMA=1"},
-        {OCX_OP_T, OCX_OP_T, 33, 300, 200, OCX_F16, 1, "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=2"},
-        {OCX_OP_T, OCX_OP_N, 130, 140, 100, OCX_F32, 0, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=3,TMA=1"},
-        {OCX_OP_N, OCX_OP_T, 200, 136, 160, OCX_F16, 0, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=3"},
-        {OCX_OP_T, OCX_OP_N, 136, 200, 96, OCX_F32, 0, "BM=64,BN=128,BK=64,WM=32,WN=64,STAGES=2"},
-    };
     uint64_t seed = test_seed(), rng = seed;
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    for (size_t c = 0; c < count; c++) {
         int u = cases[c].unaligned;
         gcase g = {OCX_F16, cases[c].out, OCX_ROW_MAJOR, cases[c].opa, cases[c].opb, cases[c].m, cases[c].n, cases[c].k,
                    u ? 3 : 0, u ? 1 : 0, u ? 5 : 0, u ? 1 : 8, u ? 7 : 0, u ? 3 : 0, 0.5, c % 2 ? 0.0 : -1.0,
                    MODE_SINGLE, 1, 0, c % 2, "DIRECT=1"};
         if (!u) pad_to_8(&g);
-        if (cases[c].tiles) setenv("OCX_GEMM_MMA_PARAMS", cases[c].tiles, 1);
+        setenv("OCX_GEMM_MMA_PARAMS", cases[c].tiles, 1);
         check_case_family(&g, seed, &rng, 1);
         unsetenv("OCX_GEMM_MMA_PARAMS");
     }
-    gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 130, 200, 96, 0, 0, 0, 8, 16, 0, 1.0, 0.5,
-               MODE_ARRAYS, 3, 0, 0, "DIRECT=1"};
-    check_case_family(&g, seed, &rng, 1);
 }
 
 /* On this device: OCX_EXPECT_TENSOR_CORES=1 (set by tools/device-check.sh on NVIDIA) makes the
@@ -513,7 +528,20 @@ START_TEST(test_tensor_core_emulated)
     ck_ok(st);
     ck_assert_msg(paths & OCX_PATH_NV_TENSOR_CORES, "the emulated tensor-core kernel failed its probe: %s",
                   ocx_last_error());
-    tensor_core_emulated_cases();
+    emulated_cases(mma_sync_cases, sizeof mma_sync_cases / sizeof *mma_sync_cases);
+    gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 130, 200, 96, 0, 0, 0, 8, 16, 0, 1.0, 0.5,
+               MODE_ARRAYS, 3, 0, 0, "DIRECT=1"};
+    uint64_t seed = test_seed(), rng = seed;
+    check_case_family(&g, seed, &rng, 1);
+    unsetenv("OCX_VENDOR_PATHS");
+}
+END_TEST
+
+/* The same for the wgmma variant (WGMMA=1): its layouts and K loop checked on any device. */
+START_TEST(test_wgmma_emulated)
+{
+    setenv("OCX_VENDOR_PATHS", "emulate", 1);
+    emulated_cases(wgmma_cases, sizeof wgmma_cases / sizeof *wgmma_cases);
     unsetenv("OCX_VENDOR_PATHS");
 }
 END_TEST
@@ -528,18 +556,25 @@ START_TEST(test_tensor_core_defaults_fit)
     gpu.info.type = OCX_DEVICE_GPU;
     gpu.info.max_work_group_size = gpu.info.max_work_item_sizes[0] = 1024;
     static const struct {
+        unsigned cc;
         size_t kib;
-        int bm, bn, bk, stages;
-    } cases[] = {{226, 128, 256, 64, 3}, {162, 128, 256, 64, 3}, {98, 128, 256, 32, 3}, {40, 128, 128, 32, 2}};
+        int bm, bn, bk, stages, wn, wgmma;
+    } cases[] = {{80, 226, 128, 256, 64, 3, 64, 0}, {80, 162, 128, 256, 64, 3, 64, 0}, {86, 98, 128, 256, 32, 3, 64, 0},
+                 {80, 40, 128, 128, 32, 2, 64, 0}, {90, 226, 128, 256, 64, 4, 256, 1}, {100, 226, 128, 256, 64, 3, 64, 0},
+                 /* 9.0 under a simulated limit: wgmma's 192 KiB do not fit, mma.sync's fitted defaults */
+                 {90, 98, 128, 256, 32, 3, 64, 0}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         gpu.info.local_mem_max_bytes = cases[c].kib * 1024;
+        gpu.info.nv_compute_capability[0] = cases[c].cc / 10, gpu.info.nv_compute_capability[1] = cases[c].cc % 10;
+        snprintf(gpu.info.fingerprint, sizeof gpu.info.fingerprint, "defaults-fit-%zu", c); /* no probe's verdict */
         ocx__params p;
         ck_ok(ocx__params_default(&gpu, &ocx__family_gemm_mma, OCX_F16, &p));
-        const int v[5] = {ocx__param(&p, "BM"), ocx__param(&p, "BN"), ocx__param(&p, "BK"), ocx__param(&p, "STAGES"),
-                          ocx__param(&p, "WM")};
+        const int v[7] = {ocx__param(&p, "BM"), ocx__param(&p, "BN"), ocx__param(&p, "BK"), ocx__param(&p, "STAGES"),
+                          ocx__param(&p, "WM"), ocx__param(&p, "WN"), ocx__param(&p, "WGMMA")};
         ck_assert_msg(v[0] == cases[c].bm && v[1] == cases[c].bn && v[2] == cases[c].bk && v[3] == cases[c].stages &&
-                          v[4] == 64,
-                      "%zu KiB: BM=%d BN=%d BK=%d STAGES=%d WM=%d", cases[c].kib, v[0], v[1], v[2], v[3], v[4]);
+                          v[4] == 64 && v[5] == cases[c].wn && v[6] == cases[c].wgmma,
+                      "cc %u, %zu KiB: BM=%d BN=%d BK=%d STAGES=%d WM=%d WN=%d WGMMA=%d", cases[c].cc, cases[c].kib, v[0],
+                      v[1], v[2], v[3], v[4], v[5], v[6]);
     }
 }
 END_TEST
@@ -703,6 +738,7 @@ int main(void)
     tcase_add_test(core, test_bad_arguments);
     tcase_add_test(core, test_tensor_core_path);
     tcase_add_test(core, test_tensor_core_emulated);
+    tcase_add_test(core, test_wgmma_emulated);
     tcase_add_test(core, test_tensor_core_defaults_fit);
     tcase_add_test(core, test_vendor_path_switch);
     suite_add_tcase(s, core);

@@ -4,7 +4,8 @@
 # OCX_DEVICE chooses the device (default: the first GPU). Logs go to OUT_DIR (default: .).
 # On NVIDIA the suites must find the tensor-core GEMM (OCX_EXPECT_TENSOR_CORES=1; set it to 0 for
 # GPUs below compute capability 8.0), and the GEMM suite runs a second time with
-# OCX_VENDOR_PATHS=0, on the portable kernels.
+# OCX_VENDOR_PATHS=0, on the portable kernels, and a third (its core case) with wgmma's sm_90a build
+# refused (OCX_TEST_NO_SM90A=1), where the tensor cores must stay on through mma.sync.
 set -u
 build=$(cd "${1:?usage: device-check.sh BUILD_DIR [OUT_DIR]}" && pwd)
 out=${2:-.}
@@ -32,6 +33,12 @@ if [ "${OCX_EXPECT_TENSOR_CORES:-0}" = 1 ]; then
   if OCX_VENDOR_PATHS=0 OCX_EXPECT_TENSOR_CORES=0 timeout 900 "$build/tests/check_gemm" > "$out/check_gemm_portable.log" 2>&1
   then r=PASS; else r=FAIL; fails=$((fails + 1)); fi
   echo "$r: check_gemm with OCX_VENDOR_PATHS=0 $(grep -o '[0-9]*%: Checks.*' "$out/check_gemm_portable.log")"
+  rm -rf "$OCX_CACHE_DIR"
+  # wgmma's sm_90a build refused (compute capability 9.0): the probe must fall back to mma.sync
+  export OCX_CACHE_DIR=$(mktemp -d)
+  if OCX_TEST_NO_SM90A=1 CK_RUN_CASE=core timeout 900 "$build/tests/check_gemm" > "$out/check_gemm_no_sm90a.log" 2>&1
+  then r=PASS; else r=FAIL; fails=$((fails + 1)); fi
+  echo "$r: check_gemm core with OCX_TEST_NO_SM90A=1 $(grep -o '[0-9]*%: Checks.*' "$out/check_gemm_no_sm90a.log")"
   rm -rf "$OCX_CACHE_DIR"
 fi
 

@@ -19,7 +19,7 @@ static json_t *device_json(const ocx_device_info *d, int is_default)
     char pd[32];
     snprintf(pd, sizeof pd, "%u:%u", d->platform_index, d->device_index);
     return json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, "
-                     "s:[I,I,I], s:I, s:b, s:b, s:b, s:b, s:b, s:I}",
+                     "s:[I,I,I], s:I, s:b, s:b, s:b, s:b, s:b, s:I, s:[I,I]}",
                      "index", (json_int_t)d->index, "platform_device",
                      pd, "type", type_name(d->type), "name", d->name,
                      "normalized_name", d->normalized_name, "vendor", d->vendor, "driver_version",
@@ -32,7 +32,9 @@ static json_t *device_json(const ocx_device_info *d, int is_default)
                      (json_int_t)d->max_work_item_sizes[1], (json_int_t)d->max_work_item_sizes[2],
                      "preferred_vector_width_float", (json_int_t)d->preferred_vector_width_float, "fp16",
                      d->has_fp16, "fp64", d->has_fp64, "host_unified_memory", d->host_unified_memory, "limited",
-                     d->limited, "default", is_default, "local_mem_max_bytes", (json_int_t)d->local_mem_max_bytes);
+                     d->limited, "default", is_default, "local_mem_max_bytes", (json_int_t)d->local_mem_max_bytes,
+                     "nv_compute_capability", (json_int_t)d->nv_compute_capability[0],
+                     (json_int_t)d->nv_compute_capability[1]);
 }
 
 /* The profiles the library would read for device i, in search order; a stale one (measured with
@@ -97,8 +99,8 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
     else
         printf("  FMA f64           %10s          (no cl_khr_fp64)\n", "-");
     if (p.tc_f16_gflops > 0)
-        printf("  tensor cores      %10.2f GFLOP/s (mma.sync f16 -> f32: the roof of f16 GEMMs there)\n",
-               p.tc_f16_gflops);
+        printf("  tensor cores      %10.2f GFLOP/s (f16 -> f32 by the GEMM's instructions, %s: the roof of f16 GEMMs)\n",
+               p.tc_f16_gflops, d.nv_compute_capability[0] == 9 ? "wgmma where its probe passed" : "mma.sync");
     printf("  host->device      %10.2f GB/s pageable, %.2f GB/s pinned\n", p.h2d_pageable_gbps, p.h2d_pinned_gbps);
     printf("  device->host      %10.2f GB/s pageable, %.2f GB/s pinned\n", p.d2h_pageable_gbps, p.d2h_pinned_gbps);
     printf("  launch latency    %10.2f us    (queued -> start, as clpeak; %.2f us enqueue to finish on the host)\n",
@@ -164,8 +166,11 @@ int main(int argc, char **argv)
         printf("      platform      %s — %s\n", d.platform_name, d.platform_version);
         printf("      driver        %s (%s)\n", d.driver_version, d.device_version);
         printf("      key           %s  fingerprint %s\n", d.normalized_name, d.fingerprint);
-        printf("      compute       %u units @ %u MHz, float vector width %u\n", d.compute_units, d.clock_mhz,
-               d.preferred_vector_width_float);
+        char cc[48] = "";
+        if (d.nv_compute_capability[0])
+            snprintf(cc, sizeof cc, ", compute capability %u.%u", d.nv_compute_capability[0], d.nv_compute_capability[1]);
+        printf("      compute       %u units @ %u MHz, float vector width %u%s\n", d.compute_units, d.clock_mhz,
+               d.preferred_vector_width_float, cc);
         char more[64] = "";
         if (d.local_mem_max_bytes > d.local_mem_bytes)
             snprintf(more, sizeof more, " (%llu KiB declared in a kernel)",
