@@ -422,8 +422,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         args[sizeof args / sizeof *args - 1] =
             OCX__ARG_I32((offs != NULL) | (aligned_for(ka, &koa, batch, akf ? sam : sak, 8) ? 2 : 0) |
                          (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, 8) ? 4 : 0));
-        ocx_status st = ocx__gemm_nv_launch(ctx, stream, km, kn, batch, akf, bkf, c->dtype, sizeof args / sizeof *args,
-                                            args, num_wait, wait, event);
+        ocx_status st = ocx__gemm_nv_launch(ctx, stream, cls, km, kn, batch, akf, bkf, c->dtype,
+                                            sizeof args / sizeof *args, args, num_wait, wait, event);
         if (offs) clReleaseMemObject(offs);
         return st;
     }

@@ -139,19 +139,31 @@ static void mma_device_defaults(const ocx_device_info *dev, int *v)
     w[P_BM] = 128, w[P_BN] = 256, w[P_BK] = 64, w[P_WM] = 64, w[P_WN] = 256, w[P_STAGES] = 4;
     if (sm90a(dev) && !mma_invalid(w, dev, OCX_F16)) memcpy(v, w, sizeof w); /* else mma.sync's (simulated limits) */
 }
-const ocx__family ocx__family_gemm_mma = {"gemm_mma", "gemm_nv_mma", P_COUNT, mma_params, mma_invalid, NULL, NULL,
-                                          mma_shrink_first, mma_device_defaults};
+/* GPUs, "medium" products (M*N*K below 2^31): 64x128 tiles (one warpgroup of 64x128 with wgmma,
+ * else 4 warps of 32x64), a quarter of 128x256's area, so that 1024^3 makes 128 work-groups where it
+ * made 32 (the H200 has 132 multiprocessors). */
+static void mma_class_defaults(const char *size_class, int gpu, int *v)
+{
+    if (!gpu || strcmp(size_class, "medium") != 0) return;
+    v[P_BM] = 64, v[P_BN] = 128;
+    if (v[P_WGMMA])
+        v[P_WM] = 64, v[P_WN] = 128;
+    else
+        v[P_WM] = 32, v[P_WN] = 64;
+}
+const ocx__family ocx__family_gemm_mma = {"gemm_mma", "gemm_nv_mma", P_COUNT, mma_params, mma_invalid, NULL,
+                                          mma_class_defaults, mma_shrink_first, mma_device_defaults};
 
 /* ---- launch ------------------------------------------------------------------------------------- */
 
 /* PTX: 1 on NVIDIA devices only (the instructions are never handed to another compiler). */
 static int is_nvidia(const ocx_context *ctx) { return ocx__contains_nocase(ctx->info.vendor, "nvidia"); }
 
-/* The kernel's build options for this context's parameters (*p) and a call's layout. */
-static ocx_status mma_options(ocx_context *ctx, int akf, int bkf, ocx_dtype cdtype, ocx__params *p, char *options,
-                              size_t cap)
+/* The kernel's build options for this context's parameters of a size class (*p) and a call's layout. */
+static ocx_status mma_options(ocx_context *ctx, const char *size_class, int akf, int bkf, ocx_dtype cdtype,
+                              ocx__params *p, char *options, size_t cap)
 {
-    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm_mma, OCX_F16, "all", p));
+    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm_mma, OCX_F16, size_class, p));
     options[0] = '\0';
     ocx__params_defines(p, options, cap);
     size_t ol = strlen(options);
@@ -166,18 +178,18 @@ static ocx_status mma_options(ocx_context *ctx, int akf, int bkf, ocx_dtype cdty
 ocx_status ocx__gemm_nv_peak_options(ocx_context *ctx, char *options, size_t cap, int *wgmma_n)
 {
     ocx__params p;
-    OCX__FORWARD(mma_options(ctx, 1, 0, OCX_F32, &p, options, cap));
+    OCX__FORWARD(mma_options(ctx, "all", 1, 0, OCX_F32, &p, options, cap));
     *wgmma_n = p.v[P_WGMMA] ? p.v[P_WN] : 0;
     return OCX_OK;
 }
 
-ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, size_t m, size_t n, size_t batch, int akf,
-                               int bkf, ocx_dtype cdtype, unsigned nargs, const ocx__arg *args, size_t num_wait,
-                               const ocx_event *wait, ocx_event *event)
+ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, const char *size_class, size_t m, size_t n,
+                               size_t batch, int akf, int bkf, ocx_dtype cdtype, unsigned nargs, const ocx__arg *args,
+                               size_t num_wait, const ocx_event *wait, ocx_event *event)
 {
     ocx__params p;
     char options[512];
-    OCX__FORWARD(mma_options(ctx, akf, bkf, cdtype, &p, options, sizeof options));
+    OCX__FORWARD(mma_options(ctx, size_class, akf, bkf, cdtype, &p, options, sizeof options));
     size_t nt = mma_threads(p.v);
     size_t tiles = ocx__div_up(m, (size_t)p.v[P_BM]) * ocx__div_up(n, (size_t)p.v[P_BN]);
     ocx__launch_desc d = {"gemm_nv_mma", options, "gemm_mma", 2, {tiles * nt, batch, 1}, {nt, 1, 1}, nargs, args};
@@ -232,7 +244,8 @@ static ocx_status probe(ocx_context *ctx)
                            OCX__ARG_MEM(c), OCX__ARG_U64(c->offset), OCX__ARG_U64(N), OCX__ARG_U64(0),
                            {OCX__ARG_VALUE, sizeof(cl_mem), &none}, OCX__ARG_I32(2 | 4)};
         ocx_event ev = NULL;
-        st = ocx__gemm_nv_launch(ctx, NULL, M, N, 1, 1, 0, OCX_F32, sizeof args / sizeof *args, args, 0, NULL, &ev);
+        st = ocx__gemm_nv_launch(ctx, NULL, "all", M, N, 1, 1, 0, OCX_F32, sizeof args / sizeof *args, args, 0, NULL,
+                                 &ev);
         if (st == OCX_OK) st = ocx_event_wait(1, &ev);
         ocx_event_release(ev);
     }

@@ -313,10 +313,11 @@ int ocx__gemm_nv_hardware(ocx_context *ctx);
  * peaks.c); *wgmma_n: the parameters' wgmma width WN where they take wgmma, else 0. */
 ocx_status ocx__gemm_nv_peak_options(ocx_context *ctx, char *options, size_t cap, int *wgmma_n);
 /* Runs gemm.c's argument list (row-major view, m x n per entry, `batch` entries) through the
- * tensor-core kernel. akf/bkf: the operands' fast dimensions; flags bits 1/2: A/B 8-element aligned. */
-ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, size_t m, size_t n, size_t batch, int akf,
-                               int bkf, ocx_dtype cdtype, unsigned nargs, const ocx__arg *args, size_t num_wait,
-                               const ocx_event *wait, ocx_event *event);
+ * tensor-core kernel with the parameters of `size_class` (gemm.c's classes by M*N*K). akf/bkf: the
+ * operands' fast dimensions; flags bits 1/2: A/B 8-element aligned. */
+ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, const char *size_class, size_t m, size_t n,
+                               size_t batch, int akf, int bkf, ocx_dtype cdtype, unsigned nargs, const ocx__arg *args,
+                               size_t num_wait, const ocx_event *wait, ocx_event *event);
 
 /* In the calling thread, ocx__launch builds the kernel and returns without enqueueing (on) or works
  * normally (off). The tuner compiles candidates ahead of timing with it; wait lists and events are

@@ -414,7 +414,9 @@ static void tensor_core_cases(int tc)
                                   "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=2,WGMMA=0",
                                   "BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=4,GM=3,WGMMA=0",
                                   "BM=256,BN=128,BK=32,WM=64,WN=64,STAGES=2,GM=1,WGMMA=0",
-                                  "BM=128,BN=128,BK=64,WM=64,WN=128,STAGES=3,WGMMA=1"};
+                                  "BM=128,BN=128,BK=64,WM=64,WN=128,STAGES=3,WGMMA=1",
+                                  /* the products here are "medium": also the "all" class's wgmma tiles */
+                                  "BM=128,BN=256,BK=64,WM=64,WN=256,STAGES=4,WGMMA=1"};
     const size_t nshapes = sizeof shapes / sizeof *shapes;
     uint64_t seed = test_seed(), rng = seed;
     for (size_t c = 0; c < 2 * nshapes; c++) {
