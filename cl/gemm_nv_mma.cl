@@ -7,7 +7,8 @@
  * strides is 1. A and B are f16 (read as raw 16-bit words), C is f16 or f32. Any M, N, K, strides and
  * offsets: chunks outside the matrices are zero-filled, stores outside C are skipped.
  *
- * Shape: a work-group of NT = 32*(BM/WM)*(BN/WN) work-items (warps of 32) computes a BM x BN tile of C;
+ * Shape (mma.sync; WGMMA=1 below): a work-group of NT = 32*(BM/WM)*(BN/WN) work-items (warps of 32)
+ * computes a BM x BN tile of C;
  * each warp a WM x WN sub-tile as (WM/16) x (WN/8) tiles of mma.sync.m16n8k16 (row.col, f16 in, f32
  * accumulators in registers). The K loop walks BK-deep slices through a STAGES-deep ring of local
  * memory: the slice STAGES-1 ahead is copied with cp.async (16 bytes, bypassing L1) while the current
@@ -21,7 +22,7 @@
  * bytes instead): the 8 row addresses of every ldmatrix phase and the cp.async writes then hit 8
  * different 16-byte bank groups. The STAGES
  * slices may exceed the 48 KiB NVIDIA's driver reports: it builds and runs kernels that declare
- * more (gemm_nv.c: the defaults take 144 KiB).
+ * more (gemm_nv.c: the defaults take 144 KiB, 192 KiB with WGMMA).
  *
  * WGMMA=1 (compute capability 9.0 only): Hopper's warpgroup instructions in place of mma.sync. Each
  * warpgroup (4 warps) computes a WM x WN tile (WM = 64) with wgmma.mma_async.m64nWNk16, which reads
@@ -96,6 +97,9 @@
 #endif
 #if WGMMA && (WM != 64 || BK != 64 || STAGES < 3 || TMA)
 #error "WGMMA needs WM = 64, BK = 64, STAGES >= 3 and TMA = 0"
+#endif
+#if WGMMA && PTX == 1 && !SM90
+#error "WGMMA needs compute capability 9.0"
 #endif
 #define BULK_COPIES (TMA && PTX == 1 && SM90)
 /* Developers (through OCX_BUILD_OPTIONS; results are then wrong): DIAG=1 leaves the main loop's
@@ -185,8 +189,29 @@
 #define STAGE_BYTES (A_BYTES + B_BYTES)
 
 /* wgmma's matrix descriptor of local byte address addr: start address, leading byte offset lbo and
- * stride byte offset 1024 (8 rows of 128 bytes), all >> 4, and the 128-byte swizzle. */
+ * stride byte offset 1024 (8 rows of 128 bytes), all >> 4, and the 128-byte swizzle. The stride
+ * byte offset is 1024 in every layout here; the leading one is the step between blocks of 64
+ * columns of a K-slow operand (unused when K-fast). WG_DESC_A / WG_DESC_B: a warpgroup's operand
+ * at row (column) m0 (n0) of the slices at local byte address base (A's, then B's A_BYTES on), k16
+ * step 0; WG_STEP_A / _B: a k16 step, in descriptor units (a K-fast operand's 32 bytes into its
+ * rows, a K-slow one's 16 rows). The start address is linear in the descriptor's low bits (local
+ * addresses are below 256 KiB), so stages and steps add to it. */
 #define WG_DESC(addr, lbo) ((ulong)(((addr)&0x3FFFF) >> 4) | ((ulong)((lbo) >> 4) << 16) | (64ul << 32) | (1ul << 62))
+#define WG_DESC_A(base, m0) (AKF ? WG_DESC((base) + (m0)*128, 16) : WG_DESC((base) + ((m0) / 64) * BK * 128, BK * 128))
+#define WG_DESC_B(base, n0) (BKF ? WG_DESC((base) + A_BYTES + (n0)*128, 16) \
+                             : WG_DESC((base) + A_BYTES + ((n0) / 64) * BK * 128, BK * 128))
+#define WG_STEP_A (AKF ? 2 : 128)
+#define WG_STEP_B (BKF ? 2 : 128)
+/* One BK-deep slice at byte offset st of the stages (descriptors da, db at offset 0): its KK k16
+ * steps as one MMA group, then a wait until at most the group before this one is pending. */
+#define WG_SLICE(da, db, st)                                                                       \
+    do {                                                                                           \
+        WG_FENCE();                                                                                \
+        UNROLL for (int kk_ = 0; kk_ < KK; kk_++)                                                  \
+            WG_MMA((da) + ((st) >> 4) + kk_ * WG_STEP_A, (db) + ((st) >> 4) + kk_ * WG_STEP_B, st, kk_); \
+        WG_COMMIT();                                                                               \
+        WG_WAIT(1);                                                                                \
+    } while (0)
 
 #if PTX == 1
 #define EMU_DECL
@@ -289,18 +314,17 @@
  * through local memory, with the operand layouts the PTX manual gives for ldmatrix and
  * mma.m16n8k16, so that the kernel's indexing (swizzle, fragments, pipeline, edges) is checked on
  * every CI run. Slow; uniform control flow makes the work-group barriers legal. */
+#if WGMMA /* emu_wgmma reads local memory directly */
+#define EMU_DECL
+#else
 #define EMU_DECL local uint emu_scr[NWARP][32 * 6];
+#endif
 #define CP_COMMIT()
 #define CP_WAIT()
 #define CP_WAIT_ALL()
 #define LDSM_X4(r, addr) emu_ldsm((r), (addr), 0, emu_scr[warp], lane, smem, sbase)
 #define LDSM_X4_T(r, addr) emu_ldsm((r), (addr), 1, emu_scr[warp], lane, smem, sbase)
 #define MMA(d, a, b0, b1) emu_mma((d), (a), (b0), (b1), emu_scr[warp], lane)
-#define CP_WAIT_N(n)
-#define WG_FENCE()
-#define WG_COMMIT()
-#define WG_WAIT(n)
-#define PROXY_FENCE()
 #define WG_MMA(da, db, st, kk) emu_wgmma(&acc[0][0][0], smem + (st), (kk), wm0, wn0, lane)
 /* ldmatrix.x4: lanes 8i..8i+7 give the row addresses of matrix i; lane t gets, of each matrix, row
  * t/4 columns 2(t%4), +1 (.trans: rows 2(t%4), +1 of column t/4), low half first. */
@@ -371,12 +395,14 @@ inline void emu_wgmma(float *d, const local uchar *st, int kk, int wm0, int wn0,
 #define LDSM_X4(r, addr) ((r)[0] = (r)[1] = (r)[2] = (r)[3] = (addr) & 0u)
 #define LDSM_X4_T(r, addr) LDSM_X4(r, addr)
 #define MMA(d, a, b0, b1) ((void)(a), (void)(b0), (void)(b1))
+#define WG_MMA(da, db, st, kk) ((void)(da), (void)(db))
+#endif
+#if PTX != 1 /* no asynchronous copies or MMAs to wait for */
 #define CP_WAIT_N(n)
 #define WG_FENCE()
 #define WG_COMMIT()
 #define WG_WAIT(n)
 #define PROXY_FENCE()
-#define WG_MMA(da, db, st, kk) ((void)(da), (void)(db))
 #endif
 
 /* Loops over fragments are unrolled (the accumulators must stay in registers), except in the
@@ -634,17 +660,9 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
 
     const long nk = (K + BK - 1) / BK;
 #if WGMMA
-    /* Descriptors of this warpgroup's operands in stage 0 at k16 step 0 (wgmma's matrix descriptor:
-     * start address, leading and stride byte offsets, all >> 4; 128-byte swizzle). The stride byte
-     * offset is 1024 (8 rows of 128 bytes) in every layout; the leading one is the step between
-     * blocks of 64 columns of a K-slow operand (unused when K-fast). A K-fast operand's k16 step is
-     * 32 bytes into its rows, a K-slow one's 16 rows. The start address is linear in the
-     * descriptor's low bits (local addresses are below 256 KiB), so stages and steps add to it. */
-    const ulong da = AKF ? WG_DESC(sbase + wgm0 * 128, 16) : WG_DESC(sbase + (wgm0 / 64) * BK * 128, BK * 128);
-    const ulong db = BKF ? WG_DESC(sbase + A_BYTES + wn0 * 128, 16)
-                         : WG_DESC(sbase + A_BYTES + (wn0 / 64) * BK * 128, BK * 128);
-    const ulong a_step = AKF ? 2 : 128, b_step = BKF ? 2 : 128;
-    (void)da, (void)db, (void)a_step, (void)b_step;
+    /* Descriptors of this warpgroup's operands in stage 0 at k16 step 0 (WG_DESC). */
+    const ulong da = WG_DESC_A(sbase, wgm0), db = WG_DESC_B(sbase, wn0);
+    (void)da, (void)db;
 
     /* Slice kt is waited for and made visible to the async proxy; after the barrier every
      * warpgroup has finished slice kt-2 (it waited for all but its last MMA group), whose stage
@@ -661,12 +679,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
         if (kt + STAGES - 2 < nk) COPY_SLICE(ws, (kt + STAGES - 2) * BK);
         CP_COMMIT();
         ws = ws + 1 == STAGES ? 0 : ws + 1;
-        const uint st = (uint)(rs * STAGE_BYTES);
-        WG_FENCE();
-        UNROLL for (int kk = 0; kk < KK; kk++)
-            WG_MMA(da + (st >> 4) + kk * a_step, db + (st >> 4) + kk * b_step, st, kk);
-        WG_COMMIT();
-        WG_WAIT(1);
+        WG_SLICE(da, db, (uint)(rs * STAGE_BYTES));
         rs = rs + 1 == STAGES ? 0 : rs + 1;
     }
     WG_WAIT(0);
@@ -778,30 +791,23 @@ UNROLL
 
 /* wgmma's ceiling (WGMMA builds, ocx_measure_peaks on compute capability 9.0): each warpgroup runs
  * `iters` rounds of a 64-deep slice (4 wgmma.m64nWNk16, 64 x WN x 64 x 2 flops a round) on one
- * local-memory slice of f16 ones and zeros, in the GEMM's layouts, one group in flight as in its K
- * loop, and writes its sums. Elsewhere it writes zeros (never timed). */
+ * stage of f16 ones and zeros (the first WM x BK of A, WN x BK of B), in the GEMM's layouts, as in its
+ * K loop (WG_SLICE), and writes its sums. Elsewhere it writes zeros (never timed). */
 kernel void wgmma_peak(global float *out, const int iters)
 {
     float s = 0.0f;
 #if WGMMA && PTX == 1
-    local uint4 sl[(64 + WN) * 64 * 2 / 16] __attribute__((aligned(1024)));
+    local uint4 sl[STAGE_BYTES / 16] __attribute__((aligned(1024)));
     const int tid = (int)get_local_id(0);
-    for (int i = tid; i < (64 + WN) * 64 * 2 / 16; i += (int)get_local_size(0))
+    for (int i = tid; i < STAGE_BYTES / 16; i += (int)get_local_size(0))
         sl[i] = (uint4)(i & 1 ? 0x3c003c00u : 0x3c00u, 0u, 0x3c00u, 0x3c000000u);
     PROXY_FENCE();
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint base = (uint)(ulong)sl;
-    const ulong da = AKF ? WG_DESC(base, 16) : WG_DESC(base, 64 * 128);
-    const ulong db = BKF ? WG_DESC(base + 64 * 128, 16) : WG_DESC(base + 64 * 128, 64 * 128);
-    const ulong a_step = AKF ? 2 : 128, b_step = BKF ? 2 : 128;
+    const ulong da = WG_DESC_A(base, 0), db = WG_DESC_B(base, 0);
     float acc[1][NT8][4];
     UNROLL for (int j = 0; j < NT8; j++) acc[0][j][0] = acc[0][j][1] = acc[0][j][2] = acc[0][j][3] = 0.0f;
-    for (int it = 0; it < iters; it++) {
-        WG_FENCE();
-        UNROLL for (int kk = 0; kk < 4; kk++) WG_MMA(da + kk * a_step, db + kk * b_step, 0, kk);
-        WG_COMMIT();
-        WG_WAIT(1);
-    }
+    for (int it = 0; it < iters; it++) WG_SLICE(da, db, 0u);
     WG_WAIT(0);
     UNROLL for (int j = 0; j < NT8; j++) s += acc[0][j][0] + acc[0][j][1] + acc[0][j][2] + acc[0][j][3];
 #endif

@@ -20,25 +20,29 @@
 #include <string.h>
 
 
-/* OCX_VENDOR_PATHS: unset or true: auto (device check, then probe); "0", "off", …: off; "force": no
- * device check; "emulate": no device check, and the kernel's warp instructions are emulated;
- * "unchecked" (developers timing diagnostic builds, see DIAG in the kernel): device check, no probe. */
-enum { MODE_OFF, MODE_AUTO, MODE_FORCE, MODE_EMULATE, MODE_UNCHECKED };
+/* OCX_VENDOR_PATHS: unset or true: auto (device check, then probe); "0", "off", …: off; "mma.sync":
+ * auto without wgmma; "force": no device check; "emulate": no device check, and the kernel's warp
+ * instructions are emulated; "unchecked" (developers timing diagnostic builds, see DIAG in the
+ * kernel): device check, no probe. */
+enum { MODE_OFF, MODE_AUTO, MODE_MMA_SYNC, MODE_FORCE, MODE_EMULATE, MODE_UNCHECKED };
 static int vendor_mode(void)
 {
     const char *env = getenv("OCX_VENDOR_PATHS");
     if (!env || !*env) return MODE_AUTO;
+    if (strcmp(env, "mma.sync") == 0) return MODE_MMA_SYNC;
     if (strcmp(env, "force") == 0) return MODE_FORCE;
     if (strcmp(env, "emulate") == 0) return MODE_EMULATE;
     if (strcmp(env, "unchecked") == 0) return MODE_UNCHECKED;
     return ocx__env_flag("OCX_VENDOR_PATHS") ? MODE_AUTO : MODE_OFF;
 }
 
-/* Parameters of cl/gemm_nv_mma.cl (see its header). Defaults: 128x256 work-group tiles, 64-deep
- * slices, 8 warps of 64x64, 3 stages (144 KiB of local memory: beyond the 48 KiB NVIDIA's driver
- * reports, within what it builds and runs on compute capability 8.0, 8.7, 9.x and 10.x, see
- * ocx_device_info.local_mem_max_bytes; elsewhere mma_shrink_first), 8 tile-rows per group.
- * Measured on the H200 (ocx-bench, TFLOP/s at 8192^3 NN / NT, then 4096^3 NN / NT):
+/* Parameters of cl/gemm_nv_mma.cl (see its header). Defaults with mma.sync: 128x256 work-group tiles,
+ * 64-deep slices, 8 warps of 64x64, 3 stages (144 KiB of local memory: beyond the 48 KiB NVIDIA's
+ * driver reports, within what it builds and runs on compute capability 8.0, 8.7, 9.x and 10.x, see
+ * ocx_device_info.local_mem_max_bytes; elsewhere mma_shrink_first), 8 tile-rows per group. On 9.0
+ * wgmma's (mma_device_defaults): a warpgroup per 64x256, 4 stages (192 KiB). "medium" products take
+ * 64x128 tiles (mma_class_defaults).
+ * Measured with mma.sync on the H200 (ocx-bench, TFLOP/s at 8192^3 NN / NT, then 4096^3 NN / NT):
  * - Interior tiles copy whole slices without per-chunk bounds arithmetic (FASTPATH, the kernel's
  *   COPY_SLICE): 128x256, 32 deep, 4 stages went from 317-321 / 303 and 277 / 259-265 to
  *   360-366 / 322-324 and 303-313 / 284-288. The copies' instructions, not their bytes, had cost
@@ -78,15 +82,18 @@ static size_t mma_threads(const int *v)
 }
 
 /* Devices (fingerprints) whose wgmma kernel failed its probe in this process (a driver that does not
- * take sm_90a PTX, say): their parameters keep to mma.sync from then on. */
+ * take sm_90a PTX, say): their parameters keep to mma.sync from then on. As many as the probe's
+ * verdicts (below). */
 static pthread_mutex_t wgmma_lock = PTHREAD_MUTEX_INITIALIZER;
-static char wgmma_failed[8][17];
+static char wgmma_failed[32][17];
 static int nwgmma_failed;
 
-/* wgmma and sm_90a exist on compute capability 9.0 alone (not 10.x). */
+/* wgmma and sm_90a exist on compute capability 9.0 alone (not 10.x); OCX_VENDOR_PATHS=mma.sync turns
+ * them off. */
 static int sm90a(const ocx_device_info *dev)
 {
-    if (dev->nv_compute_capability[0] != 9 || dev->nv_compute_capability[1] != 0) return 0;
+    if (dev->nv_compute_capability[0] != 9 || dev->nv_compute_capability[1] != 0 || vendor_mode() == MODE_MMA_SYNC)
+        return 0;
     int failed = 0;
     pthread_mutex_lock(&wgmma_lock);
     for (int i = 0; i < nwgmma_failed; i++) failed |= strcmp(wgmma_failed[i], dev->fingerprint) == 0;
@@ -101,14 +108,16 @@ static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dty
     (void)dtype;
     if (v[P_BM] % v[P_WM] || v[P_BN] % v[P_WN]) return "BM and BN must be multiples of WM and WN";
     if (v[P_WGMMA]) {
-        if (!sm90a(dev) && vendor_mode() != MODE_EMULATE) return "WGMMA needs compute capability 9.0";
+        if (!sm90a(dev) && vendor_mode() != MODE_EMULATE)
+            return "WGMMA needs compute capability 9.0 and a driver that takes sm_90a (its probe passed, "
+                   "OCX_VENDOR_PATHS is not mma.sync)";
         if (v[P_WM] != 64 || v[P_BK] != 64 || v[P_STAGES] < 3 || v[P_TMA])
             return "WGMMA needs WM = 64, BK = 64, STAGES >= 3 and TMA = 0";
         if (v[P_WN] < 64) return "WGMMA needs WN of 64 or more";
     }
     size_t nt = mma_threads(v);
     if (nt > dev->max_work_group_size || nt > dev->max_work_item_sizes[0])
-        return "32*(BM/WM)*(BN/WN) exceeds the device's work-group size";
+        return "the work-items (a warp per WM x WN tile, a warpgroup with WGMMA) exceed the device's work-group size";
     size_t achunks = (size_t)v[P_BM] * (size_t)v[P_BK] / 8, bchunks = (size_t)v[P_BN] * (size_t)v[P_BK] / 8;
     if (achunks % nt || bchunks % nt) return "each work-item must copy whole 16-byte chunks of both slices";
     if ((size_t)v[P_WM] * (size_t)v[P_WN] / (v[P_WGMMA] ? 128 : 32) > 128) return "more than 128 accumulators a work-item";
@@ -130,7 +139,6 @@ static const char *const mma_shrink_first[] = {"BK", "STAGES", NULL};
 
 /* Compute capability 9.0: wgmma on 128x256 tiles, a warpgroup per 64x256 (128 accumulators a
  * work-item, as the mma.sync defaults), 4 stages of 64-deep slices (192 KiB), two of them in flight. */
-static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype);
 static void mma_device_defaults(const ocx_device_info *dev, int *v)
 {
     int w[P_COUNT];
@@ -266,7 +274,8 @@ int ocx__gemm_nv_ready(ocx_context *ctx)
 {
     if (portable_only) return 0;
     int mode = vendor_mode();
-    if (mode == MODE_OFF || ((mode == MODE_AUTO || mode == MODE_UNCHECKED) && !capable(ctx))) return 0;
+    if (mode == MODE_OFF || ((mode == MODE_AUTO || mode == MODE_MMA_SYNC || mode == MODE_UNCHECKED) && !capable(ctx)))
+        return 0;
     if (mode == MODE_UNCHECKED) return 1;
     char key[sizeof verdicts[0].key];
     snprintf(key, sizeof key, "%s%d", ctx->info.fingerprint, mode);

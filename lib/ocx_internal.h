@@ -187,7 +187,7 @@ typedef struct ocx__param_def {
     int host;            /* 1: used by the host only (a size threshold): no -D define, never shrunk
                             to fit device limits */
     int added;           /* 1: added after profiles were written; an entry without it takes the
-                            built-in value (older entries stay valid) */
+                            table's default for the device type (older entries stay valid) */
 } ocx__param_def;
 typedef struct ocx__family {
     const char *name;   /* "vector", "reduce", "gemm" */

@@ -26,7 +26,8 @@
  * replaced by a fresh measurement. Format 2: global_gbps counts bytes read only (format 1 added the
  * read kernel's writes) over clpeak's array and patterns, and launch_latency_us is queued → start (format
  * 1: queued → end of an empty kernel); files of format 1 are measured again. Format 3 adds
- * tc_f16_gflops. Format 4 times host transfers on the host clock (format 3: their events). Format 6
+ * tc_f16_gflops. Format 4 times host transfers on the host clock (format 3: their events). Format 5
+ * takes the better of mad() and fma() for the CPU FMA figure. Format 6
  * measures tc_f16_gflops with wgmma where the tensor-core GEMM takes it (compute capability 9.0).
  */
 #include "config.h"
@@ -414,8 +415,8 @@ static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, 
 
 /* Tensor-core throughput (f16 multiply, f32 accumulate) where the NVIDIA path runs on the hardware,
  * with the instructions the GEMM takes: cl/gemm_nv_mma.cl's wgmma_peak (operands in local memory,
- * two warpgroups a work-group, as the GEMM's defaults) where its parameters take wgmma, else the
- * register-only mma_peak (mma.sync). */
+ * work-groups of two warpgroups as the GEMM's defaults, two a compute unit) where its parameters
+ * take wgmma, else the register-only mma_peak (mma.sync). */
 static ocx_status measure_tensor_cores(ocx_context *ctx, const plan *pl, double *gflops)
 {
     *gflops = 0;

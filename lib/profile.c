@@ -376,7 +376,8 @@ ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtyp
         struct ocx__profiles *pr = profiles(ctx);
         /* Source by source: the entry of the size class itself, else the source's "all" entry. */
         for (int s = 0; pr && s < pr->count; s++) {
-            /* Each entry starts from the built-in values (for the parameters it may lack). */
+            /* Each entry starts from the built-in values; entry_from sets every parameter (those it
+             * lacks to their table defaults). */
             int v[OCX__MAX_PARAMS];
             memcpy(v, out->v, sizeof v);
             int found = entry_from(ctx, pr, &pr->src[s], fam, dtype, size_class, v);

@@ -99,8 +99,9 @@ static ocx_status raise_to_sm90a(ocx_context *ctx, cl_program *prog, const char 
     cl_int err = clGetProgramInfo(*prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL);
     if (err != CL_SUCCESS || size == 0) {
         clReleaseProgram(*prog);
+        *prog = NULL;
         return ocx__error(OCX_ERR_BUILD, "%s: the driver gave no PTX to raise to sm_90a (%s)", what,
-                          ocx__cl_error_name(err));
+                          err != CL_SUCCESS ? ocx__cl_error_name(err) : "an empty binary");
     }
     char *ptx = malloc(size + 1), *out = malloc(size + 2);
     if (ptx && out) err = clGetProgramInfo(*prog, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL);
@@ -119,9 +120,9 @@ static ocx_status raise_to_sm90a(ocx_context *ctx, cl_program *prog, const char 
         for (const char *c = ptx; *c;) {
             if (strncmp(c, SM90A_MARK, ml) == 0) {
                 c += ml;
-            } else if (!raised && strncmp(c, ".target sm_90", tl) == 0 && (c[tl] == ',' || c[tl] == '\n' || c[tl] == ' ')) {
-                memcpy(out + o, ".target sm_90a", tl + 1);
-                o += tl + 1, c += tl, raised = 1;
+            } else if (!raised && strncmp(c, ".target sm_90", tl) == 0 && c[tl] && strchr(",\n a", c[tl])) {
+                memcpy(out + o, ".target sm_90a", tl + 1); /* a driver that targets sm_90a already: as it is */
+                o += tl + 1, c += tl + (c[tl] == 'a'), raised = 1;
             } else {
                 out[o++] = *c++;
             }
@@ -222,7 +223,9 @@ static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const 
 
     ocx_status st = OCX_OK;
     int rejected = 0;
-    cl_program prog = load_binary(ctx, key, opts, &rejected);
+    /* OCX_TEST_NO_SM90A must reach raise_to_sm90a, not a raised binary from the cache */
+    cl_program prog = ocx__env_flag("OCX_TEST_NO_SM90A") && strstr(opts, "-DOCX_SM90A=1") ? NULL
+                                                                                         : load_binary(ctx, key, opts, &rejected);
     stats->disk_cache_rejected += (uint64_t)rejected;
     if (prog) {
         stats->programs_from_disk++;

@@ -402,6 +402,13 @@ static void check_case_family(const gcase *g, uint64_t seed, uint64_t *rng, int 
                   info.family, want);
 }
 
+/* wgmma should run here: compute capability 9.0, its sm_90a build not refused (OCX_TEST_NO_SM90A). */
+static int sm90a_expected(void)
+{
+    return tinfo.nv_compute_capability[0] == 9 && tinfo.nv_compute_capability[1] == 0 && !getenv("OCX_TEST_NO_SM90A") &&
+           !(getenv("OCX_VENDOR_PATHS") && !strcmp(getenv("OCX_VENDOR_PATHS"), "mma.sync"));
+}
+
 /* f16 products above the direct kernel's size over odd shapes (ragged tiles in every dimension, K
  * not a multiple of any slice), every layout, aligned and unaligned leading dimensions and offsets
  * (16-byte copies vs checked scalar loads), f16 and f32 C, batches, and several tile shapes; each
@@ -415,8 +422,10 @@ static void tensor_core_cases(int tc)
                                   "BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=4,GM=3,WGMMA=0",
                                   "BM=256,BN=128,BK=32,WM=64,WN=64,STAGES=2,GM=1,WGMMA=0",
                                   "BM=128,BN=128,BK=64,WM=64,WN=128,STAGES=3,WGMMA=1",
-                                  /* the products here are "medium": also the "all" class's wgmma tiles */
-                                  "BM=128,BN=256,BK=64,WM=64,WN=256,STAGES=4,WGMMA=1"};
+                                  /* the products here are "medium": also the "all" class's tiles, wgmma's and
+                                   * mma.sync's */
+                                  "BM=128,BN=256,BK=64,WM=64,WN=256,STAGES=4,WGMMA=1",
+                                  "BM=128,BN=256,BK=64,WM=64,WN=64,STAGES=3,WGMMA=0"};
     const size_t nshapes = sizeof shapes / sizeof *shapes;
     uint64_t seed = test_seed(), rng = seed;
     for (size_t c = 0; c < 2 * nshapes; c++) {
@@ -429,12 +438,16 @@ static void tensor_core_cases(int tc)
                    "DIRECT=1"};
         if (!unaligned) pad_to_8(&g);
         const char *t = tiles[c % (sizeof tiles / sizeof *tiles)];
-        if (t && strstr(t, "WGMMA=1") &&
-            (!(tinfo.nv_compute_capability[0] == 9 && tinfo.nv_compute_capability[1] == 0) || getenv("OCX_TEST_NO_SM90A")))
+        if (t && strstr(t, "WGMMA=1") && !sm90a_expected())
             t = NULL; /* wgmma: compute capability 9.0 only, and not where its build is refused */
         if (t) setenv("OCX_GEMM_MMA_PARAMS", t, 1);
         check_case_family(&g, seed, &rng, tc);
         unsetenv("OCX_GEMM_MMA_PARAMS");
+        if (!t && tc && sm90a_expected()) { /* the defaults there are wgmma's: no silent fallback */
+            ocx_params_info info;
+            ck_ok(ocx_last_params(&info));
+            ck_assert_msg(strstr(info.params, "WGMMA=1"), "compute capability 9.0 ran %s", info.params);
+        }
     }
     for (int mode = 0; mode < 2; mode++) {
         gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 130, 200, 96, 0, 0, 0, 8, 16, 0, 1.0, 0.5,
@@ -604,6 +617,15 @@ START_TEST(test_vendor_path_switch)
                       before.programs_compiled + before.programs_from_disk + before.programs_from_memory);
     ck_assert_msg(forced == tc, "OCX_VENDOR_PATHS=force gave %d, the device check %d", forced, tc);
     check_case_family(&g, seed, &rng, forced);
+    /* mma.sync: the tensor cores where the device has them, without wgmma */
+    setenv("OCX_VENDOR_PATHS", "mma.sync", 1);
+    ck_assert_msg(tensor_cores() == tc, "OCX_VENDOR_PATHS=mma.sync changed whether the tensor cores run");
+    check_case_family(&g, seed, &rng, tc);
+    if (tc) {
+        ocx_params_info info;
+        ck_ok(ocx_last_params(&info));
+        ck_assert_msg(strstr(info.params, "WGMMA=0"), "OCX_VENDOR_PATHS=mma.sync ran %s", info.params);
+    }
     unsetenv("OCX_VENDOR_PATHS");
     unsigned paths;
     ck_status(ocx_context_vendor_paths(tctx, NULL), OCX_ERR_INVALID_ARGUMENT);
