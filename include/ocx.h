@@ -220,8 +220,10 @@ OCX_API ocx_status ocx_context_get_stats(const ocx_context *ctx, ocx_context_sta
  *  bits in *paths. OCX_PATH_NV_TENSOR_CORES is set when the device is NVIDIA with compute capability
  *  >= 8.0, OCX_VENDOR_PATHS is not "0", and a probe kernel built and computed a known product exactly
  *  in this process (the first call, or the first f16 GEMM, runs the probe on the default stream; the
- *  verdict is kept per device fingerprint for the process). Every path has a portable fallback that
- *  gives results of the same accuracy; OCX_VENDOR_PATHS=0 forces the portable kernels. */
+ *  verdict is kept per device fingerprint for the process). On compute capability 9.0 the kernel
+ *  takes wgmma (built as sm_90a PTX); where that fails its probe, mma.sync (OCX_VENDOR_PATHS=mma.sync
+ *  asks for it). Every path has a portable fallback that gives results of the same accuracy;
+ *  OCX_VENDOR_PATHS=0 forces the portable kernels. */
 OCX_API ocx_status ocx_context_vendor_paths(ocx_context *ctx, unsigned *paths);
 
 /*! ocx_context_stream() : the context's default stream (owned by the context; never destroy it). */
