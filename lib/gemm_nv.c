@@ -16,6 +16,7 @@
 #include "ocx_internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,7 +87,7 @@ static size_t mma_threads(const int *v)
  * verdicts (below). */
 static pthread_mutex_t wgmma_lock = PTHREAD_MUTEX_INITIALIZER;
 static char wgmma_failed[32][17];
-static int nwgmma_failed;
+static atomic_int nwgmma_failed; /* read without the lock while 0: every f16 GEMM's lookup asks */
 
 /* wgmma and sm_90a exist on compute capability 9.0 alone (not 10.x); OCX_VENDOR_PATHS=mma.sync turns
  * them off. */
@@ -94,9 +95,11 @@ static int sm90a(const ocx_device_info *dev)
 {
     if (dev->nv_compute_capability[0] != 9 || dev->nv_compute_capability[1] != 0 || vendor_mode() == MODE_MMA_SYNC)
         return 0;
+    if (atomic_load_explicit(&nwgmma_failed, memory_order_acquire) == 0) return 1;
     int failed = 0;
     pthread_mutex_lock(&wgmma_lock);
-    for (int i = 0; i < nwgmma_failed; i++) failed |= strcmp(wgmma_failed[i], dev->fingerprint) == 0;
+    for (int i = 0; i < atomic_load_explicit(&nwgmma_failed, memory_order_relaxed); i++)
+        failed |= strcmp(wgmma_failed[i], dev->fingerprint) == 0;
     pthread_mutex_unlock(&wgmma_lock);
     return !failed;
 }
@@ -300,8 +303,11 @@ int ocx__gemm_nv_ready(ocx_context *ctx)
             ocx__warn("the tensor-core GEMM's wgmma kernel failed its probe on '%s' (%s); trying mma.sync",
                       ctx->info.name, ocx_last_error());
             pthread_mutex_lock(&wgmma_lock);
-            if (nwgmma_failed < (int)(sizeof wgmma_failed / sizeof *wgmma_failed))
-                snprintf(wgmma_failed[nwgmma_failed++], sizeof wgmma_failed[0], "%s", ctx->info.fingerprint);
+            int n = atomic_load_explicit(&nwgmma_failed, memory_order_relaxed);
+            if (n < (int)(sizeof wgmma_failed / sizeof *wgmma_failed)) {
+                snprintf(wgmma_failed[n], sizeof wgmma_failed[0], "%s", ctx->info.fingerprint);
+                atomic_store_explicit(&nwgmma_failed, n + 1, memory_order_release);
+            }
             pthread_mutex_unlock(&wgmma_lock);
             st = probe(ctx);
         }
