@@ -95,10 +95,11 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
 }
 
 /* STAGE=1 uses neither local slices (KWG), their vector reads (VWM), their k loop (KUNR) nor the
- * other stages' register tile loops (UNROLL_TILE). */
+ * other stages' register tile loops (UNROLL_TILE). KUNR beyond KWG unrolls no more than KWG does. */
 static void gemm_canonical(int *v)
 {
     if (v[P_STAGE] == 1) v[P_KWG] = gemm_params[P_KWG].def_cpu, v[P_VWM] = 1, v[P_KUNR] = 1, v[P_UNROLL_TILE] = 0;
+    if (v[P_KUNR] > v[P_KWG]) v[P_KUNR] = v[P_KWG];
 }
 
 /* GPUs, "medium" products (M*N*K below 2^31, gemm_core): 64x64 tiles, twice as many work-groups as

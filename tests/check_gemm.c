@@ -339,12 +339,13 @@ END_TEST
 /* Pipelined kernels (STAGE=3: register prefetch, one local buffer; STAGE=4: two local buffers), with
  * small and uneven tiles too (partial loads per work-item, transposed copies, K-fast operands), and
  * the GPU's tiles of multiples of 32 with slices of 16 and 32 k (double-buffered f64 slices within
- * 48 KiB of local memory, the H200's). */
+ * 48 KiB of local memory, the H200's). Two sets unroll the slice's k loop whole (KUNR), as the GPUs'
+ * defaults do: their fragments are double-buffered (PIPE_FRAGS in cl/gemm.cl). */
 START_TEST(test_pipelined)
 {
     static const char *envs[] = {"DIRECT=1,STAGE=3", "DIRECT=1,STAGE=4,KWG=8",
-                                 "DIRECT=1,STAGE=4,MWG=32,NWG=16,KWG=8,MDIMC=4,NDIMC=8,VWM=2,VWN=1",
-                                 "DIRECT=1,STAGE=3,MWG=16,NWG=64,KWG=4,MDIMC=8,NDIMC=4,VWM=1,VWN=4",
+                                 "DIRECT=1,STAGE=4,MWG=32,NWG=16,KWG=8,MDIMC=4,NDIMC=8,VWM=2,VWN=1,KUNR=8",
+                                 "DIRECT=1,STAGE=3,MWG=16,NWG=64,KWG=4,MDIMC=8,NDIMC=4,VWM=1,VWN=4,KUNR=4",
                                  "DIRECT=1,STAGE=4,MWG=64,NWG=32,KWG=16,MDIMC=8,NDIMC=4,VWM=4,VWN=4",
                                  "DIRECT=1,STAGE=4,MWG=32,NWG=32,KWG=32,MDIMC=4,NDIMC=8,VWM=4,VWN=2"};
     uint64_t seed = test_seed(), rng = seed;
