@@ -102,6 +102,14 @@ static void gemm_canonical(int *v)
     if (v[P_KUNR] > v[P_KWG]) v[P_KUNR] = v[P_KWG];
 }
 
+const char *ocx__gemm_class(size_t m, size_t n, size_t k)
+{
+    double volume = (double)m * (double)n * (double)k;
+    if (volume < OCX__GEMM_MEDIUM) return "medium";
+    if (k <= OCX__GEMM_SHORT_K) return "short_k";
+    return volume >= OCX__GEMM_LARGE ? "large" : "all";
+}
+
 /* GPUs, "medium" products (M*N*K below 2^31, gemm_core): 64x64 tiles, twice as many work-groups as
  * the 64x128 of "all". On the H200 (wall time, CLBlast in the same run) 256^3, 512^3 and 1024^3 ran at
  * 0.77x, 0.45x and 0.80x CLBlast in 128x128 tiles; 256^3 and 512^3 at 1.13x and 1.26x in 64x64, and
@@ -333,15 +341,17 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         kn = m;
     }
 
-    /* Size classes by M*N*K (ocx_internal.h): "medium", "all" or "large", each with every parameter.
+    /* Size classes (ocx_internal.h): "medium", "all", "large" by M*N*K, or "short_k", each with every parameter.
      * Products up to DIRECT^3 take the direct kernel, those up to 160^3 in the work-group shape of
      * the "small" class (DWGN/DWGM/DKU, tuned at 128^3 on GPUs and 16^3 on CPUs; on the H200 that shape
      * ran 256^3 at 0.58x CLBlast where the defaults ran it at 0.82x). "large" (M*N*K >= 2^38,
      * 8192^3 is 2^39): on the H200 64x128 tiles ran 8192^3 at 48.4 TFLOP/s and 4096^3 at 43.7, where
-     * 128x128 ran 46.4 and 44.6. A class without an entry of its own uses "all" (profile.c), then
-     * its built-in defaults (gemm_class_defaults). */
+     * 128x128 ran 46.4 and 44.6. "short_k": on the H200 64x128 tiles (8x8 a work-item) ran
+     * 16384x16384x64, 4096x4096x256, 8192x8192x128 and 8192x8192x256 at 38.3, 38.7, 40.6 and 44.4
+     * TFLOP/s where the "all" entry's 128x128 (8x16) ran 35.4, 38.3, 38.1 and 42.8. A class without an
+     * entry of its own uses "all" (profile.c), then its built-in defaults (gemm_class_defaults). */
     double volume = (double)km * (double)kn * (double)k;
-    const char *cls = volume >= OCX__GEMM_LARGE ? "large" : volume < OCX__GEMM_MEDIUM ? "medium" : "all";
+    const char *cls = ocx__gemm_class(km, kn, k);
     ocx__params p;
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, cls, &p));
     double direct = (double)p.v[P_DIRECT];

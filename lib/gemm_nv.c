@@ -152,15 +152,29 @@ static void mma_device_defaults(const ocx_device_info *dev, int *v)
 }
 /* GPUs, "medium" products (M*N*K below 2^31): 64x128 tiles (one warpgroup of 64x128 with wgmma,
  * else 4 warps of 32x64), a quarter of 128x256's area, so that 1024^3 makes 128 work-groups where it
- * made 32 (the H200 has 132 multiprocessors). */
+ * made 32 (the H200 has 132 multiprocessors).
+ * "short_k" (K <= 256): a tile takes one to four 64-deep slices, so the 128x256 tiles' 192 KiB of
+ * local memory (one work-group a multiprocessor) leave its copies, its MMAs and its epilogue in
+ * turn. On the H200 (f16 in, f32 C, TFLOP/s at 16384x16384x64 / 4096x4096x256 / 8192x8192x128 /
+ * 8192x8192x256): 128x256 in 4 stages 32.9 / 85.3 / 61.6 / 117; with wgmma in 3 stages 128x256 33.2
+ * / 77.9 / 57.4 / 108, 128x128 40.4 / 87.6 / 68.9 / 132, 64x128 43.3 / 90.5 / 73.8 / 132, 64x64
+ * (48 KiB, four work-groups a multiprocessor) 50.4 / 88.8 / 78.3 / 133; mma.sync 128x128 in 2 stages
+ * of 32 46.8 / 83.7 / 77.1 / 123, 64x128 48.9 / 77.6 / 72.5 / 114. */
 static void mma_class_defaults(const char *size_class, int gpu, int *v)
 {
-    if (!gpu || strcmp(size_class, "medium") != 0) return;
-    v[P_BM] = 64, v[P_BN] = 128;
-    if (v[P_WGMMA])
-        v[P_WM] = 64, v[P_WN] = 128;
-    else
-        v[P_WM] = 32, v[P_WN] = 64;
+    if (!gpu) return;
+    if (strcmp(size_class, "medium") == 0) {
+        v[P_BM] = 64, v[P_BN] = 128;
+        if (v[P_WGMMA])
+            v[P_WM] = 64, v[P_WN] = 128;
+        else
+            v[P_WM] = 32, v[P_WN] = 64;
+    } else if (strcmp(size_class, "short_k") == 0) {
+        if (v[P_WGMMA])
+            v[P_BM] = v[P_BN] = v[P_WM] = v[P_WN] = 64, v[P_BK] = 64, v[P_STAGES] = 3;
+        else
+            v[P_BM] = v[P_BN] = 128, v[P_BK] = 32, v[P_WM] = v[P_WN] = 64, v[P_STAGES] = 2;
+    }
 }
 const ocx__family ocx__family_gemm_mma = {"gemm_mma", "gemm_nv_mma", P_COUNT, mma_params, mma_invalid, NULL,
                                           mma_class_defaults, mma_shrink_first, mma_device_defaults};

@@ -246,6 +246,12 @@ const char *ocx__size_class_1d(size_t n);
  * small enough for the direct kernel take its work-group shape from the "small" class (128^3). */
 #define OCX__GEMM_MEDIUM 2147483648.0    /* 2^31: 1024^3 is medium, 2048^3 is not */
 #define OCX__GEMM_LARGE 274877906944.0 /* 2^38 */
+/* "short_k": products of at least OCX__GEMM_MEDIUM whose K is at most OCX__GEMM_SHORT_K, whatever
+ * their volume (measured at 8192x8192x128, GPUs only). Each output tile then takes a few slices of
+ * K, and its fixed costs (set-up, the pipeline's fill, the epilogue) weigh as much as its multiplies:
+ * smaller tiles, and more work-groups a multiprocessor to overlap them, suit it (gemm.c, gemm_nv.c). */
+#define OCX__GEMM_SHORT_K 256
+const char *ocx__gemm_class(size_t m, size_t n, size_t k);
 void ocx__profiles_release(ocx_context *ctx);
 /* The fuzz target's entry: parses `data` as a profile for `dev` and looks every family up through
  * it, aborting if anything illegal would reach a kernel. Returns how many lookups the file served. */

@@ -495,11 +495,11 @@ int ocx__profile_fuzz(const char *data, size_t size, const ocx_device_info *dev)
     if (root && check_root(pr, dev, "fuzz.json", root, &pr->src[0])) pr->count = 1;
     ctx.profiles = pr;
     static const ocx_dtype dts[] = {OCX_F32, OCX_F16, OCX_F64};
-    static const char *classes[] = {"all", "small", "medium", "large"};
+    static const char *classes[] = {"all", "small", "medium", "large", "short_k"};
     int used = 0;
     for (const ocx__family *const *f = ocx__families; *f; f++)
         for (int d = 0; d < 3; d++)
-            for (int c = 0; c < 4; c++) {
+            for (int c = 0; c < 5; c++) {
                 ocx__params p;
                 if (ocx__params_lookup(&ctx, *f, dts[d], classes[c], &p) != OCX_OK) abort();
                 /* Whatever the file said, the parameters must be legal on the device. */

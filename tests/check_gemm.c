@@ -424,9 +424,11 @@ static void tensor_core_cases(int tc)
                                   "BM=256,BN=128,BK=32,WM=64,WN=64,STAGES=2,GM=1,WGMMA=0",
                                   "BM=128,BN=128,BK=64,WM=64,WN=128,STAGES=3,WGMMA=1",
                                   /* the products here are "medium": also the "all" class's tiles, wgmma's and
-                                   * mma.sync's */
+                                   * mma.sync's, and the "short_k" class's */
                                   "BM=128,BN=256,BK=64,WM=64,WN=256,STAGES=4,WGMMA=1",
-                                  "BM=128,BN=256,BK=64,WM=64,WN=64,STAGES=3,WGMMA=0"};
+                                  "BM=128,BN=256,BK=64,WM=64,WN=64,STAGES=3,WGMMA=0",
+                                  "BM=64,BN=64,BK=64,WM=64,WN=64,STAGES=3,WGMMA=1",
+                                  "BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2,WGMMA=0"};
     const size_t nshapes = sizeof shapes / sizeof *shapes;
     uint64_t seed = test_seed(), rng = seed;
     for (size_t c = 0; c < 2 * nshapes; c++) {
@@ -449,6 +451,17 @@ static void tensor_core_cases(int tc)
             ck_ok(ocx_last_params(&info));
             ck_assert_msg(strstr(info.params, "WGMMA=1"), "compute capability 9.0 ran %s", info.params);
         }
+    }
+    /* A short-K product (K <= 256 from 2^31 multiply-adds on: the "short_k" class and its own tiles),
+     * on the tensor cores only: on PoCL the portable kernel would take seconds over it. */
+    if (tc) {
+        gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 4100, 2050, 256, 0, 0, 0, 0, 0, 0, 1.0, 0.0,
+                   MODE_SINGLE, 1, 0, 1, "DIRECT=1"};
+        pad_to_8(&g);
+        check_case_family(&g, seed, &rng, tc);
+        ocx_params_info info;
+        ck_ok(ocx_last_params(&info));
+        ck_assert_msg(!strcmp(info.size_class, "short_k"), "4100x2050x256 took class %s", info.size_class);
     }
     for (int mode = 0; mode < 2; mode++) {
         gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 130, 200, 96, 0, 0, 0, 8, 16, 0, 1.0, 0.5,
@@ -591,6 +604,20 @@ START_TEST(test_tensor_core_defaults_fit)
                           v[4] == 64 && v[5] == cases[c].wn && v[6] == cases[c].wgmma,
                       "cc %u, %zu KiB: BM=%d BN=%d BK=%d STAGES=%d WM=%d WN=%d WGMMA=%d", cases[c].cc, cases[c].kib, v[0],
                       v[1], v[2], v[3], v[4], v[5], v[6]);
+    }
+    /* The "short_k" class: 64x64 wgmma tiles in 3 stages on 9.0, 128x128 mma.sync tiles in 2 stages
+     * of 32 on 8.0. */
+    for (int c = 0; c < 2; c++) {
+        gpu.info.local_mem_max_bytes = 226 * 1024;
+        gpu.info.nv_compute_capability[0] = c ? 8 : 9, gpu.info.nv_compute_capability[1] = 0;
+        snprintf(gpu.info.fingerprint, sizeof gpu.info.fingerprint, "fit-short-k-%d", c);
+        ocx__params p;
+        ck_ok(ocx__params_class_default(&gpu, &ocx__family_gemm_mma, OCX_F16, "short_k", &p));
+        const int bm = ocx__param(&p, "BM"), bn = ocx__param(&p, "BN"), bk = ocx__param(&p, "BK");
+        const int st = ocx__param(&p, "STAGES"), wgmma = ocx__param(&p, "WGMMA");
+        ck_assert_msg(c ? bm == 128 && bn == 128 && bk == 32 && st == 2 && !wgmma
+                        : bm == 64 && bn == 64 && bk == 64 && st == 3 && wgmma,
+                      "short_k on cc %d.0: BM=%d BN=%d BK=%d STAGES=%d WGMMA=%d", c ? 8 : 9, bm, bn, bk, st, wgmma);
     }
 }
 END_TEST

@@ -249,8 +249,9 @@ START_TEST(test_size_classes)
 END_TEST
 
 /* GEMM's classes go by M*N*K: below 2^31 "medium", from there "all" (and "large" from 2^38, too big
- * for a test on a CPU); products up to DIRECT^3 take the direct kernel in the "small" class's
- * work-group shape. Each entry differs in one parameter, and the product is checked on one row. */
+ * for a test on a CPU), or "short_k" where K is at most 256; products up to DIRECT^3 take the direct
+ * kernel in the "small" class's work-group shape. Each entry differs in one parameter, and the
+ * product is checked on one row. */
 static void gemm_class_case(ocx_context *ctx, size_t m, size_t n, size_t k, const char *cls, const char *param)
 {
     float *ha = malloc(m * k * sizeof *ha), *hb = malloc(k * n * sizeof *hb), *hc = malloc(m * n * sizeof *hc);
@@ -293,13 +294,13 @@ static void gemm_class_case(ocx_context *ctx, size_t m, size_t n, size_t k, cons
 START_TEST(test_gemm_size_classes)
 {
     json_t *j = profile_with(16, 0, 0);
-    const char *classes[] = {"all", "medium", "small"};
-    for (int i = 0; i < 3; i++) {
+    const char *classes[] = {"all", "medium", "small", "short_k"};
+    for (int i = 0; i < 4; i++) {
         json_t *params = builtin_params("gemm");
         json_object_set_new(params, "DIRECT", json_integer(16));
         json_object_set_new(params, "DWGN", json_integer(i == 2 ? 8 : 16));
         json_object_set_new(params, "DWGM", json_integer(4));
-        json_object_set_new(params, "KUNR", json_integer(i == 1 ? 2 : 1));
+        json_object_set_new(params, "KUNR", json_integer(i == 1 ? 2 : i == 3 ? 4 : 1));
         json_array_append_new(json_object_get(j, "entries"),
                               json_pack("{s:s, s:s, s:s, s:o, s:f, s:s}", "family", "gemm", "dtype", "f32",
                                         "size_class", classes[i], "params", params, "rate", 1.0, "unit", "GFLOP/s"));
@@ -310,6 +311,9 @@ START_TEST(test_gemm_size_classes)
     gemm_class_case(ctx, 2048, 2048, 512, "all", "KUNR=1");    /* 2^31 */
     gemm_class_case(ctx, 2048, 2048, 511, "medium", "KUNR=2"); /* just below */
     gemm_class_case(ctx, 17, 15, 16, "small", "DWGN=8");        /* 4080 <= 16^3: direct */
+    gemm_class_case(ctx, 4096, 2048, 256, "short_k", "KUNR=4"); /* 2^31 with K = 256 */
+    gemm_class_case(ctx, 4096, 2048, 257, "all", "KUNR=1");      /* K above 256 */
+    gemm_class_case(ctx, 2048, 2048, 255, "medium", "KUNR=2");   /* below 2^31 whatever K */
     ocx_context_destroy(ctx);
 }
 END_TEST

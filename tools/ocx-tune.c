@@ -1,6 +1,6 @@
 /* ocx-tune — measures this device and writes a profile that libocx picks up at run time.
  *   ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16] [--budget S]
- *            [--classes all,small,medium,large] [--out FILE] [--quick] [--resume] [--seed N]
+ *            [--classes all,small,medium,large,short_k] [--out FILE] [--quick] [--resume] [--seed N]
  * Ctrl-C ends the run early and keeps the best found so far; --resume continues a partial file.
  *
  * The tuning runs in a child process, watched by this one. A driver's compiler that aborts ends the
@@ -108,11 +108,12 @@ static int usage(int rc)
 {
     fprintf(rc ? stderr : stdout,
             "usage: ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16,f64]\n"
-            "                [--classes all,small,medium,large] [--budget SECONDS] [--out FILE] [--quick] [--resume]\n"
-            "                [--seed N] [--verbose]\n"
+            "                [--classes all,small,medium,large,short_k] [--budget SECONDS] [--out FILE] [--quick]\n"
+            "                [--resume] [--seed N] [--verbose]\n"
             "Writes a device profile (default: the user profile directory, where libocx finds it).\n"
-            "Size classes: every one unless --classes (--quick: all); large (vector and reduce at\n"
-            "2^26 elements, GEMM at 8192^3) only on GPUs; gemm_mma (f16 GEMM on NVIDIA tensor cores)\n"
+            "Size classes: every one but short_k unless --classes (--quick: all); large (vector and reduce\n"
+            "at 2^26 elements, GEMM at 8192^3) only on GPUs; short_k (GEMM with K <= 256, at 8192x8192x128)\n"
+            "on GPUs and only when named; gemm_mma (f16 GEMM on NVIDIA tensor cores)\n"
             "where its probe passes, and then it stands for the portable f16 GEMM (tuned only under\n"
             "OCX_VENDOR_PATHS=0). --resume keeps a file's entries and adds the missing ones.\n"
             "--seed replays the candidate order of a run (its seed is printed at the start).\n"
