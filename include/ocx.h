@@ -340,9 +340,9 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * with one warning, so no profile can make a kernel fail. Files are read once per context: a new
  * profile takes effect in contexts created after it is written, without rebuilding ocx.
  * Size classes: vector operations and reductions of n elements are "small" below 2^16, "medium"
- * below 2^26 and "large" from 2^26 on; GEMM products of M*N*K below 2^31 are "medium", from 2^38
- * on "large" (the others "all"), and those small enough for the direct kernel (up to 160^3) take
- * the "small" class's work-group shape.
+ * below 2^26 and "large" from 2^26 on; GEMM products of M*N*K below 2^31 are "medium", the others
+ * "short_k" where K <= 256, else "large" from 2^38 on and "all" between; those small enough for the
+ * direct kernel (up to 160^3) take the "small" class's work-group shape.
  * A profile without an entry for a class uses its "all" entry (the source's, before the next
  * source is consulted). */
 
@@ -358,8 +358,9 @@ typedef struct ocx_params_info {
  *  where they came from. @return OCX_ERR_INVALID_ARGUMENT when the thread ran none yet. */
 OCX_API ocx_status ocx_last_params(ocx_params_info *info);
 
-/*! ocx_context_params() : the parameters an operation of `family` on `dtype` in `size_class` (NULL:
- *  "all") would use on ctx's device, without running anything. */
+/*! ocx_context_params() : the parameters an operation of `family` on `dtype` (f32, f16 or f64) in
+ *  `size_class` (NULL: "all"; else one of the classes above) would use on ctx's device, without
+ *  running anything. An unknown family, dtype or class: OCX_ERR_INVALID_ARGUMENT. */
 OCX_API ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dtype,
                                       const char *size_class, ocx_params_info *info);
 
@@ -519,8 +520,11 @@ OCX_API ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, do
  *     converted to the arithmetic type.
  *   - incx/incy are element strides ≥ 1, relative to the buffer (or view): element i of x is
  *     x[i*incx]. The last element touched must lie inside the buffer (else OCX_ERR_OUT_OF_RANGE).
- *   - Aliasing: an output may be the very same range as an input (z = x + z, y = a*y + y); any other
- *     overlap between an output and another operand is rejected with OCX_ERR_INVALID_ARGUMENT.
+ *   - Aliasing: an output may be the very same range as an input (z = x + z, y = a*y + y) of the
+ *     same buffer or view; any other overlap between an output and another operand is rejected with
+ *     OCX_ERR_INVALID_ARGUMENT: ranges are compared whole (from the first to the last element a
+ *     stride reaches), and buffers wrapped from sub-buffers of one cl_mem (ocx_buffer_wrap) overlap
+ *     where their storage does (OpenCL leaves writing one while reading the other undefined).
  *   - Asynchronous: returns once enqueued on `stream` (NULL: default) after the wait list.
  */
 

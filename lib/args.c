@@ -55,21 +55,21 @@ ocx_status ocx__check_dtype(const ocx_buffer *buf, const char *name, ocx_dtype e
 
 int ocx__overlap(const ocx_buffer *a, size_t a_off, size_t a_len, const ocx_buffer *b, size_t b_off, size_t b_len)
 {
-    if (!a || !b || a->mem != b->mem || a_len == 0 || b_len == 0) return 0;
-    size_t ea = ocx_dtype_size(a->dtype), eb = ocx_dtype_size(b->dtype);
-    size_t a0 = (a->offset + a_off) * ea, a1 = a0 + a_len * ea;
-    size_t b0 = (b->offset + b_off) * eb, b1 = b0 + b_len * eb;
+    if (!a || !b || a->root != b->root || a_len == 0 || b_len == 0) return 0;
+    size_t a0 = ocx__root_byte(a, a_off), a1 = a0 + a_len * ocx_dtype_size(a->dtype);
+    size_t b0 = ocx__root_byte(b, b_off), b1 = b0 + b_len * ocx_dtype_size(b->dtype);
     return a0 < b1 && b0 < a1;
 }
 
 ocx_status ocx__check_alias(const ocx_buffer *out, size_t out_inc, const ocx_buffer *in, size_t in_inc, size_t n,
                             const char *out_name, const char *in_name)
 {
-    if (!out || !in || n == 0 || out->mem != in->mem) return OCX_OK;
-    /* The very same elements (same start, stride and element size): allowed, element i only reads
-     * and writes element i. */
-    if (out->offset * ocx_dtype_size(out->dtype) == in->offset * ocx_dtype_size(in->dtype) &&
-        out_inc == in_inc && out->dtype == in->dtype)
+    if (!out || !in || n == 0 || out->root != in->root) return OCX_OK;
+    /* The very same elements (same start, stride and element size) through the same cl_mem: allowed,
+     * element i only reads and writes element i. Through a buffer and its sub-buffer, or two
+     * sub-buffers, OpenCL leaves a kernel that writes one and reads the other undefined. */
+    if (out->mem == in->mem && ocx__root_byte(out, 0) == ocx__root_byte(in, 0) && out_inc == in_inc &&
+        out->dtype == in->dtype)
         return OCX_OK;
     size_t out_span = (n - 1) * out_inc + 1, in_span = (n - 1) * in_inc + 1;
     OCX__FAIL_IF(ocx__overlap(out, 0, out_span, in, 0, in_span), OCX_ERR_INVALID_ARGUMENT,

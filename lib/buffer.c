@@ -19,8 +19,14 @@ static ocx_status buffer_new(ocx_context *ctx, cl_mem mem, ocx_dtype dtype, size
     b->dtype = dtype;
     b->offset = offset;
     b->length = length;
+    b->root = mem;
     *out = b;
     return OCX_OK;
+}
+
+size_t ocx__root_byte(const ocx_buffer *buf, size_t elem)
+{
+    return buf->root_byte + (buf->offset + elem) * ocx_dtype_size(buf->dtype);
 }
 
 ocx_status ocx_buffer_create(ocx_context *ctx, ocx_dtype dtype, size_t length, ocx_buffer **out)
@@ -61,10 +67,22 @@ ocx_status ocx_buffer_wrap(ocx_context *ctx, cl_mem mem, ocx_dtype dtype, size_t
     OCX__FAIL_IF(length > size / esize, OCX_ERR_OUT_OF_RANGE,
                  "ocx_buffer_wrap: %zu %s elements need %zu bytes, the cl_mem has %zu", length,
                  ocx_dtype_name(dtype), length * esize, size);
+    /* A sub-buffer shares its parent's storage: remember where, so that two sub-buffers of one
+     * parent (or one and the parent) that overlap are seen to (ocx__overlap). */
+    cl_mem parent = NULL;
+    size_t origin = 0;
+    OCX__CL_FORWARD(clGetMemObjectInfo(mem, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL),
+                    "clGetMemObjectInfo(mem)");
+    if (parent)
+        OCX__CL_FORWARD(clGetMemObjectInfo(mem, CL_MEM_OFFSET, sizeof origin, &origin, NULL), "clGetMemObjectInfo(mem)");
     OCX__CL_FORWARD(clRetainMemObject(mem), "clRetainMemObject");
     ocx_status st = buffer_new(ctx, mem, dtype, 0, length, out);
-    if (st != OCX_OK) clReleaseMemObject(mem);
-    return st;
+    if (st != OCX_OK) {
+        clReleaseMemObject(mem);
+        return st;
+    }
+    if (parent) (*out)->root = parent, (*out)->root_byte = origin;
+    return OCX_OK;
 }
 
 ocx_status ocx_buffer_view(const ocx_buffer *parent, size_t offset, size_t length, ocx_buffer **out)
@@ -82,6 +100,8 @@ ocx_status ocx_buffer_view(const ocx_buffer *parent, size_t offset, size_t lengt
         return st;
     }
     (*out)->context = parent->context;
+    (*out)->root = parent->root;
+    (*out)->root_byte = parent->root_byte;
     return OCX_OK;
 }
 

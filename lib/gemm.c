@@ -183,26 +183,60 @@ static void batch_range(const batch_offs *o, const mat *x, size_t batch, size_t 
     }
 }
 
+/* A batch entry's first byte in its cl_mem, and its index. */
+typedef struct entry_start {
+    size_t byte, index;
+} entry_start;
+
+static int cmp_entry_start(const void *a, const void *b)
+{
+    const entry_start *x = a, *y = b;
+    return (x->byte > y->byte) - (x->byte < y->byte);
+}
+
+/* Every entry's start, sorted; NULL when out of memory. */
+static entry_start *sorted_starts(const mat *x, const batch_offs *o, size_t batch)
+{
+    entry_start *s = malloc(batch * sizeof *s);
+    if (!s) return NULL;
+    for (size_t i = 0; i < batch; i++) s[i] = (entry_start){ocx__root_byte(x->buf, entry_off(o, i)), i};
+    qsort(s, batch, sizeof *s, cmp_entry_start);
+    return s;
+}
+
 /* C must not share memory with A or B, nor one C entry with another. The whole ranges are compared
- * first; only when they meet are the entries compared pair by pair (up to a bound). */
+ * first; when they meet, each entry's range against the others', sorted by start (any batch size:
+ * comparing pairs had limited batches to 2048 entries). `same`: C's entries among themselves. */
 static ocx_status check_aliasing(const mat *c, const batch_offs *oc, const mat *x, const batch_offs *ox, size_t batch,
                                  int same)
 {
-    if (c->span == 0 || x->span == 0 || c->buf->mem != x->buf->mem) return OCX_OK;
+    if (c->span == 0 || x->span == 0 || c->buf->root != x->buf->root) return OCX_OK;
     if (!same) {
         size_t clo, chi, xlo, xhi;
         batch_range(oc, c, batch, &clo, &chi);
         batch_range(ox, x, batch, &xlo, &xhi);
         if (!ocx__overlap(c->buf, clo, chi - clo, x->buf, xlo, xhi - xlo)) return OCX_OK;
     }
-    OCX__FAIL_IF(batch > 2048, OCX_ERR_INVALID_ARGUMENT,
-                 "ocx_gemm: c and %s share memory (batches above 2048 entries must keep them apart)", x->name);
-    for (size_t i = 0; i < batch; i++)
-        for (size_t j = same ? i + 1 : 0; j < batch; j++)
-            OCX__FAIL_IF(ocx__overlap(c->buf, entry_off(oc, i), c->span, x->buf, entry_off(ox, j), x->span),
-                         OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: c (batch entry %zu) overlaps %s (batch entry %zu)", i,
-                         same ? "c" : x->name, j);
-    return OCX_OK;
+    const size_t clen = c->span * ocx_dtype_size(c->buf->dtype), xlen = x->span * ocx_dtype_size(x->buf->dtype);
+    entry_start *cs = sorted_starts(c, oc, batch), *xs = same ? cs : sorted_starts(x, ox, batch);
+    ocx_status st = cs && xs ? OCX_OK : ocx__error(OCX_ERR_OUT_OF_MEMORY, "ocx_gemm: out of host memory");
+    for (size_t i = 0, j = 0; st == OCX_OK && i < batch; i++) {
+        if (same) { /* equal lengths: only neighbours in start order can overlap */
+            if (i > 0 && cs[i].byte - cs[i - 1].byte < clen)
+                st = ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: c (batch entry %zu) overlaps c (batch entry %zu)",
+                                cs[i - 1].index, cs[i].index);
+            continue;
+        }
+        /* The first x entry (in start order) that ends after this c entry starts; the c entries come in
+         * start order, so it never moves back. It overlaps exactly when it starts before c ends. */
+        while (j < batch && xs[j].byte + xlen <= cs[i].byte) j++;
+        if (j < batch && xs[j].byte < cs[i].byte + clen)
+            st = ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: c (batch entry %zu) overlaps %s (batch entry %zu)",
+                            cs[i].index, x->name, xs[j].index);
+    }
+    free(cs);
+    if (!same) free(xs);
+    return st;
 }
 
 /* Strides of op(X)(r, c) for a matrix stored in `layout` with leading dimension ld. */
@@ -312,8 +346,11 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (oc.arr) OCX__FORWARD(check_aliasing(&mc, &oc, &mc, &oc, batch, 1));
     }
 
-    /* Nothing to compute: an empty launch is a marker after the wait list. */
-    int no_product = k == 0 || alpha == 0.0;
+    /* Nothing to compute: an empty launch is a marker after the wait list. alpha counts as 0 when it
+     * is 0 in the arithmetic type the kernels take it in (float unless f64): 1e-50 must not read A and
+     * B either, or a NaN there would reach C as 0*NaN. */
+    double alpha_arith = a->dtype == OCX_F64 ? alpha : (double)(float)alpha;
+    int no_product = k == 0 || alpha_arith == 0.0;
     ocx__launch_desc empty = {"gemm_direct", "", "gemm_direct", 1, {0}, {0}, 0, NULL};
     if (m == 0 || n == 0 || batch == 0 || (no_product && beta == 1.0))
         return ocx__launch(ctx, stream, &empty, num_wait, wait, event);

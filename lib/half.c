@@ -2,6 +2,7 @@
 #include "config.h"
 #include "ocx_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 uint16_t ocx_half_from_float(float f)
@@ -29,6 +30,22 @@ uint16_t ocx_half_from_float(float f)
      * mispredicted half of them: twice the time). May carry into inf: correct. */
     half += (man & 0x1fffu) + (half & 1u) > 0x1000u;
     return (uint16_t)(sign | half);
+}
+
+/* double -> half, rounded once to nearest even: the double goes to float rounded to odd (toward
+ * zero, then the lowest bit set where anything was cut off), which keeps enough of it (24 bits for
+ * half's 11, at least 13 more) that the float's own rounding to half is the double's. */
+uint16_t ocx__half_from_double(double d)
+{
+    float f = (float)d;
+    if (d == d && !isinf(f) && (double)f != d) {
+        if (fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f);
+        uint32_t b;
+        memcpy(&b, &f, sizeof b);
+        b |= 1u;
+        memcpy(&f, &b, sizeof f);
+    }
+    return ocx_half_from_float(f);
 }
 
 float ocx_half_to_float(uint16_t h)

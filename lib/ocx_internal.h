@@ -139,7 +139,13 @@ struct ocx_buffer_s {
     ocx_dtype dtype;
     size_t offset;      /* element offset inside mem */
     size_t length;      /* elements */
+    /* The memory object whose storage mem is (a wrapped sub-buffer's parent, else mem itself) and
+     * mem's first byte in it: buffers overlap only within one root (ocx__overlap). Not retained. */
+    cl_mem root;
+    size_t root_byte;
 };
+/* Byte position of element `elem` of buf (counted from its view's start) inside buf->root. */
+size_t ocx__root_byte(const ocx_buffer *buf, size_t elem);
 
 /* ---- args.c: the one argument checker ---------------------------------------------------------- */
 ocx_status ocx__check_context(const ocx_context *ctx);
@@ -252,6 +258,8 @@ const char *ocx__size_class_1d(size_t n);
  * smaller tiles, and more work-groups a multiprocessor to overlap them, suit it (gemm.c, gemm_nv.c). */
 #define OCX__GEMM_SHORT_K 256
 const char *ocx__gemm_class(size_t m, size_t n, size_t k);
+/* double -> IEEE half, rounded once to nearest even (half.c). */
+uint16_t ocx__half_from_double(double d);
 void ocx__profiles_release(ocx_context *ctx);
 /* The fuzz target's entry: parses `data` as a profile for `dev` and looks every family up through
  * it, aborting if anything illegal would reach a kernel. Returns how many lookups the file served. */

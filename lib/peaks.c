@@ -74,6 +74,8 @@ ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flo
                  "ocx_roofline_eval: an operation with neither flops nor bytes has no roof");
     OCX__FAIL_IF((unsigned)dtype >= OCX_DTYPE_COUNT, OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: unknown dtype %d",
                  (int)dtype);
+    OCX__FAIL_IF(isnan(bandwidth_gbps) || isinf(bandwidth_gbps), OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_roofline_eval: bandwidth %g GB/s is not finite", bandwidth_gbps);
     double bw = bandwidth_gbps > 0 ? bandwidth_gbps : peaks->global_gbps;
     OCX__FAIL_IF(bytes > 0 && !(bw > 0), OCX_ERR_INVALID_ARGUMENT,
                  "ocx_roofline_eval: no bandwidth roof (peaks not measured?)");

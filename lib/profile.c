@@ -439,6 +439,13 @@ ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dt
 {
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FAIL_IF(!family || !info, OCX_ERR_INVALID_ARGUMENT, "ocx_context_params: family and info must not be NULL");
+    OCX__FAIL_IF(dtype != OCX_F32 && dtype != OCX_F16 && dtype != OCX_F64, OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_context_params: dtype %d is not one the kernels take (f32, f16, f64)", (int)dtype);
+    static const char *const classes[] = {"all", "small", "medium", "large", "short_k"};
+    int known = !size_class;
+    for (size_t c = 0; c < sizeof classes / sizeof *classes; c++) known |= size_class && !strcmp(size_class, classes[c]);
+    OCX__FAIL_IF(!known, OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_context_params: no size class '%s' (all, small, medium, large, short_k)", size_class);
     for (const ocx__family *const *f = ocx__families; *f; f++) {
         if (strcmp((*f)->name, family) != 0) continue;
         ocx_params_info saved = last_params;

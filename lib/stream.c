@@ -102,6 +102,7 @@ ocx_status ocx_stream_marker(ocx_context *ctx, ocx_stream *stream, size_t num_wa
                              ocx_event *event)
 {
     cl_command_queue q = NULL;
+    if (event) *event = NULL;
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
     OCX__FORWARD(ocx__check_wait(num_wait, wait));
     OCX__FAIL_IF(!event, OCX_ERR_INVALID_ARGUMENT, "ocx_stream_marker: event is NULL");

@@ -267,6 +267,42 @@ START_TEST(test_batched)
         if (g.m > 65) g.m = 65;
         check_case(&g, seed, &rng);
     }
+    /* Thousands of 1x1x1 entries, C's in reverse order within one buffer and A's and B's interleaved
+     * in another (disjoint, not in order): accepted and computed; then two C entries made to
+     * coincide, and an A entry moved onto a C entry: rejected. */
+    enum { NB = 3001 };
+    size_t *oab = malloc(NB * sizeof *oab), *ob = malloc(NB * sizeof *ob), *oc = malloc(NB * sizeof *oc);
+    float *hab = malloc(2 * NB * sizeof *hab), *hc = malloc(3 * NB * sizeof *hc);
+    ck_assert(oab && ob && oc && hab && hc);
+    for (size_t i = 0; i < NB; i++) {
+        oab[i] = 2 * i, ob[i] = 2 * i + 1, oc[i] = NB - 1 - i;
+        hab[2 * i] = (float)(i % 17) - 8, hab[2 * i + 1] = (float)(i % 5) + 0.5f;
+    }
+    for (size_t i = 0; i < 3 * NB; i++) hc[i] = NAN;
+    ocx_buffer *AB = tbuffer(OCX_F32, 2 * NB, hab), *C = tbuffer(OCX_F32, 3 * NB, hc);
+    ck_ok(ocx_gemm_batched(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 1, 1, 1, 1.0, AB, oab, 1, AB, ob, 1, 0.0, C, oc,
+                           1, NB, 0, NULL, NULL));
+    float *got = tread(C);
+    for (size_t i = 0; i < NB; i++)
+        ck_assert_msg(got[oc[i]] == hab[2 * i] * hab[2 * i + 1], "batch entry %zu: %g, expected %g", i, got[oc[i]],
+                      hab[2 * i] * hab[2 * i + 1]);
+    free(got);
+    oc[1234] = oc[77];
+    ck_status(ocx_gemm_batched(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 1, 1, 1, 1.0, AB, oab, 1, AB, ob, 1, 0.0, C,
+                               oc, 1, NB, 0, NULL, NULL),
+              OCX_ERR_INVALID_ARGUMENT);
+    oc[1234] = NB - 1 - 1234;
+    size_t *oa_c = malloc(NB * sizeof *oa_c);
+    ck_assert(oa_c);
+    for (size_t i = 0; i < NB; i++) oa_c[i] = NB + i; /* A in C's buffer, past the C entries */
+    ck_ok(ocx_gemm_batched(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 1, 1, 1, 1.0, C, oa_c, 1, AB, ob, 1, 0.0, C, oc,
+                           1, NB, 0, NULL, NULL));
+    oa_c[2999] = oc[5];
+    ck_status(ocx_gemm_batched(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 1, 1, 1, 1.0, C, oa_c, 1, AB, ob, 1, 0.0, C,
+                               oc, 1, NB, 0, NULL, NULL),
+              OCX_ERR_INVALID_ARGUMENT);
+    ocx_buffer_destroy(AB), ocx_buffer_destroy(C);
+    free(oab), free(ob), free(oc), free(oa_c), free(hab), free(hc);
 }
 END_TEST
 
@@ -299,6 +335,13 @@ START_TEST(test_degenerate)
                    NULL));
     float *got = tread(C);
     for (int i = 0; i < 4; i++) ck_assert_msg(got[i] == 2 * c[i], "alpha = 0: C[%d] = %g, expected %g", i, got[i], 2 * c[i]);
+    free(got);
+    /* An alpha that is 0 in f32 (1e-50) counts as 0 too: C = 2*(2*c) now. */
+    ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 2, 1e-50, A, 0, 2, B, 0, 2, 2.0, C, 0, 2, 0, NULL,
+                   NULL));
+    got = tread(C);
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(got[i] == 4 * c[i], "alpha = 1e-50: C[%d] = %g, expected %g", i, got[i], 4 * c[i]);
     free(got);
     /* batch = 0 and M = 0 still return an event that completes. */
     ocx_event ev = NULL;

@@ -110,6 +110,9 @@ START_TEST(roofline_bad_input)
     ck_status(ocx_roofline_eval(&p, OCX_F32, 1, 1, 1, 0, NULL), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_roofline_eval(&p, OCX_F32, 1, 1, 0, 0, &r), OCX_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "time"));
+    ck_status(ocx_roofline_eval(&p, OCX_F32, 1, 1, 1, INFINITY, &r), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_roofline_eval(&p, OCX_F32, 1, 1, 1, NAN, &r), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "bandwidth"));
     ck_status(ocx_roofline_eval(&p, OCX_F32, 1, 1, -5, 0, &r), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_roofline_eval(&p, OCX_F32, -1, 1, 1, 0, &r), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_roofline_eval(&p, OCX_F32, 1, NAN, 1, 0, &r), OCX_ERR_INVALID_ARGUMENT);

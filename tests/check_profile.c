@@ -165,6 +165,11 @@ START_TEST(test_lookup_order)
     ck_assert_ptr_nonnull(strstr(pinfo.path, "/xdg/"));
     ck_status(ocx_context_profile(ctx, 2, &pinfo), OCX_ERR_IO);
     ck_status(ocx_context_params(ctx, "no-family", OCX_F32, NULL, &info), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_context_params(ctx, "vector", (ocx_dtype)42, NULL, &info), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_context_params(ctx, "vector", OCX_I32, NULL, &info), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_context_params(ctx, "gemm", OCX_F32, "bogus", &info), OCX_ERR_INVALID_ARGUMENT);
+    ck_ok(ocx_context_params(ctx, "gemm", OCX_F32, "short_k", &info));
+    ck_assert_str_eq(info.size_class, "short_k");
     ocx_context_destroy(ctx);
 }
 END_TEST
@@ -508,6 +513,8 @@ START_TEST(test_tuning_round_trip)
     /* Bad options. */
     ck_ok(ocx_context_create(NULL, &ctx));
     ocx_tune_options bad = {.families = "vectr", .out_path = path};
+    ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
+    bad.families = ",";
     ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
     bad.families = "vector";
     bad.classes = "huge";

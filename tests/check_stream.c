@@ -86,7 +86,12 @@ START_TEST(test_bad_arguments)
     ck_status(ocx_stream_finish(NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
     ocx_event ev = NULL;
     ck_status(ocx_stream_marker(tctx, NULL, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ev = (ocx_event)&ev; /* not a real event: a failed call must set it to NULL */
     ck_status(ocx_stream_marker(tctx, NULL, 2, NULL, &ev), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ev);
+    ev = (ocx_event)&ev;
+    ck_status(ocx_stream_marker(NULL, NULL, 0, NULL, &ev), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(ev);
     ck_status(ocx_event_wait(1, NULL), OCX_ERR_INVALID_ARGUMENT);
     ck_ok(ocx_event_wait(0, NULL));
     uint64_t ns;

@@ -288,6 +288,18 @@ START_TEST(test_f16_edges)
         ocx_buffer_destroy(x);
         ocx_buffer_destroy(y);
     }
+    /* ocx_fill rounds its (double) value once to f16 too */
+    ocx_buffer *f = tpoisoned(OCX_F16, 3);
+    for (size_t i = 0; i <= n; i++) {
+        const double v = i < n ? cases[i].v : 1.0 + 0x1p-11 + 0x1p-40;
+        const uint16_t want = i < n ? cases[i].h : 0x3c01;
+        ck_ok(ocx_fill(tctx, NULL, 3, v, f, 1, 0, NULL, NULL));
+        uint16_t *h = tread(f);
+        for (int j = 0; j < 3; j++)
+            ck_assert_msg(h[j] == want, "fill f16 with %.17g: 0x%04x, want 0x%04x", v, h[j], want);
+        free(h);
+    }
+    ocx_buffer_destroy(f);
     /* f16 arithmetic overflows to inf once, when stored; subnormal inputs are exact in f32 */
     uint16_t a[4] = {0x7bff, 0x0001, 0xfbff, 0x3c00}, b[4] = {0x7bff, 0x0001, 0xfbff, 0x7c00};
     ocx_buffer *x = tbuffer(OCX_F16, 4, a), *y = tbuffer(OCX_F16, 4, b), *z = tpoisoned(OCX_F16, 4);
@@ -362,6 +374,41 @@ START_TEST(test_aliasing)
     ocx_buffer_destroy(v1);
     ocx_buffer_destroy(x);
     ocx_buffer_destroy(y);
+
+    /* Wrapped sub-buffers of one cl_mem share its storage: two that overlap are rejected like views,
+     * two apart are not. Origins at the device's base-address alignment (a sub-buffer's rule). */
+    cl_context cl;
+    cl_device_id dev;
+    ck_ok(ocx_context_cl(tctx, &cl, &dev));
+    cl_uint align_bits = 0;
+    ck_assert_int_eq(clGetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL), CL_SUCCESS);
+    const size_t step = align_bits / 8, m = 4 * step / sizeof(float); /* m floats: 4 alignment steps */
+    cl_int err;
+    cl_mem parent = clCreateBuffer(cl, CL_MEM_READ_WRITE, 3 * m * sizeof(float), NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    const size_t bytes = m * sizeof(float);
+    cl_buffer_region r0 = {0, bytes}, r1 = {step, bytes}, r2 = {2 * bytes, bytes};
+    cl_mem s0 = clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &r0, &err);
+    cl_mem s1 = clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &r1, &err);
+    cl_mem s2 = clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &r2, &err);
+    ck_assert(s0 && s1 && s2);
+    ocx_buffer *w0 = NULL, *w1 = NULL, *w2 = NULL, *wp = NULL;
+    ck_ok(ocx_buffer_wrap(tctx, s0, OCX_F32, m, &w0));
+    ck_ok(ocx_buffer_wrap(tctx, s1, OCX_F32, m, &w1));
+    ck_ok(ocx_buffer_wrap(tctx, s2, OCX_F32, m, &w2));
+    ck_ok(ocx_buffer_wrap(tctx, parent, OCX_F32, 3 * m, &wp));
+    ck_ok(ocx_fill(tctx, NULL, m, 1.0, w0, 1, 0, NULL, NULL));
+    ck_status(ocx_add(tctx, NULL, m, w0, w0, w1, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_copy(tctx, NULL, m, w0, 1, w1, 1, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_add(tctx, NULL, m, wp, wp, w1, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT); /* parent and sub */
+    ck_ok(ocx_add(tctx, NULL, m, w0, w0, w2, 0, NULL, NULL));
+    /* the same elements, but through a sub-buffer and its parent: OpenCL leaves that undefined */
+    ck_status(ocx_add(tctx, NULL, m, wp, w2, w0, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    float *g2 = tread(w2);
+    for (size_t i = 0; i < m; i++) ck_assert(g2[i] == 2.0f);
+    free(g2);
+    ocx_buffer_destroy(w0), ocx_buffer_destroy(w1), ocx_buffer_destroy(w2), ocx_buffer_destroy(wp);
+    clReleaseMemObject(s0), clReleaseMemObject(s1), clReleaseMemObject(s2), clReleaseMemObject(parent);
 }
 END_TEST
 
