@@ -344,7 +344,8 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * "short_k" where K <= 256, else "large" from 2^38 on and "all" between; those small enough for the
  * direct kernel (up to 160^3) take the "small" class's work-group shape.
  * A profile without an entry for a class uses its "all" entry (the source's, before the next
- * source is consulted). */
+ * source is consulted), except where the class has built-in defaults of its own on the device
+ * (GEMM's "medium" and "short_k" on GPUs): those come before any source's "all" entry. */
 
 typedef struct ocx_params_info {
     char family[32];     /* "vector", "reduce", "gemm", "gemm_mma" */
@@ -403,10 +404,11 @@ typedef struct ocx_tune_options {
     void (*progress)(void *user, const ocx_tune_progress *p);
     void *user;
     volatile int *stop;    /* set *stop to 1 (a signal handler may) to end early */
-    const char *classes;   /* comma-separated size classes: "all,small,medium,large"; NULL or "": every class
-                              (quick: "all"). "large" (vector, reduce at 2^26 elements) is tuned on
-                              GPUs only: on CPUs the "all" entry, measured beyond the caches, stands
-                              for it. */
+    const char *classes;   /* comma-separated size classes: "all,small,medium,large,short_k"; NULL or
+                              "": every class but "short_k" (quick: "all"). "large" (vector, reduce
+                              at 2^26 elements) is tuned on GPUs only: on CPUs the "all" entry,
+                              measured beyond the caches, stands for it. "short_k" (GEMM, K <= 256)
+                              is tuned on GPUs and only when named. */
     unsigned long long seed; /* the order candidates are sampled in: each entry draws from its own
                               generator seeded from this and its place in the run, so a seed
                               replays a run's candidates (cut where the budget differs); 0: a
@@ -520,8 +522,8 @@ OCX_API ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, do
  *     converted to the arithmetic type.
  *   - incx/incy are element strides ≥ 1, relative to the buffer (or view): element i of x is
  *     x[i*incx]. The last element touched must lie inside the buffer (else OCX_ERR_OUT_OF_RANGE).
- *   - Aliasing: an output may be the very same range as an input (z = x + z, y = a*y + y) of the
- *     same buffer or view; any other overlap between an output and another operand is rejected with
+ *   - Aliasing: an output may be the very same range as an input (z = x + z, y = a*y + y) through
+ *     the same cl_mem (one buffer, its views); any other overlap between an output and another operand is rejected with
  *     OCX_ERR_INVALID_ARGUMENT: ranges are compared whole (from the first to the last element a
  *     stride reaches), and buffers wrapped from sub-buffers of one cl_mem (ocx_buffer_wrap) overlap
  *     where their storage does (OpenCL leaves writing one while reading the other undefined).

@@ -115,9 +115,20 @@ const char *ocx__gemm_class(size_t m, size_t n, size_t k)
  * 0.77x, 0.45x and 0.80x CLBlast in 128x128 tiles; 256^3 and 512^3 at 1.13x and 1.26x in 64x64, and
  * all three at 1.2-1.7x in the 32x64 tiles the tuner found at 512^3. CPUs keep their defaults: one
  * work-item's tile is already small. */
-static void gemm_class_defaults(const char *size_class, int gpu, int *v)
+static int gemm_class_defaults(const char *size_class, int gpu, int *v)
 {
-    if (gpu && strcmp(size_class, "medium") == 0) v[P_MWG] = v[P_NWG] = 64;
+    if (!gpu) return 0;
+    if (strcmp(size_class, "medium") == 0) {
+        v[P_MWG] = v[P_NWG] = 64;
+        return 1;
+    }
+    /* "short_k": the GPU table's 64x128 tiles with 8x8 a work-item (gemm_core's measurements), not a
+     * profile's "all" tiles. */
+    if (strcmp(size_class, "short_k") == 0) {
+        v[P_MWG] = 64, v[P_NWG] = 128, v[P_MDIMC] = 8, v[P_NDIMC] = 16;
+        return 1;
+    }
+    return 0;
 }
 
 const ocx__family ocx__family_gemm = {"gemm", "gemm", P_COUNT, gemm_params, gemm_invalid, gemm_canonical,
@@ -347,9 +358,12 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     }
 
     /* Nothing to compute: an empty launch is a marker after the wait list. alpha counts as 0 when it
-     * is 0 in the arithmetic type the kernels take it in (float unless f64): 1e-50 must not read A and
-     * B either, or a NaN there would reach C as 0*NaN. */
-    double alpha_arith = a->dtype == OCX_F64 ? alpha : (double)(float)alpha;
+     * is 0 in the arithmetic type the kernels use it in (double for f64; else float, and then half
+     * for native f16, as the kernel converts it): 1e-50 must not read A and B either, or a NaN there
+     * would reach C as 0*NaN. */
+    double alpha_arith = a->dtype == OCX_F64       ? alpha
+                         : compute == OCX_COMPUTE_F16 ? (double)ocx_half_to_float(ocx_half_from_float((float)alpha))
+                                                      : (double)(float)alpha;
     int no_product = k == 0 || alpha_arith == 0.0;
     ocx__launch_desc empty = {"gemm_direct", "", "gemm_direct", 1, {0}, {0}, 0, NULL};
     if (m == 0 || n == 0 || batch == 0 || (no_product && beta == 1.0))

@@ -160,21 +160,25 @@ static void mma_device_defaults(const ocx_device_info *dev, int *v)
  * / 77.9 / 57.4 / 108, 128x128 40.4 / 87.6 / 68.9 / 132, 64x128 43.3 / 90.5 / 73.8 / 132, 64x64
  * (48 KiB, four work-groups a multiprocessor) 50.4 / 88.8 / 78.3 / 133; mma.sync 128x128 in 2 stages
  * of 32 46.8 / 83.7 / 77.1 / 123, 64x128 48.9 / 77.6 / 72.5 / 114. */
-static void mma_class_defaults(const char *size_class, int gpu, int *v)
+static int mma_class_defaults(const char *size_class, int gpu, int *v)
 {
-    if (!gpu) return;
+    if (!gpu) return 0;
     if (strcmp(size_class, "medium") == 0) {
         v[P_BM] = 64, v[P_BN] = 128;
         if (v[P_WGMMA])
             v[P_WM] = 64, v[P_WN] = 128;
         else
             v[P_WM] = 32, v[P_WN] = 64;
-    } else if (strcmp(size_class, "short_k") == 0) {
+        return 1;
+    }
+    if (strcmp(size_class, "short_k") == 0) {
         if (v[P_WGMMA])
             v[P_BM] = v[P_BN] = v[P_WM] = v[P_WN] = 64, v[P_BK] = 64, v[P_STAGES] = 3;
         else
             v[P_BM] = v[P_BN] = 128, v[P_BK] = 32, v[P_WM] = v[P_WN] = 64, v[P_STAGES] = 2;
+        return 1;
     }
+    return 0;
 }
 const ocx__family ocx__family_gemm_mma = {"gemm_mma", "gemm_nv_mma", P_COUNT, mma_params, mma_invalid, NULL,
                                           mma_class_defaults, mma_shrink_first, mma_device_defaults};

@@ -206,8 +206,10 @@ typedef struct ocx__family {
      * sees candidates that build the same kernel as one. */
     void (*canonical)(int *values);
     /* NULL, or adjusts the built-in defaults of a size class other than "all" (gpu: the device is
-     * not a CPU); used when no profile source has an entry for the class or an "all" one. */
-    void (*class_defaults)(const char *size_class, int gpu, int *values);
+     * not a CPU) and returns 1 when it has defaults of its own for that class: those then come before
+     * a profile's "all" entry (tuned at other shapes) where no source has an entry for the class;
+     * a class without its own takes the first source's "all" entry. */
+    int (*class_defaults)(const char *size_class, int gpu, int *values);
     /* NULL, or the parameters (NULL-terminated names) that fitting defaults to a device lowers first,
      * in this order, when local memory is the only limit they exceed; then the general rule (the one
      * furthest above its minimum first). */
@@ -258,6 +260,8 @@ const char *ocx__size_class_1d(size_t n);
  * smaller tiles, and more work-groups a multiprocessor to overlap them, suit it (gemm.c, gemm_nv.c). */
 #define OCX__GEMM_SHORT_K 256
 const char *ocx__gemm_class(size_t m, size_t n, size_t k);
+/* Every size class name, NULL-terminated (profile.c). */
+extern const char *const ocx__size_classes[];
 /* double -> IEEE half, rounded once to nearest even (half.c). */
 uint16_t ocx__half_from_double(double d);
 void ocx__profiles_release(ocx_context *ctx);

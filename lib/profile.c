@@ -9,7 +9,7 @@
  *                    "params": { "MWG": 64, … }, "rate": 1234.5, "unit": "GFLOP/s" }, … ] }
  * OCX_<FAMILY>_PARAMS="NAME=V,…" in the environment overrides all of them (experiments).
  * Sources, first match wins per (family, dtype, size class; a source's "all" entry stands in for a
- * class it lacks): $OCX_PROFILE_DIR, $XDG_DATA_HOME/ocx/
+ * class it lacks, unless the class has built-in defaults of its own): $OCX_PROFILE_DIR, $XDG_DATA_HOME/ocx/
  * profiles (else ~/.local/share/ocx/profiles), the installed $(datadir)/ocx/profiles, built-in
  * defaults. A file that is malformed, of another schema or another device is skipped whole; an entry
  * with unknown keys, wrong types, values out of range or parameters this device cannot run falls back
@@ -135,19 +135,30 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
     return OCX_OK;
 }
 
-ocx_status ocx__params_class_default(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype,
-                                     const char *size_class, ocx__params *out)
+const char *const ocx__size_classes[] = {"all", "small", "medium", "large", "short_k", NULL};
+
+/* *own: 1 when the family has built-in defaults of its own for the class on this device. */
+static ocx_status class_default(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, const char *size_class,
+                                ocx__params *out, int *own)
 {
+    *own = 0;
     OCX__FORWARD(ocx__params_default(ctx, fam, dtype, out));
     if (fam->class_defaults && size_class && strcmp(size_class, "all") != 0) {
         /* The class's own built-in defaults, where the family has some that are legal here. */
         int v[OCX__MAX_PARAMS];
         memcpy(v, out->v, sizeof v);
-        fam->class_defaults(size_class, ctx->info.type != OCX_DEVICE_CPU, v);
+        int has = fam->class_defaults(size_class, ctx->info.type != OCX_DEVICE_CPU, v);
         fit(v, fam, &ctx->info, dtype);
-        if (!ocx__params_check(fam, v, &ctx->info, dtype)) memcpy(out->v, v, sizeof v);
+        if (has && !ocx__params_check(fam, v, &ctx->info, dtype)) memcpy(out->v, v, sizeof v), *own = 1;
     }
     return OCX_OK;
+}
+
+ocx_status ocx__params_class_default(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype,
+                                     const char *size_class, ocx__params *out)
+{
+    int own;
+    return class_default(ctx, fam, dtype, size_class, out, &own);
 }
 
 /* ---- profile files ---------------------------------------------------------------------------- */
@@ -367,21 +378,24 @@ ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtyp
                               ocx__params *out)
 {
     if (!size_class) size_class = "all";
-    OCX__FORWARD(ocx__params_class_default(ctx, fam, dtype, size_class, out));
+    int own;
+    OCX__FORWARD(class_default(ctx, fam, dtype, size_class, out, &own));
     if (forced_family == fam) {
         memcpy(out->v, forced_values, sizeof out->v);
         out->origin = "forced";
     } else {
         pthread_mutex_lock(&ctx->lock);
         struct ocx__profiles *pr = profiles(ctx);
-        /* Source by source: the entry of the size class itself, else the source's "all" entry. */
+        /* Source by source: the entry of the size class itself, else the source's "all" entry (not
+         * where the class has built-in defaults of its own: those were chosen for its shapes, "all"
+         * at others, e.g. 128x256 tensor-core tiles for K = 64). */
         for (int s = 0; pr && s < pr->count; s++) {
             /* Each entry starts from the built-in values; entry_from sets every parameter (those it
              * lacks to their table defaults). */
             int v[OCX__MAX_PARAMS];
             memcpy(v, out->v, sizeof v);
             int found = entry_from(ctx, pr, &pr->src[s], fam, dtype, size_class, v);
-            if (!found && strcmp(size_class, "all") != 0) {
+            if (!found && !own && strcmp(size_class, "all") != 0) {
                 memcpy(v, out->v, sizeof v);
                 found = entry_from(ctx, pr, &pr->src[s], fam, dtype, "all", v);
             }
@@ -441,9 +455,8 @@ ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dt
     OCX__FAIL_IF(!family || !info, OCX_ERR_INVALID_ARGUMENT, "ocx_context_params: family and info must not be NULL");
     OCX__FAIL_IF(dtype != OCX_F32 && dtype != OCX_F16 && dtype != OCX_F64, OCX_ERR_INVALID_ARGUMENT,
                  "ocx_context_params: dtype %d is not one the kernels take (f32, f16, f64)", (int)dtype);
-    static const char *const classes[] = {"all", "small", "medium", "large", "short_k"};
     int known = !size_class;
-    for (size_t c = 0; c < sizeof classes / sizeof *classes; c++) known |= size_class && !strcmp(size_class, classes[c]);
+    for (const char *const *c = ocx__size_classes; *c; c++) known |= size_class && !strcmp(size_class, *c);
     OCX__FAIL_IF(!known, OCX_ERR_INVALID_ARGUMENT,
                  "ocx_context_params: no size class '%s' (all, small, medium, large, short_k)", size_class);
     for (const ocx__family *const *f = ocx__families; *f; f++) {
@@ -502,13 +515,12 @@ int ocx__profile_fuzz(const char *data, size_t size, const ocx_device_info *dev)
     if (root && check_root(pr, dev, "fuzz.json", root, &pr->src[0])) pr->count = 1;
     ctx.profiles = pr;
     static const ocx_dtype dts[] = {OCX_F32, OCX_F16, OCX_F64};
-    static const char *classes[] = {"all", "small", "medium", "large", "short_k"};
     int used = 0;
     for (const ocx__family *const *f = ocx__families; *f; f++)
         for (int d = 0; d < 3; d++)
-            for (int c = 0; c < 5; c++) {
+            for (const char *const *c = ocx__size_classes; *c; c++) {
                 ocx__params p;
-                if (ocx__params_lookup(&ctx, *f, dts[d], classes[c], &p) != OCX_OK) abort();
+                if (ocx__params_lookup(&ctx, *f, dts[d], *c, &p) != OCX_OK) abort();
                 /* Whatever the file said, the parameters must be legal on the device. */
                 if (ocx__params_check(*f, p.v, dev, dts[d])) abort();
                 used += p.origin != NULL && strcmp(p.origin, "built-in") != 0;

@@ -301,6 +301,19 @@ START_TEST(test_batched)
     ck_status(ocx_gemm_batched(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 1, 1, 1, 1.0, C, oa_c, 1, AB, ob, 1, 0.0, C,
                                oc, 1, NB, 0, NULL, NULL),
               OCX_ERR_INVALID_ARGUMENT);
+    /* A and C interleaved in one buffer (C entries at even offsets, A's at odd ones, in reverse):
+     * the ranges meet, the entries do not: accepted, and computed. */
+    for (size_t i = 0; i < 2 * NB; i++) hc[i] = (float)(i % 7) - 2.75f;
+    ocx_buffer *CA = tbuffer(OCX_F32, 2 * NB, hc);
+    for (size_t i = 0; i < NB; i++) oc[i] = 2 * i, oa_c[i] = 2 * (NB - 1 - i) + 1;
+    ck_ok(ocx_gemm_batched(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 1, 1, 1, 1.0, CA, oa_c, 1, AB, ob, 1, 0.0, CA,
+                           oc, 1, NB, 0, NULL, NULL));
+    got = tread(CA);
+    for (size_t i = 0; i < NB; i++)
+        ck_assert_msg(got[oc[i]] == hc[oa_c[i]] * hab[ob[i]] && got[oa_c[i]] == hc[oa_c[i]],
+                      "interleaved batch entry %zu: %g, expected %g", i, got[oc[i]], hc[oa_c[i]] * hab[ob[i]]);
+    free(got);
+    ocx_buffer_destroy(CA);
     ocx_buffer_destroy(AB), ocx_buffer_destroy(C);
     free(oab), free(ob), free(oc), free(oa_c), free(hab), free(hc);
 }
