@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "ocx_internal.h" /* ocx__params_lookup on a simulated GPU */
 #include "testutil.h"
 
 static char root[1024], dir_env[1200], dir_user[1200], dir_sys[1200];
@@ -319,6 +320,43 @@ START_TEST(test_gemm_size_classes)
     gemm_class_case(ctx, 4096, 2048, 256, "short_k", "KUNR=4"); /* 2^31 with K = 256 */
     gemm_class_case(ctx, 4096, 2048, 257, "all", "KUNR=1");      /* K above 256 */
     gemm_class_case(ctx, 2048, 2048, 255, "medium", "KUNR=2");   /* below 2^31 whatever K */
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
+/* A class with built-in defaults of its own on the device (GEMM's "medium" and "short_k" on GPUs)
+ * takes them before a profile's "all" entry; "large", which has none, takes the "all" entry, and so
+ * does every class on a CPU. The GPU is the test device with its type changed: its parameters are
+ * only looked up, never run. */
+START_TEST(test_class_defaults_before_all)
+{
+    json_t *j = profile_with(16, 0, 0);
+    json_t *params = builtin_params("gemm");
+    json_object_set_new(params, "KUNR", json_integer(2));
+    json_array_append_new(json_object_get(j, "entries"),
+                          json_pack("{s:s, s:s, s:s, s:o, s:f, s:s}", "family", "gemm", "dtype", "f32", "size_class",
+                                    "all", "params", params, "rate", 1.0, "unit", "GFLOP/s"));
+    write_json(dir_env, j);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx__params p;
+    const char *classes[] = {"short_k", "medium", "large"};
+    for (int c = 0; c < 3; c++) {
+        ck_ok(ocx__params_lookup(ctx, &ocx__family_gemm, OCX_F32, classes[c], &p));
+        ck_assert_msg(ocx__param(&p, "KUNR") == 2, "CPU, %s: KUNR=%d from %s", classes[c], ocx__param(&p, "KUNR"),
+                      p.origin);
+    }
+    ocx_context gpu = *ctx; /* shares the profiles ctx has loaded */
+    gpu.info.type = OCX_DEVICE_GPU;
+    for (int c = 0; c < 3; c++) {
+        ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, OCX_F32, classes[c], &p));
+        const int from_all = c == 2;
+        ck_assert_msg((ocx__param(&p, "KUNR") == 2) == from_all && (strcmp(p.origin, "built-in") != 0) == from_all,
+                      "GPU, %s: KUNR=%d from %s", classes[c], ocx__param(&p, "KUNR"), p.origin);
+    }
+    ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, OCX_F32, "short_k", &p));
+    ck_assert_msg(ocx__param(&p, "MWG") == 64 && ocx__param(&p, "NWG") == 128, "GPU short_k: %dx%d", ocx__param(&p, "MWG"),
+                  ocx__param(&p, "NWG"));
     ocx_context_destroy(ctx);
 }
 END_TEST
@@ -640,6 +678,7 @@ int main(void)
     tcase_add_test(core, test_tuning_round_trip);
     tcase_add_test(core, test_size_classes);
     tcase_add_test(core, test_gemm_size_classes);
+    tcase_add_test(core, test_class_defaults_before_all);
     tcase_add_test(core, test_tuning_classes);
     tcase_add_test(core, test_tool_outlives_a_crash);
     suite_add_tcase(s, core);
