@@ -957,15 +957,16 @@ static ocx_status check_names(const char *list, int classes)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list ? list : "");
-    /* A list given but naming nothing (",") would tune nothing: a mistake too. */
-    OCX__FAIL_IF(list && *list && !strpbrk(list, "abcdefghijklmnopqrstuvwxyz_0123456789"), OCX_ERR_INVALID_ARGUMENT,
-                 "ocx_tune: the %s list '%s' names none", classes ? "size class" : "kernel family", list);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int names = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), names++) {
         int ok = 0;
         for (size_t f = 0; f < NTUNINGS; f++) ok |= !strcmp(tok, classes ? tunings[f].size_class : tunings[f].family);
         OCX__FAIL_IF(!ok, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no %s '%s' (%s)", classes ? "size class" : "kernel family",
                      tok, classes ? "all, small, medium, large, short_k" : "vector, reduce, gemm, gemm_mma");
     }
+    /* A list given but naming nothing (",") would tune nothing: a mistake too. */
+    OCX__FAIL_IF(list && *list && !names, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: the %s list '%s' names none",
+                 classes ? "size class" : "kernel family", list);
     return OCX_OK;
 }
 
