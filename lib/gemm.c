@@ -102,9 +102,8 @@ static void gemm_canonical(int *v)
     if (v[P_KUNR] > v[P_KWG]) v[P_KUNR] = v[P_KWG];
 }
 
-const char *ocx__gemm_class(size_t m, size_t n, size_t k)
+const char *ocx__gemm_class(double volume, size_t k)
 {
-    double volume = (double)m * (double)n * (double)k;
     if (volume < OCX__GEMM_MEDIUM) return "medium";
     if (k <= OCX__GEMM_SHORT_K) return "short_k";
     return volume >= OCX__GEMM_LARGE ? "large" : "all";
@@ -205,13 +204,13 @@ static int cmp_entry_start(const void *a, const void *b)
     return (x->byte > y->byte) - (x->byte < y->byte);
 }
 
-/* Every entry's start, sorted; NULL when out of memory. */
+/* Every entry's start, sorted (strided entries come in order already); NULL when out of memory. */
 static entry_start *sorted_starts(const mat *x, const batch_offs *o, size_t batch)
 {
     entry_start *s = malloc(batch * sizeof *s);
     if (!s) return NULL;
     for (size_t i = 0; i < batch; i++) s[i] = (entry_start){ocx__root_byte(x->buf, entry_off(o, i)), i};
-    qsort(s, batch, sizeof *s, cmp_entry_start);
+    if (o->arr) qsort(s, batch, sizeof *s, cmp_entry_start);
     return s;
 }
 
@@ -402,7 +401,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * TFLOP/s where the "all" entry's 128x128 (8x16) ran 35.4, 38.3, 38.1 and 42.8. A class without an
      * entry of its own uses "all" (profile.c), then its built-in defaults (gemm_class_defaults). */
     double volume = (double)km * (double)kn * (double)k;
-    const char *cls = ocx__gemm_class(km, kn, k);
+    const char *cls = ocx__gemm_class(volume, k);
     ocx__params p;
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, cls, &p));
     double direct = (double)p.v[P_DIRECT];

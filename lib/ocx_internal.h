@@ -259,7 +259,7 @@ const char *ocx__size_class_1d(size_t n);
  * K, and its fixed costs (set-up, the pipeline's fill, the epilogue) weigh as much as its multiplies:
  * smaller tiles, and more work-groups a multiprocessor to overlap them, suit it (gemm.c, gemm_nv.c). */
 #define OCX__GEMM_SHORT_K 256
-const char *ocx__gemm_class(size_t m, size_t n, size_t k);
+const char *ocx__gemm_class(double volume, size_t k); /* volume: M*N*K */
 /* Every size class name, NULL-terminated (profile.c). */
 extern const char *const ocx__size_classes[];
 /* double -> IEEE half, rounded once to nearest even (half.c). */

@@ -185,9 +185,6 @@ static ocx_status unary(ocx_context *ctx, ocx_stream *stream, const char *kernel
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FORWARD(ocx__check_float(ctx, x, "x"));
     OCX__FORWARD(ocx__check_range(ctx, x, "x", 0, n, incx));
-    /* fill rounds its value once: to f16 here, so that the kernel's float -> half conversion of the
-     * result is exact (value -> float -> half could round twice: 1 + 2^-11 + 2^-40 gave 1). */
-    if (x->dtype == OCX_F16 && !strcmp(kernel, "fill")) scalar = ocx_half_to_float(ocx__half_from_double(scalar));
     float s32;
     ocx__arg args[] = {OCX__ARG_U64(n), scalar_arg(x->dtype, &scalar, &s32), OCX__ARG_MEM(x),
                        OCX__ARG_U64(x->offset), OCX__ARG_U64(incx)};
@@ -203,6 +200,9 @@ ocx_status ocx_scale(ocx_context *ctx, ocx_stream *stream, size_t n, double alph
 ocx_status ocx_fill(ocx_context *ctx, ocx_stream *stream, size_t n, double value, ocx_buffer *x, size_t incx,
                     size_t num_wait, const ocx_event *wait, ocx_event *event)
 {
+    /* Rounded once, to f16 here, so that the kernel's float -> half conversion of the value is exact
+     * (value -> float -> half could round twice: 1 + 2^-11 + 2^-40 gave 1). */
+    if (x && x->dtype == OCX_F16) value = ocx_half_to_float(ocx__half_from_double(value));
     return unary(ctx, stream, "fill", n, value, x, incx, num_wait, wait, event);
 }
 
