@@ -14,6 +14,9 @@
  *   VW       vector width of the lanes on the contiguous path (1, 2, 4, 8, 16)
  *   LAYOUT   1: work-items interleave vector by vector (coalesced: GPUs); 2: each work-item takes one
  *            contiguous chunk (caches and prefetchers: CPUs)
+ *   ACC      independent vector accumulators per work-item on the contiguous path (1, 2, 4):
+ *            accumulator u takes vectors u, u + ACC, … of the work-item's share, so that ACC chains
+ *            of dependent adds (compares, selects) are in flight at once instead of one
  *   OP       the one operation to compile (ocx_reduce_op: 0 sum … 7 argmax); -1, the default, all of
  *            them. A program of one operation compiles in an eighth of the time (PoCL: seconds).
  * Semantics: NaN propagates through min/max/argmin/argmax (argmin/argmax give the first NaN); ties
@@ -30,6 +33,9 @@
 #endif
 #ifndef LAYOUT
 #define LAYOUT 1
+#endif
+#ifndef ACC
+#define ACC 1
 #endif
 #ifndef OP
 #define OP -1
@@ -233,6 +239,60 @@ inline AV f16_from_bits(const SV b)
 #else
 #define FOR_SHARE(i, count) for (size_t i = get_global_id(0); i < (count); i += get_global_size(0))
 #endif
+/* The vectors of a work-item's share (as FOR_SHARE) in the ACC accumulators acc_[] (and accw_[]):
+ * UPD(ARG, u, k) folds vector k into accumulator u. Whole rounds of ACC vectors, then the last few
+ * into accumulator 0. */
+#if LAYOUT == 2
+/* The share in ACC consecutive runs of sub_ vectors (the last may be shorter), read in step. */
+#define SHARE_LOOP(count, UPD, ARG)                                                                \
+    do {                                                                                           \
+        const size_t per_ = ((count) + get_global_size(0) - 1) / get_global_size(0);               \
+        const size_t sub_ = (per_ + ACC - 1) / ACC, k0_ = get_global_id(0) * per_;                 \
+        const size_t end_ = min((size_t)(count), k0_ + per_);                                      \
+        size_t j_ = 0;                                                                             \
+        for (; k0_ + (ACC - 1) * sub_ + j_ < end_; j_++)                                           \
+            for (int u_ = 0; u_ < ACC; u_++) UPD(ARG, u_, k0_ + (size_t)u_ * sub_ + j_);           \
+        for (; j_ < sub_; j_++)                                                                    \
+            for (int u_ = 0; u_ < ACC - 1; u_++)                                                   \
+                if (k0_ + (size_t)u_ * sub_ + j_ < end_) UPD(ARG, u_, k0_ + (size_t)u_ * sub_ + j_); \
+    } while (0)
+#else
+#define SHARE_LOOP(count, UPD, ARG)                                                                \
+    do {                                                                                           \
+        const size_t step_ = get_global_size(0), end_ = (count);                                   \
+        size_t k_ = get_global_id(0);                                                              \
+        for (; k_ + (ACC - 1) * step_ < end_; k_ += ACC * step_)                                   \
+            for (int u_ = 0; u_ < ACC; u_++) UPD(ARG, u_, k_ + (size_t)u_ * step_);                \
+        for (; k_ < end_; k_ += step_) UPD(ARG, 0, k_);                                            \
+    } while (0)
+#endif
+/* f16: one loop for raw words and one for vload_halfN, each with its load alone. With the branch
+ * inside one loop, PoCL (3.1, AVX2) issued the aligned 16-byte load of the raw path on an unaligned
+ * view as well (argmin, two accumulators) and crashed. */
+#if DTYPE == 1 && VW > 1
+#define FOR_SHARE_ACC(count, UPD, ARG)                                                             \
+    do {                                                                                           \
+        if (raw_) {                                                                                \
+            const int raw_ = 1;                                                                    \
+            SHARE_LOOP(count, UPD, ARG);                                                           \
+        } else {                                                                                   \
+            const int raw_ = 0;                                                                    \
+            SHARE_LOOP(count, UPD, ARG);                                                           \
+        }                                                                                          \
+    } while (0)
+#else
+#define FOR_SHARE_ACC(count, UPD, ARG) SHARE_LOOP(count, UPD, ARG)
+#endif
+/* Accumulators 1 … ACC-1 folded into accumulator 0 by COMB(v, w, v2, w2) on whole vectors. */
+#define ACC_FOLD(COMB)                                                                             \
+    do {                                                                                           \
+        for (int u_ = 1; u_ < ACC; u_++) COMB(acc_[0], accw_[0], acc_[u_], accw_[u_]);             \
+    } while (0)
+#define ACC_INIT(v0, w0)                                                                           \
+    do {                                                                                           \
+        for (int u_ = 0; u_ < ACC; u_++) acc_[u_] = (v0), accw_[u_] = (w0);                        \
+    } while (0)
+
 /* The tail after the last whole vector: few elements, interleaved. */
 #define FOR_TAIL(i, from, count) for (size_t i = (from) + get_global_id(0); i < (count); i += get_global_size(0))
 
@@ -275,6 +335,7 @@ inline AV f16_from_bits(const SV b)
 
 /* ---- sum, asum, dot: the value only (w unused) ----------------------------------------------- */
 #define COMB_ADD(v, w, v2, w2) ((v) += (v2))
+#define ACC_ADD(VEC, u, k) (acc_[u] += VEC(x, y, k))
 #define ELEM_X(x, y, i) LD(x, i)
 #define ELEM_ABS(x, y, i) fabs(LD(x, i))
 #define VEC_X(x, y, k) LDV(x, k)
@@ -290,11 +351,13 @@ inline AV f16_from_bits(const SV b)
         y += yo;                                                                                   \
         A v = (A)0, w = (A)0;                                                                      \
         if (incx == 1 && incy == 1) {                                                              \
-            AV vv = (AV)0;                                                                         \
+            AV acc_[ACC], accw_[ACC];                                                              \
+            ACC_INIT((AV)0, (AV)0);                                                                \
             const size_t nv = n / VW;                                                              \
             RAW_INIT(ALIGNED(x) && ALIGNED(y));                                                    \
-            FOR_SHARE(k, nv) { vv += VEC(x, y, k); }                                               \
-            FOLD_LANES(A, v, w, vv, vv, COMB_ADD);                                                 \
+            FOR_SHARE_ACC(nv, ACC_ADD, VEC);                                                       \
+            ACC_FOLD(COMB_ADD);                                                                    \
+            FOLD_LANES(A, v, w, acc_[0], acc_[0], COMB_ADD);                                       \
             FOR_TAIL(i, nv * VW, n) { v += ELEM(x, y, i); }                                        \
         } else {                                                                                   \
             FOR_SHARE(i, n) { v += ELEM_S(x, y, i); }                                              \
@@ -348,9 +411,10 @@ ADDITIVE(part_dot, final_dot, ELEM_DOT, VEC_DOT, ELEM_DOT_S)
         (q) += a_ * a_;                                                                            \
     } while (0)
 #define BLUE_ADD(q, a) UPD_NRM2(A, big, med, sml, a)
-/* One pass over the share: ADD(q, a) for each scalar, ADDV(vq, a) for each vector of lanes (the
- * rare second pass reads the vectors' lanes one by one into scalar accumulators: three vector
- * accumulators would take registers, and so occupancy, from the common pass). */
+#define ACC_SQ(X, u, k) SQ_ADDV(acc_[u], LDV(X, k))
+/* The rare second pass over the share: ADD(q, a) for each scalar, ADDV(q, a) for each vector of
+ * lanes, which it reads one by one into scalar accumulators (three vector accumulators would take
+ * registers, and so occupancy, from the common first pass). */
 #define NRM2_SHARE(ADD, ADDV)                                                                      \
     do {                                                                                           \
         if (incx == 1) {                                                                           \
@@ -379,9 +443,19 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulon
     /* elements in this work-item's share, at most */
     const size_t count = incx == 1 ? (nv + gs - 1) / gs * VW + 1 : (n + gs - 1) / gs;
     A s = (A)1, q = (A)0;
-    AV vq = (AV)0;
-    NRM2_SHARE(SQ_ADD, SQ_ADDV);
-    FOLD_LANES(A, q, q, vq, vq, COMB_ADD);
+    /* Declared and folded outside the branch: folded inside it, next to the tail loop, PoCL 3.1
+     * (16 items, 16-wide lanes, one accumulator) gave some work-items of the group that ran the
+     * tail garbage sums. */
+    AV acc_[ACC], accw_[ACC];
+    ACC_INIT((AV)0, (AV)0);
+    if (incx == 1) {
+        FOR_SHARE_ACC(nv, ACC_SQ, x);
+        FOR_TAIL(i, nv * VW, n) { SQ_ADD(q, LD(x, i)); }
+    } else {
+        FOR_SHARE(i, n) { SQ_ADD(q, LD(x, i * incx)); }
+    }
+    ACC_FOLD(COMB_ADD);
+    FOLD_LANES(A, q, q, acc_[0], acc_[0], COMB_ADD);
     if (q > (A)QMAX || q < (A)count * (A)QMIN) {
         A big = (A)0, med = (A)0, sml = (A)0;
         NRM2_SHARE(BLUE_ADD, BLUE_LANES);
@@ -413,6 +487,13 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_nrm2(const uin
 /* ---- min, max: the value only ------------------------------------------------------------------ */
 #define COMB_MIN(v, w, v2, w2) UPD_MIN(A, v, w, v2)
 #define COMB_MAX(v, w, v2, w2) UPD_MAX(A, v, w, v2)
+#define COMB_VUPD_MIN(v, w, v2, w2) UPD_MIN(AV, v, w, v2)
+#define COMB_VUPD_MAX(v, w, v2, w2) UPD_MAX(AV, v, w, v2)
+#define ACC_EXT(UPD, u, k)                                                                         \
+    do {                                                                                           \
+        const AV e_ = LDV(x, k);                                                                   \
+        UPD(AV, acc_[u], acc_[u], e_);                                                             \
+    } while (0)
 #define EXTREMUM(part_name, final_name, UPD, COMB, INIT)                                                            \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_name(                  \
         const ulong n, const global S *x, const ulong xo, const ulong incx, const global S *y,    \
@@ -422,11 +503,13 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_nrm2(const uin
         x += xo;                                                                                   \
         A v = (A)(INIT), w = (A)0;                                                                 \
         if (incx == 1) {                                                                           \
-            AV vv = (AV)(INIT);                                                                    \
+            AV acc_[ACC], accw_[ACC];                                                              \
+            ACC_INIT((AV)(INIT), (AV)0);                                                           \
             const size_t nv = n / VW;                                                              \
             RAW_INIT(ALIGNED(x));                                                                  \
-            FOR_SHARE(k, nv) { const AV e_ = LDV(x, k); UPD(AV, vv, vv, e_); }                                       \
-            FOLD_LANES(A, v, w, vv, vv, COMB);                                                     \
+            FOR_SHARE_ACC(nv, ACC_EXT, UPD);                                                       \
+            ACC_FOLD(COMB_V##UPD);                                                                 \
+            FOLD_LANES(A, v, w, acc_[0], acc_[0], COMB);                                           \
             FOR_TAIL(i, nv * VW, n) { const A e_ = LD(x, i); UPD(A, v, w, e_); }                                    \
         } else {                                                                                   \
             FOR_SHARE(i, n) { const A e_ = LD(x, i * incx); UPD(A, v, w, e_); }                                     \
@@ -454,6 +537,10 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
 /* ---- argmin, argmax: (value, index); partial indices are uint (n < 2^32) ---------------------- */
 #define COMB_ARGMIN(v, w, v2, w2) UPD_ARG(A, int, <, v, w, v2, (w2))
 #define COMB_ARGMAX(v, w, v2, w2) UPD_ARG(A, int, >, v, w, v2, (w2))
+/* Accumulators hold interleaved indices: combined in the total order (UPD_ARG), not as a scan. */
+#define COMB_VCOMB_ARGMIN(v, w, v2, w2) UPD_ARG(AV, MV, <, v, w, v2, (w2))
+#define COMB_VCOMB_ARGMAX(v, w, v2, w2) UPD_ARG(AV, MV, >, v, w, v2, (w2))
+#define ACC_ARG(CMP, u, k) SCAN_ARG(AV, MV, CMP, acc_[u], accw_[u], LDV(x, k), (IV)((IDX)((k)*VW)) + LANES)
 #define ARGEXT(part_name, final_name, CMP, COMB, INIT)                                                              \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_name(                  \
         const ulong n, const global S *x, const ulong xo, const ulong incx, const global S *y,    \
@@ -464,12 +551,14 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
         A v = (A)(INIT);                                                                           \
         IDX w = NONE;                                                                              \
         if (incx == 1) {                                                                           \
-            AV vv = (AV)(INIT);                                                                    \
-            IV vw = (IV)NONE;                                                                      \
+            AV acc_[ACC];                                                                          \
+            IV accw_[ACC];                                                                         \
+            ACC_INIT((AV)(INIT), (IV)NONE);                                                        \
             const size_t nv = n / VW;                                                              \
             RAW_INIT(ALIGNED(x));                                                                  \
-            FOR_SHARE(k, nv) { SCAN_ARG(AV, MV, CMP, vv, vw, LDV(x, k), (IV)((IDX)(k * VW)) + LANES); }  \
-            FOLD_LANES(IDX, v, w, vv, vw, COMB);                                                   \
+            FOR_SHARE_ACC(nv, ACC_ARG, CMP);                                                       \
+            ACC_FOLD(COMB_V##COMB);                                                                \
+            FOLD_LANES(IDX, v, w, acc_[0], accw_[0], COMB);                                        \
             FOR_TAIL(i, nv * VW, n) { SCAN_ARG(A, int, CMP, v, w, LD(x, i), (IDX)i); }                   \
         } else {                                                                                   \
             FOR_SHARE(i, n) { SCAN_ARG(A, int, CMP, v, w, LD(x, i * incx), (IDX)i); }                    \

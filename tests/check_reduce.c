@@ -226,10 +226,8 @@ static void run_special(ocx_dtype dt, size_t n, const double *vals, const size_t
     free(hx);
 }
 
-START_TEST(test_nan_inf_ties)
+static void specials(ocx_dtype dt)
 {
-    ocx_dtype dt = dtypes[_i];
-    if (!tdtype_ok(dt)) return;
     const size_t n = 100003;
     /* two NaNs: min/max give NaN, argmin/argmax the first one; sums give NaN */
     run_special(dt, n, (double[]){NAN, NAN, -5}, (size_t[]){70001, 90000, 3}, 3, NAN);
@@ -242,6 +240,33 @@ START_TEST(test_nan_inf_ties)
     run_special(dt, n, (double[]){-7, -7, 9, 9}, (size_t[]){88888, 4444, 99990, 17}, 4, NAN);
     run_special(dt, n, NULL, NULL, 0, 0.5); /* all equal */
     run_special(dt, n, (double[]){-INFINITY}, (size_t[]){3}, 1, -INFINITY); /* all -inf */
+}
+
+START_TEST(test_nan_inf_ties)
+{
+    ocx_dtype dt = dtypes[_i];
+    if (tdtype_ok(dt)) specials(dt);
+}
+END_TEST
+
+/* The kernels' accumulators (ACC) in both layouts, beyond what the device's defaults run: several
+ * interleaved accumulators (LAYOUT 1, as GPUs would), and many streams a work-item over short
+ * shares, some streams shorter or empty (LAYOUT 2). Ties and NaN must still resolve to the first
+ * index across accumulators. */
+static const char *const acc_params[] = {"LAYOUT=1,ACC=2", "LAYOUT=2,ACC=8,VW=2,WG=4"};
+
+START_TEST(test_accumulators)
+{
+    ocx_dtype dt = dtypes[_i % 3];
+    if (!tdtype_ok(dt)) return;
+    setenv("OCX_REDUCE_PARAMS", acc_params[_i / 3], 1);
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) check_all_ops(dt, lengths[li], 1, 1, 300 + li, -1, 1);
+    check_all_ops(dt, 4097, 1, 7, 8, -1, 1); /* strided y: the scalar path */
+    specials(dt);
+    ocx_params_info info; /* the parameters ran (the strided run last: its ACC too) */
+    ck_ok(ocx_last_params(&info));
+    ck_assert_msg(strstr(info.params, _i < 3 ? "ACC=2" : "ACC=8"), "%s ran %s", acc_params[_i / 3], info.params);
+    unsetenv("OCX_REDUCE_PARAMS");
 }
 END_TEST
 
@@ -555,6 +580,7 @@ int main(void)
     tcase_add_loop_test(tc, test_strides, 0, 3);
     tcase_add_loop_test(tc, test_exact_integers, 0, 3);
     tcase_add_loop_test(tc, test_nan_inf_ties, 0, 3);
+    tcase_add_loop_test(tc, test_accumulators, 0, 6);
     tcase_add_loop_test(tc, test_nrm2_scaling, 0, 3);
     tcase_add_loop_test(tc, test_nrm2_mixed, 0, 3);
     tcase_add_test(tc, test_sum_1e8);
