@@ -461,6 +461,7 @@ typedef struct tuning_def {
     /* NULL, or whether the entry applies to this device and dtype (a vendor path). */
     int (*applies)(ocx_context *, ocx_dtype);
     int asked_only; /* tuned only when --classes names its class (outside a 60-s run's budget) */
+    const char *const *cpu_search; /* NULL, or the parameters searched on CPUs in place of search */
 } tuning_def;
 
 /* The tensor-core GEMM: f16 only, where its probe passed. */
@@ -472,6 +473,12 @@ static int tiled_applies(ocx_context *ctx, ocx_dtype dt) { return !mma_applies(c
 /* What is tuned: each family's "all" entry (which also stands in for the classes without their
  * own), the launch-bound small sizes (GEMM's: the direct kernel), and on GPUs the large sizes. */
 static const char *const gemm_search[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", NULL};
+/* On CPUs the tiles of STAGE=1 only (KWG, VWM and KUNR are not used there). The local-memory stages
+ * run far slower on PoCL and cost the budget in compiling: on the 2-core AVX2 EPYC at 1024^3 f32,
+ * STAGE=2 in 64x64 tiles ran 16 GFLOP/s and STAGE=4 8 (after a 92-s compile), against 50-56 for the
+ * STAGE=1 defaults; a --quick run that sampled them spent 27 s of its 52 on one such build and left
+ * the 4x16 tiles with 8-wide vectors (63-67) unfound. */
+static const char *const gemm_cpu_search[] = {"MWG", "NWG", "MDIMC", "NDIMC", "VWN", NULL};
 static const char *const gemm_small_search[] = {"DWGN", "DWGM", "DKU", NULL};
 /* The tensor-core tiles; not TMA, whose bulk copies ran at half the speed on the H200 (gemm_nv.c),
  * nor WGMMA: the instructions stay the start's (wgmma where the device has it, else mma.sync) and
@@ -484,12 +491,14 @@ static const char *const mma_search[] = {"BM", "BN", "BK", "WM", "WN", "STAGES",
 static const tuning_def tunings[] = {
     {"vector", "all", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
     {"reduce", "all", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
-    {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies},
+    {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies, 0,
+     gemm_cpu_search},
     {"gemm_mma", "all", &ocx__family_gemm_mma, mma_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
     {"vector", "small", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
     {"reduce", "small", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
     {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
-    {"gemm", "medium", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies},
+    {"gemm", "medium", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies, 0,
+     gemm_cpu_search},
     {"gemm_mma", "medium", &ocx__family_gemm_mma, mma_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
     {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies},
     {"vector", "large", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s", 1},
@@ -510,16 +519,17 @@ typedef struct space {
     int nladder[OCX__MAX_PARAMS];
 } space;
 
-static void space_init(space *sp, const tuning_def *def)
+static void space_init(space *sp, const tuning_def *def, int gpu)
 {
+    const char *const *search = !gpu && def->cpu_search ? def->cpu_search : def->search;
     memset(sp, 0, sizeof *sp);
     sp->fam = def->fam;
     for (unsigned i = 0; i < def->fam->nparams; i++) {
         const ocx__param_def *p = &def->fam->params[i];
         int searched = !p->host;
-        if (def->search) {
+        if (search) {
             searched = 0;
-            for (const char *const *s = def->search; *s; s++) searched |= strcmp(*s, p->name) == 0;
+            for (const char *const *s = search; *s; s++) searched |= strcmp(*s, p->name) == 0;
         }
         sp->searched[i] = searched;
         int n = 0;
@@ -760,7 +770,7 @@ static int legal(const tuner *t, const int *v)
 static void search(tuner *t, const ocx__params *start, const ocx__params *current, uint64_t *rng)
 {
     space sp;
-    space_init(&sp, t->def);
+    space_init(&sp, t->def, is_gpu(t->ctx));
     const ocx__family *fam = t->def->fam;
     double budget = t->deadline - ocx__now_s();
     /* 1. the defaults (and the parameters in force) */
