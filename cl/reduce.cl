@@ -1,8 +1,8 @@
 /* reduce.cl — reductions: sum, asum, dot, nrm2, min, max, argmin, argmax.
  *
  * Two passes, never a long serial sum:
- *   part_<op>   G work-groups of WG items. Each work-item folds its share of x into VW lanes (vector
- *               accumulators), the lanes are folded into one value, then the work-group combines its
+ *   part_<op>   G work-groups of WG items. Each work-item folds its share of x into ACC vector
+ *               accumulators of VW lanes, then those into one value, then the work-group combines its
  *               items in a tree in local memory and writes one partial (pv[g], pw[g]).
  *   final_<op>  one work-group of WG items combines the G partials the same way and writes the result.
  * Partials are (value, second) pairs: nrm2 keeps (scale, sum of squares / scale²), argmin/argmax keep
@@ -14,9 +14,10 @@
  *   VW       vector width of the lanes on the contiguous path (1, 2, 4, 8, 16)
  *   LAYOUT   1: work-items interleave vector by vector (coalesced: GPUs); 2: each work-item takes one
  *            contiguous chunk (caches and prefetchers: CPUs)
- *   ACC      independent vector accumulators per work-item on the contiguous path (1, 2, 4):
- *            accumulator u takes vectors u, u + ACC, … of the work-item's share, so that ACC chains
- *            of dependent adds (compares, selects) are in flight at once instead of one
+ *   ACC      vector accumulators per work-item on the contiguous path (1, 2, 4, 8). LAYOUT 1:
+ *            accumulator u takes the work-item's vectors u, u + ACC, … (ACC chains of dependent
+ *            operations in flight); LAYOUT 2: the share is split into ACC consecutive runs read in
+ *            step, one accumulator each (ACC streams a core, where one left bandwidth unused)
  *   OP       the one operation to compile (ocx_reduce_op: 0 sum … 7 argmax); -1, the default, all of
  *            them. A program of one operation compiles in an eighth of the time (PoCL: seconds).
  * Semantics: NaN propagates through min/max/argmin/argmax (argmin/argmax give the first NaN); ties
@@ -240,10 +241,11 @@ inline AV f16_from_bits(const SV b)
 #define FOR_SHARE(i, count) for (size_t i = get_global_id(0); i < (count); i += get_global_size(0))
 #endif
 /* The vectors of a work-item's share (as FOR_SHARE) in the ACC accumulators acc_[] (and accw_[]):
- * UPD(ARG, u, k) folds vector k into accumulator u. Whole rounds of ACC vectors, then the last few
- * into accumulator 0. */
+ * UPD(ARG, u, k) folds vector k into accumulator u. Each accumulator sees its vectors in increasing
+ * order (argmin/argmax scan them so). */
 #if LAYOUT == 2
-/* The share in ACC consecutive runs of sub_ vectors (the last may be shorter), read in step. */
+/* The share in ACC consecutive runs of sub_ vectors, read in step while the last (shortest) run
+ * lasts; then what is left of the others, bounds-checked. */
 #define SHARE_LOOP(count, UPD, ARG)                                                                \
     do {                                                                                           \
         const size_t per_ = ((count) + get_global_size(0) - 1) / get_global_size(0);               \
@@ -257,6 +259,7 @@ inline AV f16_from_bits(const SV b)
                 if (k0_ + (size_t)u_ * sub_ + j_ < end_) UPD(ARG, u_, k0_ + (size_t)u_ * sub_ + j_); \
     } while (0)
 #else
+/* Whole rounds of ACC vectors a global size apart, then the last few into accumulator 0. */
 #define SHARE_LOOP(count, UPD, ARG)                                                                \
     do {                                                                                           \
         const size_t step_ = get_global_size(0), end_ = (count);                                   \
@@ -412,21 +415,21 @@ ADDITIVE(part_dot, final_dot, ELEM_DOT, VEC_DOT, ELEM_DOT_S)
     } while (0)
 #define BLUE_ADD(q, a) UPD_NRM2(A, big, med, sml, a)
 #define ACC_SQ(X, u, k) SQ_ADDV(acc_[u], LDV(X, k))
-/* The rare second pass over the share: ADD(q, a) for each scalar, ADDV(q, a) for each vector of
- * lanes, which it reads one by one into scalar accumulators (three vector accumulators would take
+/* The rare second pass over the share: ADD(q, a) for each scalar, ADDV(q, k) for vector k, whose
+ * lanes it reads one by one into scalar accumulators (three vector accumulators would take
  * registers, and so occupancy, from the common first pass). */
 #define NRM2_SHARE(ADD, ADDV)                                                                      \
     do {                                                                                           \
         if (incx == 1) {                                                                           \
-            FOR_SHARE(k, nv) { ADDV(vq, LDV(x, k)); }                                              \
+            FOR_SHARE(k, nv) { ADDV(q, k); }                                                       \
             FOR_TAIL(i, nv * VW, n) { ADD(q, LD(x, i)); }                                          \
         } else {                                                                                   \
             FOR_SHARE(i, n) { ADD(q, LD(x, i * incx)); }                                           \
         }                                                                                          \
     } while (0)
-#define BLUE_LANES(q, v)                                                                           \
+#define BLUE_LANES(q, kv)                                                                          \
     do {                                                                                           \
-        const size_t k_ = k;                                                                       \
+        const size_t k_ = (kv);                                                                    \
         for (int l_ = 0; l_ < VW; l_++) BLUE_ADD(q, LD(x, k_ * VW + l_));                          \
     } while (0)
 #if WANT(3)
