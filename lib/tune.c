@@ -218,8 +218,8 @@ static ocx_status case_new(ocx_context *ctx, ocx_dtype dt, ocx_dtype out_dtype, 
     return st;
 }
 
-/* Chunk c of a reference: x + y element by element into ref (ref given), else the sums of x's and
- * of x*y's chunk into part[2c] and part[2c+1]. */
+/* Chunk c of a reference: x + y element by element into ref (ref given), else the sum of x's
+ * chunk, that of x*y's and the largest x into part[3c], part[3c+1] and part[3c+2]. */
 typedef struct ref_job {
     ocx_dtype dt;
     const void *x, *y;
@@ -235,14 +235,16 @@ static void sum_chunk(void *arg, size_t c)
         for (size_t i = c * CHUNK; i < end; i++) j->ref[i] = host_value(j->dt, j->x, i) + host_value(j->dt, j->y, i);
         return;
     }
-    double sum = 0, dot = 0;
+    double sum = 0, dot = 0, max = -INFINITY;
     for (size_t i = c * CHUNK; i < end; i++) {
         double x = host_value(j->dt, j->x, i);
         sum += x;
         dot += x * host_value(j->dt, j->y, i);
+        max = x > max ? x : max;
     }
-    j->part[2 * c] = sum;
-    j->part[2 * c + 1] = dot;
+    j->part[3 * c] = sum;
+    j->part[3 * c + 1] = dot;
+    j->part[3 * c + 2] = max;
 }
 
 /* vector: z = x + y */
@@ -279,23 +281,31 @@ static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev
 }
 static double vector_work(const ocx__tune_case *tc) { return 5.0 * tc->n * ocx_dtype_size(tc->dtype); }
 
-/* reduce: the sum of x and the dot product of x and y into a two-element result. One array read
- * and two: on PoCL (2-core EPYC, 2^24 f32) four streams a work-item ran sum at 1.3x one stream and
- * dot level, eight streams sum at 1.2x and dot at 0.8x, so sum alone would have chosen ill. */
+/* reduce: the sum of x, the dot product of x and y and the largest x into a three-element result.
+ * One array read and two, adds and comparisons: on PoCL (2-core EPYC, 2^24 f32) four streams a
+ * work-item ran sum at 1.3x one stream and dot level, eight streams sum at 1.2x and dot at 0.8x; on
+ * the H200 a 60-s re-tune on sum + dot chose 4 accumulators in groups of 64 for 2^26 and more,
+ * which ran sum and dot level and min, max and argmin at 0.86x the shipped entries (2^28 f32); tuned
+ * on all three, every reduction ran at 0.96-1.01x them (f32 and f16, 2^26 and 2^28). */
 static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
     ocx__tune_case *tc;
-    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, 2, 2, 0, &tc));
+    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, 3, 3, 0, &tc));
     tc->n = n_1d(cls, quick);
     void *xv = NULL, *yv = NULL;
     ocx_status st = make_input(ctx, dt, tc->n, 0.5, 1.5, 21, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, tc->n, 0.5, 1.5, 22, &tc->y, &yv);
-    double *part = st == OCX_OK ? calloc(2 * nchunks(tc->n), sizeof *part) : NULL;
+    double *part = st == OCX_OK ? calloc(3 * nchunks(tc->n), sizeof *part) : NULL;
     if (st == OCX_OK && !part) st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     if (st == OCX_OK) { /* sums per chunk, then the chunks' in order: the same sums on every machine */
         ref_job j = {dt, xv, yv, tc->n, NULL, part};
         parallel(nchunks(tc->n), MAX_THREADS, sum_chunk, &j);
-        for (size_t c = 0; c < nchunks(tc->n); c++) tc->ref[0] += part[2 * c], tc->ref[1] += part[2 * c + 1];
+        tc->ref[2] = -INFINITY;
+        for (size_t c = 0; c < nchunks(tc->n); c++) {
+            tc->ref[0] += part[3 * c];
+            tc->ref[1] += part[3 * c + 1];
+            tc->ref[2] = part[3 * c + 2] > tc->ref[2] ? part[3 * c + 2] : tc->ref[2];
+        }
     }
     free(part);
     tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
@@ -307,16 +317,18 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
 }
 static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    ocx_buffer *z0 = NULL, *z1 = NULL;
-    ocx_status st = ocx_buffer_view(tc->z, 0, 1, &z0);
-    if (st == OCX_OK) st = ocx_buffer_view(tc->z, 1, 1, &z1);
-    if (st == OCX_OK) st = ocx_reduce(ctx, NULL, OCX_REDUCE_SUM, tc->n, tc->x, 1, NULL, 1, z0, 0, NULL, NULL);
-    if (st == OCX_OK) st = ocx_reduce(ctx, NULL, OCX_REDUCE_DOT, tc->n, tc->x, 1, tc->y, 1, z1, 0, NULL, ev);
-    ocx_buffer_destroy(z0);
-    ocx_buffer_destroy(z1);
+    static const ocx_reduce_op ops[3] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_REDUCE_MAX};
+    ocx_status st = OCX_OK;
+    for (size_t i = 0; i < 3 && st == OCX_OK; i++) {
+        ocx_buffer *zi = NULL;
+        st = ocx_buffer_view(tc->z, i, 1, &zi);
+        if (st == OCX_OK)
+            st = ocx_reduce(ctx, NULL, ops[i], tc->n, tc->x, 1, tc->y, 1, zi, 0, NULL, i == 2 ? ev : NULL);
+        ocx_buffer_destroy(zi);
+    }
     return st;
 }
-static double reduce_work(const ocx__tune_case *tc) { return 3.0 * tc->n * ocx_dtype_size(tc->dtype); }
+static double reduce_work(const ocx__tune_case *tc) { return 4.0 * tc->n * ocx_dtype_size(tc->dtype); }
 
 /* gemm: C (f32 for f16 inputs) = A * B, row-major: m x n x k */
 
