@@ -36,7 +36,11 @@ static const char *reduce_invalid(const int *v, const ocx_device_info *dev, ocx_
 }
 
 const ocx__family ocx__family_reduce = {
-    .name = "reduce", .source = "reduce", .nparams = sizeof reduce_params / sizeof *reduce_params, .params = reduce_params, .invalid = reduce_invalid};
+    .name = "reduce",
+    .source = "reduce",
+    .nparams = sizeof reduce_params / sizeof *reduce_params,
+    .params = reduce_params,
+    .invalid = reduce_invalid};
 
 static const char *const op_names[] = {"sum", "asum", "dot", "nrm2", "min", "max", "argmin", "argmax"};
 #define NOPS (sizeof op_names / sizeof *op_names)

@@ -485,12 +485,12 @@ static int tiled_applies(ocx_context *ctx, ocx_dtype dt) { return !mma_applies(c
 /* What is tuned: each family's "all" entry (which also stands in for the classes without their
  * own), the launch-bound small sizes (GEMM's: the direct kernel), and on GPUs the large sizes. */
 static const char *const gemm_search[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", NULL};
-/* On CPUs the tiles of the start's STAGE (1 unless a profile in force says otherwise; KWG, VWM and
- * KUNR are not used by STAGE=1) and its work-groups. The local-memory stages
- * run far slower on PoCL and cost the budget in compiling: on the 2-core AVX2 EPYC at 1024^3 f32,
- * STAGE=2 in 64x64 tiles ran 16 GFLOP/s and STAGE=4 8 (after a 92-s compile), against 50-56 for the
- * STAGE=1 defaults; a --quick run that sampled them spent 27 s of its 52 on one such build and left
- * the 4x16 tiles with 8-wide vectors (63-67) unfound. */
+/* On CPUs the tiles and work-groups of the start's STAGE (1 unless a profile in force says
+ * otherwise; STAGE=1 uses neither KWG, VWM nor KUNR). The local-memory stages run far slower on
+ * PoCL and cost the budget in compiling: on the 2-core AVX2 EPYC at 1024^3 f32, STAGE=2 in 64x64
+ * tiles ran 16 GFLOP/s and STAGE=4 8 (after a 92-s compile), against 50-56 for the STAGE=1
+ * defaults; a --quick run that sampled them spent 27 s of its 52 on one such build and left the
+ * 4x16 tiles with 8-wide vectors (63-67) unfound. */
 static const char *const gemm_cpu_search[] = {"MWG", "NWG", "MDIMC", "NDIMC", "VWN", NULL};
 static const char *const gemm_small_search[] = {"DWGN", "DWGM", "DKU", NULL};
 /* The tensor-core tiles; not TMA, whose bulk copies ran at half the speed on the H200 (gemm_nv.c),
