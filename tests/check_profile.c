@@ -1,6 +1,7 @@
 /* check_profile — profile files: round trip through a real tuning run, the lookup order across the
  * four sources, every kind of malformed input (one test each, each falling back to the next source),
  * and tuning under simulated limits. */
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -667,6 +668,71 @@ START_TEST(test_tuning_under_limits)
 }
 END_TEST
 
+/* The profiles shipped in profiles/ (installed by make install; each is read only on its own device,
+ * so no other test reads them): every entry names a family, dtype and parameters of this version,
+ * each value an integer in its range (a power of two where required), none missing that is not
+ * marked as added later; the file's device name matches its file name. */
+START_TEST(test_shipped_profiles)
+{
+    const char *src = getenv("OCX_TEST_SRCDIR");
+    if (!src) src = "..";
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/profiles", src);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d, "no %s (OCX_TEST_SRCDIR)", dir);
+    int files = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json")) continue;
+        char path[1500];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        json_error_t err;
+        json_t *j = json_load_file(path, 0, &err);
+        ck_assert_msg(j, "%s: %s", path, err.text);
+        ck_assert_int_eq(json_integer_value(json_object_get(j, "schema")), 1);
+        const char *name = json_string_value(json_object_get(json_object_get(j, "device"), "normalized_name"));
+        ck_assert_msg(name && strlen(name) == len - 5 && !strncmp(name, de->d_name, len - 5), "%s: device %s", path,
+                      name ? name : "(none)");
+        json_t *entries = json_object_get(j, "entries"), *e;
+        ck_assert_msg(json_array_size(entries) > 0, "%s: no entries", path);
+        size_t i;
+        json_array_foreach(entries, i, e) {
+            const char *fam_name = json_string_value(json_object_get(e, "family"));
+            const char *dtype = json_string_value(json_object_get(e, "dtype"));
+            const ocx__family *fam = NULL;
+            for (const ocx__family *const *f = ocx__families; *f; f++)
+                if (fam_name && !strcmp((*f)->name, fam_name)) fam = *f;
+            ck_assert_msg(fam, "%s entry %zu: family %s", path, i, fam_name ? fam_name : "(none)");
+            ck_assert_msg(dtype && (!strcmp(dtype, "f32") || !strcmp(dtype, "f16") || !strcmp(dtype, "f64")),
+                          "%s entry %zu: dtype", path, i);
+            ck_assert_msg(json_is_string(json_object_get(e, "size_class")), "%s entry %zu: size_class", path, i);
+            json_t *params = json_object_get(e, "params");
+            ck_assert_msg(json_is_object(params), "%s entry %zu: params", path, i);
+            size_t known = 0;
+            for (unsigned p = 0; p < fam->nparams; p++) {
+                const ocx__param_def *def = &fam->params[p];
+                json_t *v = json_object_get(params, def->name);
+                if (!v) {
+                    ck_assert_msg(def->added, "%s entry %zu (%s): %s missing", path, i, fam_name, def->name);
+                    continue;
+                }
+                known++;
+                ck_assert_msg(json_is_integer(v), "%s entry %zu: %s not an integer", path, i, def->name);
+                json_int_t x = json_integer_value(v);
+                ck_assert_msg(x >= def->min && x <= def->max && (!def->pow2 || (x & (x - 1)) == 0),
+                              "%s entry %zu (%s): %s=%lld", path, i, fam_name, def->name, (long long)x);
+            }
+            ck_assert_msg(known == json_object_size(params), "%s entry %zu (%s): an unknown parameter", path, i,
+                          fam_name);
+        }
+        json_decref(j);
+        files++;
+    }
+    closedir(d);
+    ck_assert_int_ge(files, 3);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("profile");
@@ -697,6 +763,7 @@ int main(void)
     tcase_add_test(bad, test_out_of_range);
     tcase_add_test(bad, test_not_power_of_two);
     tcase_add_test(bad, test_breaks_device_limits);
+    tcase_add_test(bad, test_shipped_profiles);
     suite_add_tcase(s, bad);
     TCase *limits = tcase_create("limits");
     tcase_add_checked_fixture(limits, setup, teardown);
