@@ -43,6 +43,7 @@ typedef struct ocx__tune_case {
     ocx_dtype dtype;
     size_t n, m, k;          /* vector/reduce: n; gemm: m x n x k */
     ocx_buffer *x, *y, *z;   /* inputs and output */
+    ocx_buffer *zv[3];       /* reduce: views of z's elements, one per operation timed */
     double *ref;             /* host reference of the output */
     size_t nref;
     double tol;              /* relative tolerance per element (scaled by refscale) */
@@ -167,6 +168,7 @@ static void case_free(ocx__tune_case *tc)
     if (!tc) return;
     ocx_buffer_destroy(tc->x);
     ocx_buffer_destroy(tc->y);
+    for (int i = 0; i < 3; i++) ocx_buffer_destroy(tc->zv[i]);
     ocx_buffer_destroy(tc->z);
     free(tc->ref);
     free(tc->refscale);
@@ -218,23 +220,27 @@ static ocx_status case_new(ocx_context *ctx, ocx_dtype dt, ocx_dtype out_dtype, 
     return st;
 }
 
-/* Chunk c of a reference: x + y element by element into ref (ref given), else the sum of x's
- * chunk, that of x*y's and the largest x into part[3c], part[3c+1] and part[3c+2]. */
+/* Chunk c of a reference (host data x, y of n elements): x + y element by element into out
+ * (add_chunk), or the sum of x's chunk, that of x*y's and the largest x into out[3c], out[3c+1] and
+ * out[3c+2] (reduce_chunk). */
 typedef struct ref_job {
     ocx_dtype dt;
     const void *x, *y;
     size_t n;
-    double *ref, *part;
+    double *out;
 } ref_job;
 
-static void sum_chunk(void *arg, size_t c)
+static void add_chunk(void *arg, size_t c)
+{
+    const ref_job *j = arg;
+    for (size_t i = c * CHUNK, end = chunk_end(c, j->n); i < end; i++)
+        j->out[i] = host_value(j->dt, j->x, i) + host_value(j->dt, j->y, i);
+}
+
+static void reduce_chunk(void *arg, size_t c)
 {
     const ref_job *j = arg;
     size_t end = chunk_end(c, j->n);
-    if (j->ref) {
-        for (size_t i = c * CHUNK; i < end; i++) j->ref[i] = host_value(j->dt, j->x, i) + host_value(j->dt, j->y, i);
-        return;
-    }
     double sum = 0, dot = 0, max = -INFINITY;
     for (size_t i = c * CHUNK; i < end; i++) {
         double x = host_value(j->dt, j->x, i);
@@ -242,9 +248,9 @@ static void sum_chunk(void *arg, size_t c)
         dot += x * host_value(j->dt, j->y, i);
         max = x > max ? x : max;
     }
-    j->part[3 * c] = sum;
-    j->part[3 * c + 1] = dot;
-    j->part[3 * c + 2] = max;
+    j->out[3 * c] = sum;
+    j->out[3 * c + 1] = dot;
+    j->out[3 * c + 2] = max;
 }
 
 /* vector: z = x + y */
@@ -258,8 +264,8 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     ocx_status st = make_input(ctx, dt, n, -1, 1, 11, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, n, -1, 1, 12, &tc->y, &yv);
     if (st == OCX_OK) {
-        ref_job j = {dt, xv, yv, n, tc->ref, NULL};
-        parallel(nchunks(n), MAX_THREADS, sum_chunk, &j);
+        ref_job j = {dt, xv, yv, n, tc->ref};
+        parallel(nchunks(n), MAX_THREADS, add_chunk, &j);
     }
     tc->tol = dt == OCX_F16 ? ldexp(1, -10) : dt == OCX_F64 ? ldexp(1, -52) : ldexp(1, -23);
     free(xv);
@@ -298,8 +304,8 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     double *part = st == OCX_OK ? calloc(3 * nchunks(tc->n), sizeof *part) : NULL;
     if (st == OCX_OK && !part) st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     if (st == OCX_OK) { /* sums per chunk, then the chunks' in order: the same sums on every machine */
-        ref_job j = {dt, xv, yv, tc->n, NULL, part};
-        parallel(nchunks(tc->n), MAX_THREADS, sum_chunk, &j);
+        ref_job j = {dt, xv, yv, tc->n, part};
+        parallel(nchunks(tc->n), MAX_THREADS, reduce_chunk, &j);
         tc->ref[2] = -INFINITY;
         for (size_t c = 0; c < nchunks(tc->n); c++) {
             tc->ref[0] += part[3 * c];
@@ -308,6 +314,7 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
         }
     }
     free(part);
+    for (size_t i = 0; i < 3 && st == OCX_OK; i++) st = ocx_buffer_view(tc->z, i, 1, &tc->zv[i]);
     tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
     free(xv);
     free(yv);
@@ -319,13 +326,8 @@ static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev
 {
     static const ocx_reduce_op ops[3] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_REDUCE_MAX};
     ocx_status st = OCX_OK;
-    for (size_t i = 0; i < 3 && st == OCX_OK; i++) {
-        ocx_buffer *zi = NULL;
-        st = ocx_buffer_view(tc->z, i, 1, &zi);
-        if (st == OCX_OK)
-            st = ocx_reduce(ctx, NULL, ops[i], tc->n, tc->x, 1, tc->y, 1, zi, 0, NULL, i == 2 ? ev : NULL);
-        ocx_buffer_destroy(zi);
-    }
+    for (size_t i = 0; i < 3 && st == OCX_OK; i++)
+        st = ocx_reduce(ctx, NULL, ops[i], tc->n, tc->x, 1, tc->y, 1, tc->zv[i], 0, NULL, i == 2 ? ev : NULL);
     return st;
 }
 static double reduce_work(const ocx__tune_case *tc) { return 4.0 * tc->n * ocx_dtype_size(tc->dtype); }
