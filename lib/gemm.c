@@ -17,8 +17,8 @@
  * (1.02x and 1.03x tuned CLBlast in the same run). 128x128 tiles ran 46.4 and 45.1 (the tuner keeps
  * them for "all", measured at 4096^3, where they win by 2%); the same tiles ran 42.3 and 41.4 with
  * the compiler's choice of unrolling (it kept the loop rolled), and the former defaults (STAGE=2,
- * KWG=32) 38.3 and 37.7. 64x128 is the default because a short tuning run (60 s, NVIDIA compiling
- * one such kernel in 6-13 s) builds only a few candidates at these sizes and keeps its start.
+ * KWG=32) 38.3 and 37.7. On NVIDIA, f32 products of the "all" and "large" classes take 128x128
+ * tiles with 2-wide N vectors (gemm_class_defaults), what a 555-s search found at 4096^3.
  * CPU defaults (PoCL on the 2-core AVX-512 machine): STAGE=1 (no local memory, no barriers), one
  * work-item per group computing an 8x32 tile as two 16-wide vectors per row (16 zmm accumulators).
  * At 1024^3 it ran 80-117 GFLOP/s where the former STAGE=2 set (64x64 tiles, 8x8 work-items) ran
@@ -110,13 +110,27 @@ const char *ocx__gemm_class(double volume, size_t k)
 }
 
 /* GPUs, "medium" products (M*N*K below 2^31, gemm_core): 64x64 tiles, twice as many work-groups as
- * the 64x128 of "all". On the H200 (wall time, CLBlast in the same run) 256^3, 512^3 and 1024^3 ran at
+ * the table's 64x128. On the H200 (wall time, CLBlast in the same run) 256^3, 512^3 and 1024^3 ran at
  * 0.77x, 0.45x and 0.80x CLBlast in 128x128 tiles; 256^3 and 512^3 at 1.13x and 1.26x in 64x64, and
  * all three at 1.2-1.7x in the 32x64 tiles the tuner found at 512^3. CPUs keep their defaults: one
- * work-item's tile is already small. */
-static int gemm_class_defaults(const char *size_class, int gpu, int *v)
+ * work-item's tile is already small.
+ * NVIDIA GPUs, f32 "all" and "large" (M*N*K >= 2^31, e.g. 4096^3 and 8192^3): 128x128 tiles, 8x16
+ * work-items with 16x8 register tiles, 2-wide vectors along N; the other parameters the table's. A
+ * 555-s search on the H200 (ocx-tune --kernels gemm --dtypes f32 --classes all,large, 162
+ * candidates) found them at 4096^3: 46.6-46.9 TFLOP/s in ocx-bench where the table's 64x128 ran
+ * 43.6-44.4, and a 60-s run, which compiles two or three GEMM candidates there (NVIDIA: 4-13 s
+ * each), had kept the 64x128 it started from; a 580-s search from them kept them (167 candidates).
+ * At 8192^3 they ran 47.9-48.0 where 64x128 ran 46.9-47.8 (four alternating rounds), and with the
+ * same start "large" begins from a kernel the 60-s run's "all" entry has built. Other vendors'
+ * GPUs, and f64 and f16 storage (not measured so), keep the table. */
+static int gemm_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, const char *size_class, int *v)
 {
-    if (!gpu) return 0;
+    if (dev->type == OCX_DEVICE_CPU) return 0;
+    if (strcmp(size_class, "all") == 0 || strcmp(size_class, "large") == 0) {
+        if (dtype != OCX_F32 || !ocx__contains_nocase(dev->vendor, "nvidia")) return 0;
+        v[P_MWG] = v[P_NWG] = 128, v[P_MDIMC] = 8, v[P_NDIMC] = 16, v[P_VWN] = 2;
+        return 1;
+    }
     if (strcmp(size_class, "medium") == 0) {
         v[P_MWG] = v[P_NWG] = 64;
         return 1;
@@ -396,7 +410,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * the "small" class (DWGN/DWGM/DKU, tuned at 128^3 on GPUs and 16^3 on CPUs; on the H200 that shape
      * ran 256^3 at 0.58x CLBlast where the defaults ran it at 0.82x). "large" (M*N*K >= 2^38,
      * 8192^3 is 2^39): on the H200 64x128 tiles ran 8192^3 at 48.4 TFLOP/s and 4096^3 at 43.7, where
-     * 128x128 ran 46.4 and 44.6. "short_k": on the H200 64x128 tiles (8x8 a work-item) ran
+     * 128x128 ran 46.4 and 44.6 (with 2-wide N vectors, NVIDIA's f32 defaults: gemm_class_defaults,
+     * 8192^3 ran 47.9-48.0). "short_k": on the H200 64x128 tiles (8x8 a work-item) ran
      * 16384x16384x64, 4096x4096x256, 8192x8192x128 and 8192x8192x256 at 38.3, 38.7, 40.6 and 44.4
      * TFLOP/s where the "all" entry's 128x128 (8x16) ran 35.4, 38.3, 38.1 and 42.8. A class without an
      * entry of its own uses "all" (profile.c), then its built-in defaults (gemm_class_defaults). */

@@ -160,9 +160,10 @@ static void mma_device_defaults(const ocx_device_info *dev, int *v)
  * / 77.9 / 57.4 / 108, 128x128 40.4 / 87.6 / 68.9 / 132, 64x128 43.3 / 90.5 / 73.8 / 132, 64x64
  * (48 KiB, four work-groups a multiprocessor) 50.4 / 88.8 / 78.3 / 133; mma.sync 128x128 in 2 stages
  * of 32 46.8 / 83.7 / 77.1 / 123, 64x128 48.9 / 77.6 / 72.5 / 114. */
-static int mma_class_defaults(const char *size_class, int gpu, int *v)
+static int mma_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, const char *size_class, int *v)
 {
-    if (!gpu) return 0;
+    (void)dtype; /* f16 products only */
+    if (dev->type == OCX_DEVICE_CPU) return 0;
     if (strcmp(size_class, "medium") == 0) {
         v[P_BM] = 64, v[P_BN] = 128;
         if (v[P_WGMMA])

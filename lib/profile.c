@@ -143,11 +143,11 @@ static ocx_status class_default(const ocx_context *ctx, const ocx__family *fam, 
 {
     *own = 0;
     OCX__FORWARD(ocx__params_default(ctx, fam, dtype, out));
-    if (fam->class_defaults && size_class && strcmp(size_class, "all") != 0) {
+    if (fam->class_defaults && size_class) {
         /* The class's own built-in defaults, where the family has some that are legal here. */
         int v[OCX__MAX_PARAMS];
         memcpy(v, out->v, sizeof v);
-        int has = fam->class_defaults(size_class, ctx->info.type != OCX_DEVICE_CPU, v);
+        int has = fam->class_defaults(&ctx->info, dtype, size_class, v);
         fit(v, fam, &ctx->info, dtype);
         if (has && !ocx__params_check(fam, v, &ctx->info, dtype)) memcpy(out->v, v, sizeof v), *own = 1;
     }

@@ -326,7 +326,7 @@ START_TEST(test_gemm_size_classes)
 END_TEST
 
 /* A class with built-in defaults of its own on the device (GEMM's "medium" and "short_k" on GPUs)
- * takes them before a profile's "all" entry; "large", which has none, takes the "all" entry, and so
+ * takes them before a profile's "all" entry; "large", which has none (but on NVIDIA), takes the "all" entry, and so
  * does every class on a CPU. The GPU is the test device with its type changed: its parameters are
  * only looked up, never run. */
 START_TEST(test_class_defaults_before_all)
@@ -341,14 +341,20 @@ START_TEST(test_class_defaults_before_all)
     ocx_context *ctx = NULL;
     ck_ok(ocx_context_create(NULL, &ctx));
     ocx__params p;
+    ck_ok(ocx__params_lookup(ctx, &ocx__family_gemm, OCX_F32, "all", &p)); /* loads ctx's profiles */
+    ocx_context cpu = *ctx; /* shares them; a CPU on whatever device the suite runs */
+    cpu.info.type = OCX_DEVICE_CPU;
     const char *classes[] = {"short_k", "medium", "large"};
     for (int c = 0; c < 3; c++) {
-        ck_ok(ocx__params_lookup(ctx, &ocx__family_gemm, OCX_F32, classes[c], &p));
+        ck_ok(ocx__params_lookup(&cpu, &ocx__family_gemm, OCX_F32, classes[c], &p));
         ck_assert_msg(ocx__param(&p, "KUNR") == 2, "CPU, %s: KUNR=%d from %s", classes[c], ocx__param(&p, "KUNR"),
                       p.origin);
     }
-    ocx_context gpu = *ctx; /* shares the profiles ctx has loaded */
+    ocx_context gpu = *ctx;
     gpu.info.type = OCX_DEVICE_GPU;
+    /* Not NVIDIA's, whose f32 "large" has defaults of its own (test_vendor_class_defaults), on
+     * whatever device the suite runs. */
+    snprintf(gpu.info.vendor, sizeof gpu.info.vendor, "Some GPU vendor");
     for (int c = 0; c < 3; c++) {
         ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, OCX_F32, classes[c], &p));
         const int from_all = c == 2;
@@ -358,6 +364,46 @@ START_TEST(test_class_defaults_before_all)
     ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, OCX_F32, "short_k", &p));
     ck_assert_msg(ocx__param(&p, "MWG") == 64 && ocx__param(&p, "NWG") == 128, "GPU short_k: %dx%d", ocx__param(&p, "MWG"),
                   ocx__param(&p, "NWG"));
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
+/* NVIDIA GPUs' f32 "all" class has built-in defaults of its own (128x128 tiles, 2-wide N vectors,
+ * what a long search found on the H200); "large" and other dtypes keep the table's 64x128, and so
+ * does another vendor's GPU. No profile here; the GPUs are the test device with its type and vendor
+ * changed, looked up only. */
+START_TEST(test_vendor_class_defaults)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx__params p;
+    ck_ok(ocx__params_lookup(ctx, &ocx__family_gemm, OCX_F32, "all", &p)); /* loads ctx's (no) profiles */
+    ocx_context gpu = *ctx;                                                 /* shares them */
+    gpu.info.type = OCX_DEVICE_GPU;
+    const struct {
+        const char *vendor;
+        ocx_dtype dtype;
+        const char *cls;
+        int mwg, nwg, mdimc, ndimc, vwn;
+    } cases[] = {
+        {"NVIDIA Corporation", OCX_F32, "all", 128, 128, 8, 16, 2},
+        {"NVIDIA Corporation", OCX_F32, "large", 128, 128, 8, 16, 2},
+        {"NVIDIA Corporation", OCX_F32, "short_k", 64, 128, 8, 16, 4},
+        {"NVIDIA Corporation", OCX_F64, "all", 64, 128, 8, 16, 4},
+        {"NVIDIA Corporation", OCX_F16, "all", 64, 128, 8, 16, 4},
+        {"Advanced Micro Devices, Inc.", OCX_F32, "all", 64, 128, 8, 16, 4},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        snprintf(gpu.info.vendor, sizeof gpu.info.vendor, "%s", cases[c].vendor);
+        gpu.info.local_mem_max_bytes = gpu.info.local_mem_bytes = 65536; /* room for either, f64 too */
+        ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, cases[c].dtype, cases[c].cls, &p));
+        const int v[5] = {ocx__param(&p, "MWG"), ocx__param(&p, "NWG"), ocx__param(&p, "MDIMC"), ocx__param(&p, "NDIMC"),
+                          ocx__param(&p, "VWN")};
+        ck_assert_msg(v[0] == cases[c].mwg && v[1] == cases[c].nwg && v[2] == cases[c].mdimc && v[3] == cases[c].ndimc &&
+                          v[4] == cases[c].vwn && strcmp(p.origin, "built-in") == 0,
+                      "%s %s %s: %dx%d, %dx%d items, VWN=%d from %s", cases[c].vendor, ocx_dtype_name(cases[c].dtype),
+                      cases[c].cls, v[0], v[1], v[2], v[3], v[4], p.origin);
+    }
     ocx_context_destroy(ctx);
 }
 END_TEST
@@ -745,6 +791,7 @@ int main(void)
     tcase_add_test(core, test_size_classes);
     tcase_add_test(core, test_gemm_size_classes);
     tcase_add_test(core, test_class_defaults_before_all);
+    tcase_add_test(core, test_vendor_class_defaults);
     tcase_add_test(core, test_tuning_classes);
     tcase_add_test(core, test_tool_outlives_a_crash);
     suite_add_tcase(s, core);
