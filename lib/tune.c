@@ -955,8 +955,10 @@ static int weight_of(const tuning_def *def)
 }
 
 /* Seconds an entry takes before its first candidate has a rate (inputs, host reference, first build
- * and run), as seen on the H200: a second for the 1-D families, 4 at their large size (2^26
- * elements; f16 inputs took 4 s, and 3 had left that entry out), 6 for a GEMM at 4096^3 and at
+ * and run), as seen on the H200: a second for the 1-D families, 1.5 at their large size (2^26
+ * elements: 0.25-0.6 s in two 60-s runs since the host's share runs on several threads; it had been
+ * 4 s, f16 inputs on one thread, and the 4 s set aside for each of the four left the last one out
+ * of a 60-s run in which GEMM's "large" had to build its own start), 6 for a GEMM at 4096^3 and at
  * 512^3 ("medium": its fully unrolled kernels take seconds to compile; 12 s went by before a
  * second candidate had a rate in a 60-s run that had set 3 aside), 12 at 8192^3. An entry whose
  * first candidate an earlier entry has built (prebuilt: "large" starts from the parameters "all"
@@ -968,7 +970,7 @@ static int weight_of(const tuning_def *def)
 static double least_cost(const tuning_def *def, int prebuilt, int gpu)
 {
     int gemm = weight_of(def) > 1;
-    if (!strcmp(def->size_class, "large")) return gemm ? (prebuilt ? 3.0 : 12.0) : 4.0;
+    if (!strcmp(def->size_class, "large")) return gemm ? (prebuilt ? 3.0 : 12.0) : 1.5;
     /* the tiled kernel's cold compile on NVIDIA; the tensor-core kernel built in 1-2 s on the H200 */
     if (gemm && gpu && !prebuilt && !strcmp(def->size_class, "medium")) return strcmp(def->family, "gemm") ? 3.0 : 11.0;
     return gemm ? (prebuilt ? 2.0 : 6.0) : 1.0;
@@ -977,10 +979,11 @@ static double least_cost(const tuning_def *def, int prebuilt, int gpu)
 /* The least a GPU's GEMM build is priced at until the entry has compiled a program itself: the
  * earlier entries' builds can say little of the next kernel's (on the H200 "all" and "medium"
  * built 31 candidates in 17 s; then "large", whose first candidate "all" had built, spent 17 s on
- * three candidates where 7 were left, and a 60-s run took 71). */
+ * three candidates where 7 were left, and a 60-s run took 71; priced at 10 s, a candidate at
+ * 8192^3 took about 13 and left the run's last entry out). */
 static double cold_build(const tuning_def *def, int gpu)
 {
-    return gpu && weight_of(def) > 1 ? 10.0 : 0.0;
+    return gpu && weight_of(def) > 1 ? 14.0 : 0.0;
 }
 
 /* Whether two parameter sets build the same program (host-only parameters aside). */
@@ -1020,6 +1023,10 @@ static ocx_status check_names(const char *list, int classes)
 
 ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
 {
+    /* The budget runs from here: choosing the entries probes the tensor-core path (mma_applies),
+     * which compiled and ran its probe kernel for 3 s on the H200 with the driver's cache off, and a
+     * clock started after it had run 60-s runs to 61 s. */
+    const double t0 = ocx__now_s();
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FAIL_IF(!opt || !opt->out_path, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: options and out_path are required");
     /* Names in the lists that match nothing are a mistake worth reporting. */
@@ -1078,7 +1085,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     double budget = opt->budget_s > 0 ? opt->budget_s : 60.0;
     /* A margin for the candidate in flight at the deadline and the final write, so that the whole
      * run (setup included) stays inside the budget. */
-    double t0 = ocx__now_s(), end = t0 + budget - (budget * 0.05 < 2.0 ? budget * 0.05 : 2.0);
+    const double end = t0 + budget - (budget * 0.05 < 2.0 ? budget * 0.05 : 2.0);
     const uint64_t seed = opt->seed ? (uint64_t)opt->seed : 0x2545f4914f6cdd1dull ^ (uint64_t)(t0 * 1e6);
     ocx_status st = OCX_OK;
     /* Each entry's share: its least cost, plus the time beyond the least costs of every entry still
@@ -1094,8 +1101,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         starts[i].family = NULL;
         if (has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), todo[i].def->size_class)) continue;
         /* The earlier entry still to do that starts from the same kernel, if any (before any
-         * profile, "large" and "all" both start from the built-in defaults; "small", searching
-         * other parameters, runs another kernel). */
+         * profile, "large" and "all" both start from the same built-in defaults, NVIDIA's f32 ones
+         * included; "small", searching other parameters, runs another kernel). */
         const ocx__family *fam = todo[i].def->fam;
         if (ocx__params_class_default(ctx, fam, todo[i].dt, todo[i].def->size_class, &starts[i]) != OCX_OK)
             starts[i].family = NULL;

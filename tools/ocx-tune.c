@@ -177,7 +177,12 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     else
         fprintf(stderr, "ocx-tune: %s%s\n", stop_flag ? "interrupted; kept the best so far in " : "wrote ",
                 opt.out_path);
+    struct timespec t_release;
+    clock_gettime(CLOCK_MONOTONIC, &t_release);
     ocx_context_destroy(ctx);
+    if (verbose)
+        fprintf(stderr, "ocx-tune: device released in %.1f s, %.1f s since the device was asked for\n",
+                since(&t_release), since(&t_start));
     return st == OCX_OK ? 0 : 1;
 }
 
@@ -274,7 +279,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "ocx-tune: waiting for the tuning process: %s\n", strerror(errno));
             return 1;
         }
-        if (WIFEXITED(status)) return WEXITSTATUS(status);
+        if (WIFEXITED(status)) {
+            if (verbose) fprintf(stderr, "ocx-tune: %.1f s in all\n", since(&t0));
+            return WEXITSTATUS(status);
+        }
         int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         double left = budget - since(&t0);
         fprintf(stderr, "ocx-tune: the tuning process died of signal %d (%s)%s (seed %llu)\n", sig, strsignal(sig),
