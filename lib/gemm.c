@@ -11,14 +11,15 @@
 #include <string.h>
 
 /* Parameters of both GEMM kernels; see the headers of cl/gemm.cl and cl/gemm_direct.cl.
- * GPU defaults (H200, 8192^3 and 4096^3 f32): 64x128 work-group tiles, 128 work-items (8 x 16) with
- * 8x8 register tiles, 4-wide vectors, k-major slices of 16 double-buffered with a register prefetch
- * (STAGE=4), the slice's k loop unrolled whole (KUNR): 47.9 and 44.1 TFLOP/s with no profile at all
- * (1.02x and 1.03x tuned CLBlast in the same run). 128x128 tiles ran 46.4 and 45.1 (the tuner keeps
- * them for "all", measured at 4096^3, where they win by 2%); the same tiles ran 42.3 and 41.4 with
- * the compiler's choice of unrolling (it kept the loop rolled), and the former defaults (STAGE=2,
- * KWG=32) 38.3 and 37.7. On NVIDIA, f32 products of the "all" and "large" classes take 128x128
- * tiles with 2-wide N vectors (gemm_class_defaults), what a 555-s search found at 4096^3.
+ * GPU defaults in the table (H200, 8192^3 and 4096^3 f32): 64x128 work-group tiles, 128 work-items
+ * (8 x 16) with 8x8 register tiles, 4-wide vectors, k-major slices of 16 double-buffered with a
+ * register prefetch (STAGE=4), the slice's k loop unrolled whole (KUNR): 47.9 and 44.1 TFLOP/s with
+ * no profile at all before NVIDIA's f32 class defaults (1.02x and 1.03x tuned CLBlast in the same
+ * run). 128x128 tiles ran 46.4 and 45.1 (the tuner keeps them for "all", measured at 4096^3, where
+ * they win by 2%); the same tiles ran 42.3 and 41.4 with the compiler's choice of unrolling (it
+ * kept the loop rolled), and the former defaults (STAGE=2, KWG=32) 38.3 and 37.7. On NVIDIA, f32
+ * products of the "all" and "large" classes take 128x128 tiles with 2-wide N vectors
+ * (gemm_class_defaults), what a 555-s search found at 4096^3.
  * CPU defaults (PoCL on the 2-core AVX-512 machine): STAGE=1 (no local memory, no barriers), one
  * work-item per group computing an 8x32 tile as two 16-wide vectors per row (16 zmm accumulators).
  * At 1024^3 it ran 80-117 GFLOP/s where the former STAGE=2 set (64x64 tiles, 8x8 work-items) ran
@@ -410,11 +411,13 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * the "small" class (DWGN/DWGM/DKU, tuned at 128^3 on GPUs and 16^3 on CPUs; on the H200 that shape
      * ran 256^3 at 0.58x CLBlast where the defaults ran it at 0.82x). "large" (M*N*K >= 2^38,
      * 8192^3 is 2^39): on the H200 64x128 tiles ran 8192^3 at 48.4 TFLOP/s and 4096^3 at 43.7, where
-     * 128x128 ran 46.4 and 44.6 (with 2-wide N vectors, NVIDIA's f32 defaults: gemm_class_defaults,
-     * 8192^3 ran 47.9-48.0). "short_k": on the H200 64x128 tiles (8x8 a work-item) ran
-     * 16384x16384x64, 4096x4096x256, 8192x8192x128 and 8192x8192x256 at 38.3, 38.7, 40.6 and 44.4
-     * TFLOP/s where the "all" entry's 128x128 (8x16) ran 35.4, 38.3, 38.1 and 42.8. A class without an
-     * entry of its own uses "all" (profile.c), then its built-in defaults (gemm_class_defaults). */
+     * 128x128 ran 46.4 and 44.6; in later alternating rounds 64x128 ran 8192^3 at 46.9-47.8 and
+     * 128x128 with 2-wide N vectors (NVIDIA's f32 defaults, gemm_class_defaults) at 47.9-48.0.
+     * "short_k": on the H200 64x128 tiles (8x8 a work-item) ran 16384x16384x64, 4096x4096x256,
+     * 8192x8192x128 and 8192x8192x256 at 38.3, 38.7, 40.6 and 44.4 TFLOP/s where the "all" entry's
+     * 128x128 (8x16) ran 35.4, 38.3, 38.1 and 42.8. Where no profile has an entry for the class,
+     * "medium" and "short_k" on GPUs take their built-in defaults, any other class a profile's "all"
+     * entry, else its built-in defaults (profile.c, gemm_class_defaults). */
     double volume = (double)km * (double)kn * (double)k;
     const char *cls = ocx__gemm_class(volume, k);
     ocx__params p;

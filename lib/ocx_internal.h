@@ -207,9 +207,9 @@ typedef struct ocx__family {
     void (*canonical)(int *values);
     /* NULL, or adjusts the built-in defaults of a size class for this device and dtype and returns 1
      * when it has defaults of its own for that class. A class other than "all" with defaults of its
-     * own takes them before a profile's "all" entry (tuned at other shapes) where no source has an
-     * entry for the class; a class without its own takes the first source's "all" entry, else the
-     * family's table defaults (not "all"'s class defaults). */
+     * own, other than those "all" has of its own, takes them before a profile's "all" entry (tuned
+     * at other shapes) where no source has an entry for the class; any other class takes the first
+     * source's "all" entry, else its built-in defaults (the table's where it has none of its own). */
     int (*class_defaults)(const ocx_device_info *dev, ocx_dtype dtype, const char *size_class, int *values);
     /* NULL, or the parameters (NULL-terminated names) that fitting defaults to a device lowers first,
      * in this order, when local memory is the only limit they exceed; then the general rule (the one

@@ -143,14 +143,20 @@ static ocx_status class_default(const ocx_context *ctx, const ocx__family *fam, 
 {
     *own = 0;
     OCX__FORWARD(ocx__params_default(ctx, fam, dtype, out));
-    if (fam->class_defaults && size_class) {
-        /* The class's own built-in defaults, where the family has some that are legal here. */
-        int v[OCX__MAX_PARAMS];
-        memcpy(v, out->v, sizeof v);
-        int has = fam->class_defaults(&ctx->info, dtype, size_class, v);
-        fit(v, fam, &ctx->info, dtype);
-        if (has && !ocx__params_check(fam, v, &ctx->info, dtype)) memcpy(out->v, v, sizeof v), *own = 1;
-    }
+    if (!fam->class_defaults || !size_class) return OCX_OK;
+    /* The class's own built-in defaults, where the family has some that are legal here. */
+    int v[OCX__MAX_PARAMS], all[OCX__MAX_PARAMS];
+    memcpy(v, out->v, sizeof v);
+    memcpy(all, out->v, sizeof all);
+    int has = fam->class_defaults(&ctx->info, dtype, size_class, v);
+    fit(v, fam, &ctx->info, dtype);
+    if (!has || ocx__params_check(fam, v, &ctx->info, dtype)) return OCX_OK;
+    memcpy(out->v, v, sizeof v);
+    /* A class whose defaults are those "all" has of its own (NVIDIA's f32 GEMM "large") shares them
+     * rather than owning them: a profile's "all" entry still comes before them. */
+    int all_has = strcmp(size_class, "all") != 0 && fam->class_defaults(&ctx->info, dtype, "all", all);
+    if (all_has) fit(all, fam, &ctx->info, dtype);
+    *own = !all_has || memcmp(all, v, sizeof v) != 0;
     return OCX_OK;
 }
 

@@ -979,11 +979,11 @@ static double least_cost(const tuning_def *def, int prebuilt, int gpu)
 /* The least a GPU's GEMM build is priced at until the entry has compiled a program itself: the
  * earlier entries' builds can say little of the next kernel's (on the H200 "all" and "medium"
  * built 31 candidates in 17 s; then "large", whose first candidate "all" had built, spent 17 s on
- * three candidates where 7 were left, and a 60-s run took 71; priced at 10 s, a candidate at
- * 8192^3 took about 13 and left the run's last entry out). */
+ * three candidates where 7 were left, and a 60-s run took 71; priced at 10 s, a tiled candidate
+ * at 8192^3 took about 13 and left the run's last entry out; the tensor-core kernels build in 1-2 s). */
 static double cold_build(const tuning_def *def, int gpu)
 {
-    return gpu && weight_of(def) > 1 ? 14.0 : 0.0;
+    return !gpu || weight_of(def) == 1 ? 0.0 : def->fam == &ocx__family_gemm ? 14.0 : 10.0;
 }
 
 /* Whether two parameter sets build the same program (host-only parameters aside). */

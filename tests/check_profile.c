@@ -326,9 +326,9 @@ START_TEST(test_gemm_size_classes)
 END_TEST
 
 /* A class with built-in defaults of its own on the device (GEMM's "medium" and "short_k" on GPUs)
- * takes them before a profile's "all" entry; "large", which has none (but on NVIDIA), takes the "all" entry, and so
- * does every class on a CPU. The GPU is the test device with its type changed: its parameters are
- * only looked up, never run. */
+ * takes them before a profile's "all" entry; "large", which has none (or, for f32 on NVIDIA, those
+ * of "all"), takes the "all" entry, and so does every class on a CPU. The CPU and the GPUs are the
+ * test device with its type and vendor changed: their parameters are only looked up, never run. */
 START_TEST(test_class_defaults_before_all)
 {
     json_t *j = profile_with(16, 0, 0);
@@ -352,14 +352,17 @@ START_TEST(test_class_defaults_before_all)
     }
     ocx_context gpu = *ctx;
     gpu.info.type = OCX_DEVICE_GPU;
-    /* Not NVIDIA's, whose f32 "large" has defaults of its own (test_vendor_class_defaults), on
-     * whatever device the suite runs. */
-    snprintf(gpu.info.vendor, sizeof gpu.info.vendor, "Some GPU vendor");
-    for (int c = 0; c < 3; c++) {
-        ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, OCX_F32, classes[c], &p));
-        const int from_all = c == 2;
-        ck_assert_msg((ocx__param(&p, "KUNR") == 2) == from_all && (strcmp(p.origin, "built-in") != 0) == from_all,
-                      "GPU, %s: KUNR=%d from %s", classes[c], ocx__param(&p, "KUNR"), p.origin);
+    /* Another vendor's GPU, and NVIDIA's, whose f32 "all" and "large" share built-in defaults
+     * (test_vendor_class_defaults). */
+    const char *vendors[] = {"Some GPU vendor", "NVIDIA Corporation"};
+    for (int w = 0; w < 2; w++) {
+        snprintf(gpu.info.vendor, sizeof gpu.info.vendor, "%s", vendors[w]);
+        for (int c = 0; c < 3; c++) {
+            ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, OCX_F32, classes[c], &p));
+            const int from_all = c == 2;
+            ck_assert_msg((ocx__param(&p, "KUNR") == 2) == from_all && (strcmp(p.origin, "built-in") != 0) == from_all,
+                          "GPU (%s), %s: KUNR=%d from %s", vendors[w], classes[c], ocx__param(&p, "KUNR"), p.origin);
+        }
     }
     ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, OCX_F32, "short_k", &p));
     ck_assert_msg(ocx__param(&p, "MWG") == 64 && ocx__param(&p, "NWG") == 128, "GPU short_k: %dx%d", ocx__param(&p, "MWG"),
@@ -368,10 +371,10 @@ START_TEST(test_class_defaults_before_all)
 }
 END_TEST
 
-/* NVIDIA GPUs' f32 "all" class has built-in defaults of its own (128x128 tiles, 2-wide N vectors,
- * what a long search found on the H200); "large" and other dtypes keep the table's 64x128, and so
- * does another vendor's GPU. No profile here; the GPUs are the test device with its type and vendor
- * changed, looked up only. */
+/* NVIDIA GPUs' f32 "all" and "large" classes have built-in defaults (128x128 tiles, 2-wide N
+ * vectors, what long searches found on the H200); other dtypes and "short_k" keep the table's
+ * 64x128, and so does another vendor's GPU. No profile here; the GPUs are the test device with its
+ * type and vendor changed, looked up only. */
 START_TEST(test_vendor_class_defaults)
 {
     ocx_context *ctx = NULL;
@@ -397,10 +400,10 @@ START_TEST(test_vendor_class_defaults)
         snprintf(gpu.info.vendor, sizeof gpu.info.vendor, "%s", cases[c].vendor);
         gpu.info.local_mem_max_bytes = gpu.info.local_mem_bytes = 65536; /* room for either, f64 too */
         ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, cases[c].dtype, cases[c].cls, &p));
-        const int v[5] = {ocx__param(&p, "MWG"), ocx__param(&p, "NWG"), ocx__param(&p, "MDIMC"), ocx__param(&p, "NDIMC"),
-                          ocx__param(&p, "VWN")};
-        ck_assert_msg(v[0] == cases[c].mwg && v[1] == cases[c].nwg && v[2] == cases[c].mdimc && v[3] == cases[c].ndimc &&
-                          v[4] == cases[c].vwn && strcmp(p.origin, "built-in") == 0,
+        const int v[5] = {ocx__param(&p, "MWG"), ocx__param(&p, "NWG"), ocx__param(&p, "MDIMC"),
+                          ocx__param(&p, "NDIMC"), ocx__param(&p, "VWN")};
+        ck_assert_msg(v[0] == cases[c].mwg && v[1] == cases[c].nwg && v[2] == cases[c].mdimc &&
+                          v[3] == cases[c].ndimc && v[4] == cases[c].vwn && strcmp(p.origin, "built-in") == 0,
                       "%s %s %s: %dx%d, %dx%d items, VWN=%d from %s", cases[c].vendor, ocx_dtype_name(cases[c].dtype),
                       cases[c].cls, v[0], v[1], v[2], v[3], v[4], p.origin);
     }

@@ -24,7 +24,7 @@
 
 #include "ocx.h"
 
-/* Seconds kept back from --budget for releasing the device at the end (NVIDIA: about half a second). */
+/* Seconds kept back from --budget for releasing the device at the end (NVIDIA: 0.1-0.5 s). */
 #define TEARDOWN_S 1.0
 /* Runs after a crash, and the least time left that one is started with. */
 #define RETRIES 2
