@@ -20,6 +20,8 @@
  *            step, one accumulator each (ACC streams a core, where one left bandwidth unused)
  *   OP       the one operation to compile (ocx_reduce_op: 0 sum … 7 argmax); -1, the default, all of
  *            them. A program of one operation compiles in an eighth of the time (PoCL: seconds).
+ *   ARGBLOCKS 1: argmin/argmax with LAYOUT 2 scan blocks of extremes, then rescan one (ARG_SHARE;
+ *            the host sets it on CPUs); 0: they scan (value, index) pairs
  * Semantics: NaN propagates through min/max/argmin/argmax (argmin/argmax give the first NaN); ties
  * resolve to the lowest index; nrm2 scales so that neither huge nor tiny values over/underflow.
  */
@@ -40,6 +42,9 @@
 #endif
 #ifndef OP
 #define OP -1
+#endif
+#ifndef ARGBLOCKS
+#define ARGBLOCKS 0
 #endif
 #define WANT(op) (OP < 0 || OP == (op))
 
@@ -544,6 +549,113 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
 #define COMB_VCOMB_ARGMIN(v, w, v2, w2) UPD_ARG(AV, MV, <, v, w, v2, (w2))
 #define COMB_VCOMB_ARGMAX(v, w, v2, w2) UPD_ARG(AV, MV, >, v, w, v2, (w2))
 #define ACC_ARG(CMP, u, k) SCAN_ARG(AV, MV, CMP, acc_[u], accw_[u], LDV(x, k), (IV)((IDX)((k)*VW)) + LANES)
+/* The vectors of a work-item's share (nv of them) into its scalar state (v, w). */
+#if LAYOUT == 2 && ARGBLOCKS
+/* On CPUs the scan of (value, index) pairs ran at 2.3x the time of max alone (PoCL 3.1, AVX2, 2^24
+ * f32: 14 against 33 GB/s). Each stream (as SHARE_LOOP's) is read in blocks of ARGB vectors that
+ * keep only their lanes' extremes and whether a NaN passed (a select and an OR a vector); at each
+ * block's end a lane whose block comes first in the order (NaN, then CMP, then the earlier block)
+ * remembers it; at the end each lane rescans its one block for the first index. */
+#define ARGB 16
+#define ARG_TAKE_VEC(CMP, u, k)                                                                    \
+    do {                                                                                           \
+        const AV a_ = LDV(x, k);                                                                   \
+        mb_[u] = a_ CMP mb_[u] ? a_ : mb_[u];                                                      \
+        nb_[u] |= isnan(a_);                                                                       \
+    } while (0)
+#define ARG_BLOCK_END(CMP, INIT, u, b)                                                             \
+    do {                                                                                           \
+        const MV take_ = !isnan(bv_[u]) & (nb_[u] | (mb_[u] CMP bv_[u]) | (bb_[u] == (IV)NONE));   \
+        bv_[u] = take_ ? (nb_[u] ? (AV)NAN : mb_[u]) : bv_[u];                                     \
+        bb_[u] = take_ ? (IV)((IDX)(b)) : bb_[u];                                                  \
+        mb_[u] = (AV)(INIT);                                                                       \
+        nb_[u] = (MV)0;                                                                            \
+    } while (0)
+/* Whole blocks of every stream in step while the last (shortest) stream has them; then the rest
+ * of each stream, its last block short. */
+#define ARG_BLOCKS(CMP, INIT)                                                                      \
+    do {                                                                                           \
+        const size_t last_ = k0_ + (ACC - 1) * sub_;                                               \
+        const size_t fb_ = last_ < end_ ? (end_ - last_) / ARGB : 0;                               \
+        for (size_t b_ = 0; b_ < fb_; b_++) {                                                      \
+            for (int j_ = 0; j_ < ARGB; j_++)                                                      \
+                for (int u_ = 0; u_ < ACC; u_++) ARG_TAKE_VEC(CMP, u_, k0_ + u_ * sub_ + b_ * ARGB + j_); \
+            for (int u_ = 0; u_ < ACC; u_++) ARG_BLOCK_END(CMP, INIT, u_, b_);                     \
+        }                                                                                          \
+        for (int u_ = 0; u_ < ACC; u_++) {                                                         \
+            const size_t s_ = k0_ + (size_t)u_ * sub_, e_ = min(end_, s_ + sub_);                  \
+            for (size_t k_ = s_ + fb_ * ARGB; k_ < e_; k_ += ARGB) {                               \
+                for (size_t j_ = k_; j_ < min(e_, k_ + ARGB); j_++) ARG_TAKE_VEC(CMP, u_, j_);     \
+                ARG_BLOCK_END(CMP, INIT, u_, (k_ - s_) / ARGB);                                    \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+/* f16: a loop for raw words and one for vload_halfN (FOR_SHARE_ACC says why). */
+#if DTYPE == 1 && VW > 1
+#define ARG_BLOCKS_F(CMP, INIT)                                                                    \
+    do {                                                                                           \
+        if (raw_) {                                                                                \
+            const int raw_ = 1;                                                                    \
+            ARG_BLOCKS(CMP, INIT);                                                                 \
+        } else {                                                                                   \
+            const int raw_ = 0;                                                                    \
+            ARG_BLOCKS(CMP, INIT);                                                                 \
+        }                                                                                          \
+    } while (0)
+#else
+#define ARG_BLOCKS_F(CMP, INIT) ARG_BLOCKS(CMP, INIT)
+#endif
+#if VW == 1
+#define STORE_LANES(vec, arr) ((arr)[0] = (vec))
+#else
+#define STORE_LANES(vec, arr) CAT(vstore, VW)((vec), 0, (arr))
+#endif
+/* Each lane's first element of its block equal to its extreme (or its first NaN), into (v, w). */
+#define ARG_RESCAN(CMP, v, w)                                                                      \
+    do {                                                                                           \
+        for (int u_ = 0; u_ < ACC; u_++) {                                                         \
+            A bvl_[VW];                                                                            \
+            IDX bbl_[VW];                                                                          \
+            STORE_LANES(bv_[u_], bvl_);                                                            \
+            STORE_LANES(bb_[u_], bbl_);                                                            \
+            const size_t s_ = k0_ + (size_t)u_ * sub_, e_ = min(end_, s_ + sub_);                  \
+            for (int l_ = 0; l_ < VW; l_++) {                                                      \
+                if (bbl_[l_] == NONE) continue;                                                    \
+                const size_t b0_ = s_ + (size_t)bbl_[l_] * ARGB, b1_ = min(e_, b0_ + ARGB);        \
+                for (size_t k_ = b0_; k_ < b1_; k_++) {                                            \
+                    const A el_ = LD(x, k_ * VW + l_); /* (UPD_ARG declares a_) */                 \
+                    if (isnan(bvl_[l_]) ? isnan(el_) : el_ == bvl_[l_]) {                          \
+                        UPD_ARG(A, int, CMP, v, w, el_, (IDX)(k_ * VW + l_));                      \
+                        break;                                                                     \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+#define ARG_SHARE(nv, CMP, COMB, INIT, v, w)                                                       \
+    do {                                                                                           \
+        const size_t per_ = ((nv) + get_global_size(0) - 1) / get_global_size(0);                 \
+        const size_t sub_ = (per_ + ACC - 1) / ACC, k0_ = get_global_id(0) * per_;                 \
+        const size_t end_ = min((size_t)(nv), k0_ + per_);                                         \
+        AV mb_[ACC], bv_[ACC];                                                                     \
+        MV nb_[ACC];                                                                               \
+        IV bb_[ACC];                                                                               \
+        for (int u_ = 0; u_ < ACC; u_++)                                                           \
+            mb_[u_] = bv_[u_] = (AV)(INIT), nb_[u_] = (MV)0, bb_[u_] = (IV)NONE;                   \
+        ARG_BLOCKS_F(CMP, INIT);                                                                   \
+        ARG_RESCAN(CMP, v, w);                                                                     \
+    } while (0)
+#else
+#define ARG_SHARE(nv, CMP, COMB, INIT, v, w)                                                       \
+    do {                                                                                           \
+        AV acc_[ACC];                                                                              \
+        IV accw_[ACC];                                                                             \
+        ACC_INIT((AV)(INIT), (IV)NONE);                                                            \
+        FOR_SHARE_ACC(nv, ACC_ARG, CMP);                                                           \
+        ACC_FOLD(COMB_V##COMB);                                                                    \
+        FOLD_LANES(IDX, v, w, acc_[0], accw_[0], COMB);                                            \
+    } while (0)
+#endif
 #define ARGEXT(part_name, final_name, CMP, COMB, INIT)                                                              \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_name(                  \
         const ulong n, const global S *x, const ulong xo, const ulong incx, const global S *y,    \
@@ -554,14 +666,9 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
         A v = (A)(INIT);                                                                           \
         IDX w = NONE;                                                                              \
         if (incx == 1) {                                                                           \
-            AV acc_[ACC];                                                                          \
-            IV accw_[ACC];                                                                         \
-            ACC_INIT((AV)(INIT), (IV)NONE);                                                        \
             const size_t nv = n / VW;                                                              \
             RAW_INIT(ALIGNED(x));                                                                  \
-            FOR_SHARE_ACC(nv, ACC_ARG, CMP);                                                       \
-            ACC_FOLD(COMB_V##COMB);                                                                \
-            FOLD_LANES(IDX, v, w, acc_[0], accw_[0], COMB);                                        \
+            ARG_SHARE(nv, CMP, COMB, INIT, v, w);                                                  \
             FOR_TAIL(i, nv * VW, n) { SCAN_ARG(A, int, CMP, v, w, LD(x, i), (IDX)i); }                   \
         } else {                                                                                   \
             FOR_SHARE(i, n) { SCAN_ARG(A, int, CMP, v, w, LD(x, i * incx), (IDX)i); }                    \

@@ -89,8 +89,11 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
      * 4.55 TB/s with double2). */
     if (dt == OCX_F64) p.v[1] = p.v[1] > 1 ? p.v[1] / 2 : 1;
     char options[512];
-    /* One program per operation: compiling all eight costs PoCL tens of seconds. */
-    snprintf(options, sizeof options, "-DDTYPE=%d -DOP=%d", dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0, (int)op);
+    /* One program per operation: compiling all eight costs PoCL tens of seconds. ARGBLOCKS: argmin
+     * and argmax scan blocks on CPUs (reduce.cl), where they were measured; GPUs keep the pair scan
+     * in either layout. */
+    snprintf(options, sizeof options, "-DDTYPE=%d -DOP=%d -DARGBLOCKS=%d", dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0,
+             (int)op, ctx->info.type == OCX_DEVICE_CPU && (op == OCX_REDUCE_ARGMIN || op == OCX_REDUCE_ARGMAX));
     ocx__params_defines(&p, options, sizeof options);
     size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
     int contiguous = incx == 1 && (op != OCX_REDUCE_DOT || incy == 1);
