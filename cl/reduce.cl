@@ -555,7 +555,7 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
  * f32: 14 against 33 GB/s). Each stream (as SHARE_LOOP's) is read in blocks of ARGB vectors that
  * keep only their lanes' extremes and whether a NaN passed (a select and an OR a vector); at each
  * block's end a lane whose block comes first in the order (NaN, then CMP, then the earlier block)
- * remembers it; at the end each lane rescans its one block for the first index. */
+ * remembers it; at the end each stream's lanes rescan their one block each for the first index. */
 #define ARGB 16
 #define ARG_TAKE_VEC(CMP, u, k)                                                                    \
     do {                                                                                           \
@@ -579,7 +579,7 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
         const size_t fb_ = last_ < end_ ? (end_ - last_) / ARGB : 0;                               \
         for (size_t b_ = 0; b_ < fb_; b_++) {                                                      \
             for (int j_ = 0; j_ < ARGB; j_++)                                                      \
-                for (int u_ = 0; u_ < ACC; u_++) ARG_TAKE_VEC(CMP, u_, k0_ + u_ * sub_ + b_ * ARGB + j_); \
+                for (int u_ = 0; u_ < ACC; u_++) ARG_TAKE_VEC(CMP, u_, k0_ + (size_t)u_ * sub_ + b_ * ARGB + j_); \
             for (int u_ = 0; u_ < ACC; u_++) ARG_BLOCK_END(CMP, INIT, u_, b_);                     \
         }                                                                                          \
         for (int u_ = 0; u_ < ACC; u_++) {                                                         \
@@ -632,7 +632,7 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
             }                                                                                      \
         }                                                                                          \
     } while (0)
-#define ARG_SHARE(nv, CMP, COMB, INIT, v, w)                                                       \
+#define ARG_SHARE(nv, CMP, COMB, INIT, v, w) /* (COMB: LAYOUT 1's) */                            \
     do {                                                                                           \
         const size_t per_ = ((nv) + get_global_size(0) - 1) / get_global_size(0);                 \
         const size_t sub_ = (per_ + ACC - 1) / ACC, k0_ = get_global_id(0) * per_;                 \

@@ -122,8 +122,10 @@ const char *ocx__gemm_class(double volume, size_t k)
  * 43.6-44.4, and a 60-s run, which compiles two or three GEMM candidates there (NVIDIA: 4-13 s
  * each), had kept the 64x128 it started from; a 580-s search from them kept them (167 candidates).
  * At 8192^3 they ran 47.9-48.0 where 64x128 ran 46.9-47.8 (four alternating rounds), and with the
- * same start "large" begins from a kernel the 60-s run's "all" entry has built. Other vendors'
- * GPUs, and f64 and f16 storage (not measured so), keep the table. */
+ * same start "large" begins from a kernel the 60-s run's "all" entry has built. The two must stay
+ * equal for "large" to keep taking a profile's "all" entry (profile.c: a class whose defaults are
+ * "all"'s shares them). Other vendors' GPUs, and f64 and f16 storage (not measured so), keep the
+ * table. */
 static int gemm_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, const char *size_class, int *v)
 {
     if (dev->type == OCX_DEVICE_CPU) return 0;
@@ -415,9 +417,10 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * 128x128 with 2-wide N vectors (NVIDIA's f32 defaults, gemm_class_defaults) at 47.9-48.0.
      * "short_k": on the H200 64x128 tiles (8x8 a work-item) ran 16384x16384x64, 4096x4096x256,
      * 8192x8192x128 and 8192x8192x256 at 38.3, 38.7, 40.6 and 44.4 TFLOP/s where the "all" entry's
-     * 128x128 (8x16) ran 35.4, 38.3, 38.1 and 42.8. Where no profile has an entry for the class,
-     * "medium" and "short_k" on GPUs take their built-in defaults, any other class a profile's "all"
-     * entry, else its built-in defaults (profile.c, gemm_class_defaults). */
+     * 128x128 (8x16) ran 35.4, 38.3, 38.1 and 42.8. Profiles are read source by source: the first
+     * with an entry for the class, or with an "all" entry for a class without built-in defaults of
+     * its own ("medium" and "short_k" on GPUs have them), gives the parameters; else the built-in
+     * defaults (profile.c, gemm_class_defaults). */
     double volume = (double)km * (double)kn * (double)k;
     const char *cls = ocx__gemm_class(volume, k);
     ocx__params p;

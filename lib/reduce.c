@@ -15,7 +15,8 @@
  * lanes (one AVX-512 register of f32), read as 4 streams in step (ACC: a core's one sequential
  * stream left its memory bandwidth unused). 2-core AVX2 EPYC, 2^24 f32, medians of 4 alternating
  * rounds (GB/s, 1 / 4 / 8 streams): sum 26.4 / 33.6 / 31.6, nrm2 26.7 / 33.6 / 30.7, dot (two
- * arrays) 30.4 / 28.8 / 23.7, argmax 12.7 / 13.8 / 12.2. */
+ * arrays) 30.4 / 28.8 / 23.7, argmax 12.7 / 13.8 / 12.2 (the pair scan, before argmin/argmax
+ * scanned blocks on CPUs). */
 static const ocx__param_def reduce_params[] = {
     /* name         gpu  cpu  min  max   pow2 */
     {"WG", 256, 16, 1, 1024, 1},
@@ -93,7 +94,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
      * and argmax scan blocks on CPUs (reduce.cl), where they were measured; GPUs keep the pair scan
      * in either layout. */
     snprintf(options, sizeof options, "-DDTYPE=%d -DOP=%d -DARGBLOCKS=%d", dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0,
-             (int)op, ctx->info.type == OCX_DEVICE_CPU && (op == OCX_REDUCE_ARGMIN || op == OCX_REDUCE_ARGMAX));
+             (int)op, ctx->info.type == OCX_DEVICE_CPU && is_arg(op));
     ocx__params_defines(&p, options, sizeof options);
     size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
     int contiguous = incx == 1 && (op != OCX_REDUCE_DOT || incy == 1);
