@@ -137,7 +137,8 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
 
 const char *const ocx__size_classes[] = {"all", "small", "medium", "large", "short_k", NULL};
 
-/* *own: 1 when the family has built-in defaults of its own for the class on this device. */
+/* *own: 1 when the family has built-in defaults of its own for the class on this device, other than
+ * those of its "all" class. */
 static ocx_status class_default(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, const char *size_class,
                                 ocx__params *out, int *own)
 {
