@@ -249,13 +249,18 @@ inline AV f16_from_bits(const SV b)
  * UPD(ARG, u, k) folds vector k into accumulator u. Each accumulator sees its vectors in increasing
  * order (argmin/argmax scan them so). */
 #if LAYOUT == 2
-/* The share in ACC consecutive runs of sub_ vectors, read in step while the last (shortest) run
- * lasts; then what is left of the others, bounds-checked. */
+/* A work-item's share of count vectors, [k0_, end_), as ACC consecutive runs (streams) of sub_
+ * vectors, the last one shortest; stream u's own span is [s_, e_). */
+#define SHARE_SPAN(count)                                                                          \
+    const size_t per_ = ((count) + get_global_size(0) - 1) / get_global_size(0),                   \
+                 sub_ = (per_ + ACC - 1) / ACC, k0_ = get_global_id(0) * per_,                     \
+                 end_ = min((size_t)(count), k0_ + per_)
+#define STREAM_SPAN(u) const size_t s_ = k0_ + (size_t)(u) * sub_, e_ = min(end_, s_ + sub_)
+/* The streams read in step while the last (shortest) lasts; then what is left of the others,
+ * bounds-checked. */
 #define SHARE_LOOP(count, UPD, ARG)                                                                \
     do {                                                                                           \
-        const size_t per_ = ((count) + get_global_size(0) - 1) / get_global_size(0);               \
-        const size_t sub_ = (per_ + ACC - 1) / ACC, k0_ = get_global_id(0) * per_;                 \
-        const size_t end_ = min((size_t)(count), k0_ + per_);                                      \
+        SHARE_SPAN(count);                                                                         \
         size_t j_ = 0;                                                                             \
         for (; k0_ + (ACC - 1) * sub_ + j_ < end_; j_++)                                           \
             for (int u_ = 0; u_ < ACC; u_++) UPD(ARG, u_, k0_ + (size_t)u_ * sub_ + j_);           \
@@ -274,23 +279,24 @@ inline AV f16_from_bits(const SV b)
         for (; k_ < end_; k_ += step_) UPD(ARG, 0, k_);                                            \
     } while (0)
 #endif
-/* f16: one loop for raw words and one for vload_halfN, each with its load alone. With the branch
- * inside one loop, PoCL (3.1, AVX2) issued the aligned 16-byte load of the raw path on an unaligned
- * view as well (argmin, two accumulators) and crashed. */
+/* LOOP(a, b, c), for f16 as one loop for raw words and one for vload_halfN, each with its load
+ * alone. With the branch inside one loop, PoCL (3.1, AVX2) issued the aligned 16-byte load of the
+ * raw path on an unaligned view as well (argmin, two accumulators) and crashed. */
 #if DTYPE == 1 && VW > 1
-#define FOR_SHARE_ACC(count, UPD, ARG)                                                             \
+#define RAW_LOOPS(LOOP, a, b, c)                                                                   \
     do {                                                                                           \
         if (raw_) {                                                                                \
             const int raw_ = 1;                                                                    \
-            SHARE_LOOP(count, UPD, ARG);                                                           \
+            LOOP(a, b, c);                                                                         \
         } else {                                                                                   \
             const int raw_ = 0;                                                                    \
-            SHARE_LOOP(count, UPD, ARG);                                                           \
+            LOOP(a, b, c);                                                                         \
         }                                                                                          \
     } while (0)
 #else
-#define FOR_SHARE_ACC(count, UPD, ARG) SHARE_LOOP(count, UPD, ARG)
+#define RAW_LOOPS(LOOP, a, b, c) LOOP(a, b, c)
 #endif
+#define FOR_SHARE_ACC(count, UPD, ARG) RAW_LOOPS(SHARE_LOOP, count, UPD, ARG)
 /* Accumulators 1 … ACC-1 folded into accumulator 0 by COMB(v, w, v2, w2) on whole vectors. */
 #define ACC_FOLD(COMB)                                                                             \
     do {                                                                                           \
@@ -571,40 +577,25 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
         mb_[u] = (AV)(INIT);                                                                       \
         nb_[u] = (MV)0;                                                                            \
     } while (0)
-/* Whole blocks of every stream in step while the last (shortest) stream has them; then the rest
- * of each stream, its last block short. */
-#define ARG_BLOCKS(CMP, INIT)                                                                      \
+/* Whole blocks of B vectors of every stream in step while the last (shortest) stream has them;
+ * then the rest of each stream, its last block short. */
+#define ARG_BLOCKS(CMP, INIT, B)                                                                   \
     do {                                                                                           \
         const size_t last_ = k0_ + (ACC - 1) * sub_;                                               \
-        const size_t fb_ = last_ < end_ ? (end_ - last_) / ARGB : 0;                               \
+        const size_t fb_ = last_ < end_ ? (end_ - last_) / (B) : 0;                                \
         for (size_t b_ = 0; b_ < fb_; b_++) {                                                      \
-            for (int j_ = 0; j_ < ARGB; j_++)                                                      \
-                for (int u_ = 0; u_ < ACC; u_++) ARG_TAKE_VEC(CMP, u_, k0_ + (size_t)u_ * sub_ + b_ * ARGB + j_); \
+            for (int j_ = 0; j_ < (B); j_++)                                                       \
+                for (int u_ = 0; u_ < ACC; u_++) ARG_TAKE_VEC(CMP, u_, k0_ + (size_t)u_ * sub_ + b_ * (B) + j_); \
             for (int u_ = 0; u_ < ACC; u_++) ARG_BLOCK_END(CMP, INIT, u_, b_);                     \
         }                                                                                          \
         for (int u_ = 0; u_ < ACC; u_++) {                                                         \
-            const size_t s_ = k0_ + (size_t)u_ * sub_, e_ = min(end_, s_ + sub_);                  \
-            for (size_t k_ = s_ + fb_ * ARGB; k_ < e_; k_ += ARGB) {                               \
-                for (size_t j_ = k_; j_ < min(e_, k_ + ARGB); j_++) ARG_TAKE_VEC(CMP, u_, j_);     \
-                ARG_BLOCK_END(CMP, INIT, u_, (k_ - s_) / ARGB);                                    \
+            STREAM_SPAN(u_);                                                                       \
+            for (size_t k_ = s_ + fb_ * (B); k_ < e_; k_ += (B)) {                                 \
+                for (size_t j_ = k_; j_ < min(e_, k_ + (B)); j_++) ARG_TAKE_VEC(CMP, u_, j_);      \
+                ARG_BLOCK_END(CMP, INIT, u_, (k_ - s_) / (B));                                     \
             }                                                                                      \
         }                                                                                          \
     } while (0)
-/* f16: a loop for raw words and one for vload_halfN (FOR_SHARE_ACC says why). */
-#if DTYPE == 1 && VW > 1
-#define ARG_BLOCKS_F(CMP, INIT)                                                                    \
-    do {                                                                                           \
-        if (raw_) {                                                                                \
-            const int raw_ = 1;                                                                    \
-            ARG_BLOCKS(CMP, INIT);                                                                 \
-        } else {                                                                                   \
-            const int raw_ = 0;                                                                    \
-            ARG_BLOCKS(CMP, INIT);                                                                 \
-        }                                                                                          \
-    } while (0)
-#else
-#define ARG_BLOCKS_F(CMP, INIT) ARG_BLOCKS(CMP, INIT)
-#endif
 #if VW == 1
 #define STORE_LANES(vec, arr) ((arr)[0] = (vec))
 #else
@@ -618,7 +609,7 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
             IDX bbl_[VW];                                                                          \
             STORE_LANES(bv_[u_], bvl_);                                                            \
             STORE_LANES(bb_[u_], bbl_);                                                            \
-            const size_t s_ = k0_ + (size_t)u_ * sub_, e_ = min(end_, s_ + sub_);                  \
+            STREAM_SPAN(u_);                                                                       \
             for (int l_ = 0; l_ < VW; l_++) {                                                      \
                 if (bbl_[l_] == NONE) continue;                                                    \
                 const size_t b0_ = s_ + (size_t)bbl_[l_] * ARGB, b1_ = min(e_, b0_ + ARGB);        \
@@ -634,15 +625,13 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
     } while (0)
 #define ARG_SHARE(nv, CMP, COMB, INIT, v, w) /* (COMB: LAYOUT 1's) */                            \
     do {                                                                                           \
-        const size_t per_ = ((nv) + get_global_size(0) - 1) / get_global_size(0);                 \
-        const size_t sub_ = (per_ + ACC - 1) / ACC, k0_ = get_global_id(0) * per_;                 \
-        const size_t end_ = min((size_t)(nv), k0_ + per_);                                         \
+        SHARE_SPAN(nv);                                                                            \
         AV mb_[ACC], bv_[ACC];                                                                     \
         MV nb_[ACC];                                                                               \
         IV bb_[ACC];                                                                               \
         for (int u_ = 0; u_ < ACC; u_++)                                                           \
             mb_[u_] = bv_[u_] = (AV)(INIT), nb_[u_] = (MV)0, bb_[u_] = (IV)NONE;                   \
-        ARG_BLOCKS_F(CMP, INIT);                                                                   \
+        RAW_LOOPS(ARG_BLOCKS, CMP, INIT, ARGB);                                                    \
         ARG_RESCAN(CMP, v, w);                                                                     \
     } while (0)
 #else
