@@ -80,6 +80,30 @@
 #ifndef PTX
 #define PTX 1
 #endif
+/* X3=1: A and B are f32 (raw 32-bit words), each product taken as three TF32 products (see X3 below);
+ * 0: f16. ET is the element's storage word, EPC the elements of a 16-byte chunk. */
+#ifndef X3
+#define X3 0
+#endif
+/* X3_ROUND (developers, through OCX_BUILD_OPTIONS): 1 (the default) rounds each tail to TF32 here
+ * (to nearest, ties away); 0 leaves its low 13 bits for the tensor cores to drop, as they do a
+ * head's. On the H200 truncating ran no faster (8192^3 54.3 / 54.7 TFLOP/s against 54.6 / 55.0
+ * rounded, alternating; 4096^3 52.2 / 52.3 against 52.8 / 52.5), for a product error of up to
+ * 2^-20 + 2^-20 where rounding gives 2^-20 + 2^-21. */
+#ifndef X3_ROUND
+#define X3_ROUND 1
+#endif
+#if X3
+#define ESZ 4
+#define ET uint
+#else
+#define ESZ 2
+#define ET ushort
+#endif
+#define EPC (16 / ESZ)
+#if X3 && (WGMMA || TMA || WM != 32 || WN != 32)
+#error "X3 needs WGMMA = TMA = 0 and warp tiles of 32x32"
+#endif
 /* TMA=1: slices whose rows lie inside the matrices and are 16-byte aligned go to local memory as
  * bulk copies (cp.async.bulk, one per row, by the copy engine: no work-item moves their bytes),
  * completing on one mbarrier per stage; the others take the 16-byte copies as before. Rows are then
@@ -157,7 +181,7 @@
 #define NT (32 * NWARP)
 #define NT8 (WN / 8) /* n8 tiles per warp */
 
-/* Local slices, in halfs: A then B for each stage. Row widths (halfs) of the stored layouts. */
+/* Local slices, in elements: A then B for each stage. Row widths (elements) of the stored layouts. */
 #define A_W (AKF ? BK : BM)
 #define B_W (BKF ? BK : BN)
 #define A_ROWS (AKF ? BM : BK)
@@ -165,19 +189,35 @@
 #define A_SLICE (BM * BK)
 #define B_SLICE (BN * BK)
 
-/* The swizzle: 16-byte chunk c of row r of a W-half-wide slice is stored at chunk c ^ SWZ(W, r).
+/* The swizzle: 16-byte chunk c of row r of a W-element-wide slice is stored at chunk c ^ SWZ(W, r).
  * Rows per 128 bytes: 8/(W/8) when W < 64; the XOR spans min(W/8, 8) chunks. */
-#define CPR(W) ((W) / 8)
+#define CPR(W) ((W) / EPC)
 #define SWZ(W, r) (CPR(W) >= 8 ? ((r) & 7) : (((r) / (8 / CPR(W))) & (CPR(W) - 1)))
 #if TMA /* padded rows: the 8 rows of an ldmatrix phase land 16 bytes apart modulo 128 */
-#define ROWB(W) ((W)*2 + 16)
+#define ROWB(W) ((W)*ESZ + 16)
 #define SOFF(W, r, c) ((r)*ROWB(W) + (c)*16)
 #elif WGMMA /* wgmma's 128-byte swizzle: rows of 128 bytes, a K-slow slice in blocks of 64 columns */
 #define ROWB(W) 128
 #define SOFF(W, r, c) (((((c) >> 3) * BK + (r)) << 7) + ((((c)&7) ^ ((r)&7)) << 4))
 #else
-#define ROWB(W) ((W)*2)
-#define SOFF(W, r, c) (((r) * (W) + (((c) ^ SWZ(W, (r))) * 8)) * 2) /* byte offset */
+#define ROWB(W) ((W)*ESZ)
+#define SOFF(W, r, c) (((r) * (W) + (((c) ^ SWZ(W, (r))) * EPC)) * ESZ) /* byte offset */
+#endif
+/* X3 reads a K-slow operand with 16-byte local loads (LOAD_A / LOAD_B below): in each k8 step, lane
+ * 4g+t reads chunk g (of the warp's 32 columns) of rows t and t+4. Chunk c of row r is then stored
+ * at c ^ SWZ3(r), which moves r's two low bits over the chunk bits above g's low bit, so the 8
+ * lanes of each quarter-warp load meet 8 different 16-byte bank groups. */
+#define SWZ3(r) (((r)&3) << 1)
+#define SOFF3(W, r, c) (((r) * (W) + (((c) ^ SWZ3(r)) * EPC)) * ESZ)
+#if X3 && !AKF
+#define SOFF_A(r, c) SOFF3(A_W, r, c)
+#else
+#define SOFF_A(r, c) SOFF(A_W, r, c)
+#endif
+#if X3 && !BKF
+#define SOFF_B(r, c) SOFF3(B_W, r, c)
+#else
+#define SOFF_B(r, c) SOFF(B_W, r, c)
 #endif
 #if WGMMA
 #define A_BYTES (A_SLICE * 2)
@@ -257,11 +297,24 @@
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"          \
                  : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                          \
                  : "r"(addr))
+#if X3
+#define MMA_INSN "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+#else
+#define MMA_INSN "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#endif
 #define MMA(d, a, b0, b1)                                                                          \
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, " \
-                 "{%8,%9}, {%0,%1,%2,%3};\n"                                                       \
+    asm volatile(MMA_INSN " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                \
                  : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3])                          \
                  : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1))
+/* Whether p holds in any lane of the warp (X3: a warp's MMAs must all take one branch). */
+inline int warp_any(int p)
+{
+    uint r;
+    asm volatile("{ .reg .pred q; setp.ne.s32 q, %1, 0; vote.sync.any.pred q, q, 0xffffffff; selp.u32 %0, 1, 0, q; }"
+                 : "=r"(r) : "r"(p));
+    return (int)r;
+}
+#define ANY(p) warp_any(p)
 /* wgmma (WGMMA=1), written as marked comments that lib/program.c unmasks for sm_90a (see the top).
  * WG_MMA: acc += A x B for one k16 step, operands by descriptor (WG_DESC); scale-d 1 (accumulate),
  * A and B scaled by 1, transposed when the operand is K-slow. */
@@ -312,19 +365,23 @@
 #elif PTX == 2
 /* Emulation (OCX_VENDOR_PATHS=emulate, tests on any device): the warp-wide instructions computed
  * through local memory, with the operand layouts the PTX manual gives for ldmatrix and
- * mma.m16n8k16, so that the kernel's indexing (swizzle, fragments, pipeline, edges) is checked on
- * every CI run. Slow; uniform control flow makes the work-group barriers legal. */
+ * mma.m16n8k16 (m16n8k8 in X3), so that the kernel's indexing (swizzle, fragments, pipeline, edges)
+ * is checked on every CI run. Slow; uniform control flow makes the work-group barriers legal. */
+#define EMU_W (MT * 4 + NT8 * 2) /* words a lane's fragments of one step take (emu_mma_all) */
 #if WGMMA /* emu_wgmma reads local memory directly */
 #define EMU_DECL
 #else
-#define EMU_DECL local uint emu_scr[NWARP][32 * 6];
+#define EMU_DECL                                                                                   \
+    local uint emu_scr[NWARP][32 * EMU_W];                                                         \
+    local int emu_flag;
 #endif
 #define CP_COMMIT()
 #define CP_WAIT()
 #define CP_WAIT_ALL()
 #define LDSM_X4(r, addr) emu_ldsm((r), (addr), 0, emu_scr[warp], lane, smem, sbase)
 #define LDSM_X4_T(r, addr) emu_ldsm((r), (addr), 1, emu_scr[warp], lane, smem, sbase)
-#define MMA(d, a, b0, b1) emu_mma((d), (a), (b0), (b1), emu_scr[warp], lane)
+#define EMU_MMA_ALL(xa, xb) emu_mma_all(&acc[0][0][0], &(xa)[0][0], &(xb)[0][0], emu_scr[warp], lane)
+#define ANY(p) emu_any((p), &emu_flag) /* over the work-group: also uniform for its barriers */
 #define WG_MMA(da, db, st, kk) emu_wgmma(&acc[0][0][0], smem + (st), (kk), wm0, wn0, lane)
 /* ldmatrix.x4: lanes 8i..8i+7 give the row addresses of matrix i; lane t gets, of each matrix, row
  * t/4 columns 2(t%4), +1 (.trans: rows 2(t%4), +1 of column t/4), low half first. */
@@ -343,26 +400,49 @@ inline void emu_ldsm(uint *r, uint addr, int trans, local uint *scr, int lane, l
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
-/* mma.m16n8k16.row.col: A(r, k) is half k%2 of register (r/8) + 2(k/8) of lane 4(r%8) + (k%8)/2;
- * B(k, n) half k%2 of register k/8 of lane 4n + (k%8)/2; D register e of lane t is row t/4 + 8(e/2),
- * column 2(t%4) + e%2. */
-inline void emu_mma(float *d, const uint *a, uint b0, uint b1, local uint *scr, int lane)
+inline int emu_any(int p, local int *flag)
 {
-    for (int i = 0; i < 4; i++) scr[lane * 6 + i] = a[i];
-    scr[lane * 6 + 4] = b0;
-    scr[lane * 6 + 5] = b1;
     barrier(CLK_LOCAL_MEM_FENCE);
-    const local half *h = (const local half *)scr;
-    for (int e = 0; e < 4; e++) {
-        const int row = lane / 4 + (e >> 1) * 8, col = 2 * (lane % 4) + (e & 1);
-        float sum = d[e];
-        for (int k = 0; k < 16; k++) {
-            const int al = (row % 8) * 4 + (k % 8) / 2, ar = row / 8 + (k / 8) * 2;
-            const int bl = col * 4 + (k % 8) / 2, br = 4 + k / 8;
-            sum = fma(vload_half(2 * (al * 6 + ar) + (k & 1), h), vload_half(2 * (bl * 6 + br) + (k & 1), h), sum);
-        }
-        d[e] = sum;
-    }
+    if (get_local_id(0) == 0) *flag = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (p) *flag = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return *flag;
+}
+/* A warp's MMAs of one step (MMA_ALL: acc[i][j] += A fragment i x B fragment pair j/2, half j%2)
+ * at once: every lane writes its fragments (EMU_W words) to scr, then computes its accumulators
+ * from the lanes the PTX manual names, so two barriers serve the whole step. mma.m16n8k16 (f16):
+ * A(r, k) is half k%2 of register (r/8) + 2(k/8) of lane 4(r%8) + (k%8)/2; B(k, n) half k%2 of
+ * register k/8 of lane 4n + (k%8)/2. mma.m16n8k8 (X3, tf32): A(r, k) is register (r/8) + 2(k/4) of
+ * lane 4(r%8) + k%4, B(k, n) register k/4 of lane 4n + k%4, and the low 13 bits of each operand are
+ * not read. Both: D register e of lane t is row t/4 + 8(e/2), column 2(t%4) + e%2. */
+inline void emu_mma_all(float *acc, const uint *xa, const uint *xb, local uint *scr, int lane)
+{
+    for (int r = 0; r < MT * 4; r++) scr[lane * EMU_W + r] = xa[r];
+    for (int r = 0; r < NT8 * 2; r++) scr[lane * EMU_W + MT * 4 + r] = xb[r];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = 0; i < MT; i++)
+        for (int j = 0; j < NT8; j++)
+            for (int e = 0; e < 4; e++) {
+                const int row = lane / 4 + (e >> 1) * 8, col = 2 * (lane % 4) + (e & 1);
+                const int ab = i * 4, bb = MT * 4 + (j / 2) * 4 + (j & 1) * 2; /* the fragments' words */
+                float sum = acc[(i * NT8 + j) * 4 + e];
+#if X3
+                for (int k = 0; k < 8; k++) {
+                    const uint x = scr[((row % 8) * 4 + k % 4) * EMU_W + ab + row / 8 + (k / 4) * 2];
+                    const uint y = scr[(col * 4 + k % 4) * EMU_W + bb + k / 4];
+                    sum = fma(as_float(x & 0xffffe000u), as_float(y & 0xffffe000u), sum);
+                }
+#else
+                const local half *h = (const local half *)scr;
+                for (int k = 0; k < 16; k++) {
+                    const int aw = ((row % 8) * 4 + (k % 8) / 2) * EMU_W + ab + row / 8 + (k / 8) * 2;
+                    const int bw = (col * 4 + (k % 8) / 2) * EMU_W + bb + k / 8;
+                    sum = fma(vload_half(2 * aw + (k & 1), h), vload_half(2 * bw + (k & 1), h), sum);
+                }
+#endif
+                acc[(i * NT8 + j) * 4 + e] = sum;
+            }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 #if WGMMA
@@ -395,6 +475,7 @@ inline void emu_wgmma(float *d, const local uchar *st, int kk, int wm0, int wn0,
 #define LDSM_X4(r, addr) ((r)[0] = (r)[1] = (r)[2] = (r)[3] = (addr) & 0u)
 #define LDSM_X4_T(r, addr) LDSM_X4(r, addr)
 #define MMA(d, a, b0, b1) ((void)(a), (void)(b0), (void)(b1))
+#define ANY(p) (p)
 #define WG_MMA(da, db, st, kk) ((void)(da), (void)(db))
 #endif
 #if PTX != 1 /* no asynchronous copies or MMAs to wait for */
@@ -421,11 +502,13 @@ inline void emu_wgmma(float *d, const local uchar *st, int kk, int wm0, int wn0,
 /* Slice copies: 16-byte chunks, NT work-items over a ROWS x W slice (CPR chunks a row). As NT is a
  * multiple of CPR, all chunks of a work-item share one chunk column c = tid % CPR and take rows
  * tid / CPR + i*RS, RS = NT / CPR. */
-#define A_CHUNKS (A_SLICE / 8 / NT)
-#define B_CHUNKS (B_SLICE / 8 / NT)
+#define A_CHUNKS (A_SLICE / EPC / NT)
+#define B_CHUNKS (B_SLICE / EPC / NT)
 #define A_RS (NT / CPR(A_W))
 #define B_RS (NT / CPR(B_W))
-#define KK (BK / 16) /* k16 steps a slice (even: BK is 32 or 64, for the fragment double buffer) */
+/* MMA steps a slice, each 32 bytes of a row deep (k16 in f16, k8 in X3); even (BK is 32 or 64), for the
+ * fragment double buffer */
+#define KK (BK / (2 * EPC))
 
 /* A whole 16-byte chunk from global p to local byte address dst (the interior fast path). */
 #if PTX == 1 && FASTCP && !L2PF
@@ -436,30 +519,35 @@ inline void emu_wgmma(float *d, const local uchar *st, int kk, int wm0, int wn0,
 #define COPY16(dst, p) copy_chunk(dst, p, 8, 0, smem)
 #endif
 
-/* Copies 8 halfs (`n` of them valid, the rest zero) from global p into local byte address dst. */
-inline void copy_chunk(const uint dst, const global ushort *p, const int n, const int aligned, local uchar *base)
+/* Copies a chunk of EPC elements (`n` of them valid, the rest zero) from global p into local byte
+ * address dst. */
+inline void copy_chunk(const uint dst, const global ET *p, const int n, const int aligned, local uchar *base)
 {
 #if PTX == 1
     if (aligned) {
-        if (n == 8 && FASTCP && !L2PF)
+        if (n == EPC && FASTCP && !L2PF)
             CP_ASYNC16(dst, p);
         else
-            CP_ASYNC(dst, p, (uint)(n * 2));
+            CP_ASYNC(dst, p, (uint)(n * ESZ));
     } else
 #endif
     {
-        ushort v[8];
-        for (int e = 0; e < 8; e++) v[e] = e < n ? p[e] : (ushort)0;
+        ET v[EPC];
+        for (int e = 0; e < EPC; e++) v[e] = e < n ? p[e] : (ET)0;
         local uint4 *d = (local uint4 *)(base + (dst - (uint)(ulong)base));
+#if X3
+        *d = (uint4)(v[0], v[1], v[2], v[3]);
+#else
         *d = (uint4)(v[0] | ((uint)v[1] << 16), v[2] | ((uint)v[3] << 16), v[4] | ((uint)v[5] << 16),
                      v[6] | ((uint)v[7] << 16));
+#endif
     }
 }
 
 __attribute__((reqd_work_group_size(NT, 1, 1))) kernel void
 gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, const float beta,
-         const global ushort *restrict A, const ulong offA, const ulong sam, const ulong sak, const ulong strideA,
-         const global ushort *restrict B, const ulong offB, const ulong sbk, const ulong sbn, const ulong strideB,
+         const global ET *restrict A, const ulong offA, const ulong sam, const ulong sak, const ulong strideA,
+         const global ET *restrict B, const ulong offB, const ulong sbk, const ulong sbn, const ulong strideB,
          global SC *restrict C, const ulong offC, const ulong ldc, const ulong strideC,
          const global ulong *restrict offs, const int flags)
 {
@@ -499,30 +587,30 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     const int a_r0 = tid / CPR(A_W), a_c = tid % CPR(A_W);
     const int b_r0 = tid / CPR(B_W), b_c = tid % CPR(B_W);
 #if AKF /* rows m, chunks along k */
-    const global ushort *ga = A + oa + (m0 + a_r0) * (long)sam + a_c * 8;
+    const global ET *ga = A + oa + (m0 + a_r0) * (long)sam + a_c * EPC;
     const long a_row = A_RS * (long)sam, a_k = BK;
     int amask = 0;
     UNROLL for (int i = 0; i < A_CHUNKS; i++) amask |= (m0 + a_r0 + i * A_RS < M) << i;
-#define A_FULL(i) (((amask >> (i)) & 1) * 8)
-#define A_PART(i, k0) (((amask >> (i)) & 1) ? (int)clamp(K - (k0)-a_c * 8, 0L, 8L) : 0)
+#define A_FULL(i) (((amask >> (i)) & 1) * EPC)
+#define A_PART(i, k0) (((amask >> (i)) & 1) ? (int)clamp(K - (k0)-a_c * EPC, 0L, (long)EPC) : 0)
 #else /* rows k, chunks along m */
-    const global ushort *ga = A + oa + a_r0 * (long)sak + m0 + a_c * 8;
+    const global ET *ga = A + oa + a_r0 * (long)sak + m0 + a_c * EPC;
     const long a_row = A_RS * (long)sak, a_k = BK * (long)sak;
-    const int a_cn = (int)clamp(M - m0 - a_c * 8, 0L, 8L);
+    const int a_cn = (int)clamp(M - m0 - a_c * EPC, 0L, (long)EPC);
 #define A_FULL(i) a_cn
 #define A_PART(i, k0) ((k0) + a_r0 + (i)*A_RS < K ? a_cn : 0)
 #endif
 #if BKF /* rows n, chunks along k */
-    const global ushort *gb = B + ob + (n0 + b_r0) * (long)sbn + b_c * 8;
+    const global ET *gb = B + ob + (n0 + b_r0) * (long)sbn + b_c * EPC;
     const long b_row = B_RS * (long)sbn, b_k = BK;
     int bmask = 0;
     UNROLL for (int i = 0; i < B_CHUNKS; i++) bmask |= (n0 + b_r0 + i * B_RS < N) << i;
-#define B_FULL(i) (((bmask >> (i)) & 1) * 8)
-#define B_PART(i, k0) (((bmask >> (i)) & 1) ? (int)clamp(K - (k0)-b_c * 8, 0L, 8L) : 0)
+#define B_FULL(i) (((bmask >> (i)) & 1) * EPC)
+#define B_PART(i, k0) (((bmask >> (i)) & 1) ? (int)clamp(K - (k0)-b_c * EPC, 0L, (long)EPC) : 0)
 #else /* rows k, chunks along n */
-    const global ushort *gb = B + ob + b_r0 * (long)sbk + n0 + b_c * 8;
+    const global ET *gb = B + ob + b_r0 * (long)sbk + n0 + b_c * EPC;
     const long b_row = B_RS * (long)sbk, b_k = BK * (long)sbk;
-    const int b_cn = (int)clamp(N - n0 - b_c * 8, 0L, 8L);
+    const int b_cn = (int)clamp(N - n0 - b_c * EPC, 0L, (long)EPC);
 #define B_FULL(i) b_cn
 #define B_PART(i, k0) ((k0) + b_r0 + (i)*B_RS < K ? b_cn : 0)
 #endif
@@ -533,10 +621,10 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     do {                                                                                           \
         if ((q) < A_CHUNKS) {                                                                      \
             const int i_ = (q), v_ = (full) ? A_FULL(i_) : A_PART(i_, k0);                         \
-            copy_chunk((st) + SOFF(A_W, a_r0 + i_ * A_RS, a_c), v_ > 0 ? ga + i_ * a_row : A, v_, a_al, smem); \
+            copy_chunk((st) + SOFF_A(a_r0 + i_ * A_RS, a_c), v_ > 0 ? ga + i_ * a_row : A, v_, a_al, smem); \
         } else {                                                                                   \
             const int i_ = (q)-A_CHUNKS, v_ = (full) ? B_FULL(i_) : B_PART(i_, k0);                \
-            copy_chunk((st) + A_BYTES + SOFF(B_W, b_r0 + i_ * B_RS, b_c), v_ > 0 ? gb + i_ * b_row : B, v_, \
+            copy_chunk((st) + A_BYTES + SOFF_B(b_r0 + i_ * B_RS, b_c), v_ > 0 ? gb + i_ * b_row : B, v_, \
                        b_al, smem);                                                                \
         }                                                                                          \
     } while (0)
@@ -548,23 +636,43 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
      * per k16 step; the other index needs its own register. */
 #if AKF /* [m][k]: lanes 0-15 rows at k, 16-31 the same rows at k+8 */
     uint a_ld[KK];
-    UNROLL for (int kk = 0; kk < KK; kk++) a_ld[kk] = SOFF(A_W, wm0 + (lane & 15), kk * 2 + (lane >> 4));
+    UNROLL for (int kk = 0; kk < KK; kk++) a_ld[kk] = SOFF_A(wm0 + (lane & 15), kk * 2 + (lane >> 4));
 #define A_LD(kk, t) (a_ld[kk] + (uint)((t)*16 * ROWB(A_W)))
+#elif X3 /* [k][m], 32-bit words (ldmatrix cannot transpose them): lane 4g+t reads rows m wm0 + 4g
+          * to + 3 (chunk g of the warp's 32) at rows k = t and t+4 of each k8 step, 16 bytes each.
+          * Word 2i+h of a chunk is row g + 8h of the warp's m16 tile i (a permutation of its 32 rows,
+          * undone when C is stored, C_ROW), so the chunks fill registers h and 2+h of fragment i. */
+    const uint a_ks = SOFF_A(lane & 3, wm0 / 4 + (lane >> 2));
+#define LOAD_A(f, st, kk)                                                                          \
+    UNROLL for (int q = 0; q < 2; q++) {                                                           \
+        const uint4 x_ = *(const local uint4 *)(smem + ((st)-sbase) + a_ks + ((kk)*8 + q * 4) * ROWB(A_W)); \
+        af[f][0][2 * q] = x_.s0, af[f][0][2 * q + 1] = x_.s1;                                      \
+        af[f][1][2 * q] = x_.s2, af[f][1][2 * q + 1] = x_.s3;                                      \
+    }
 #else /* [k][m], transposed load: matrix j = lane/8 holds k + (j/2)*8, m + (j%2)*8 */
     uint a_ld[MT];
     UNROLL for (int t = 0; t < MT; t++) a_ld[t] =
-        SOFF(A_W, (lane & 7) + ((lane >> 3) >> 1) * 8, (wm0 + t * 16) / 8 + ((lane >> 3) & 1));
+        SOFF_A((lane & 7) + ((lane >> 3) >> 1) * 8, (wm0 + t * 16) / 8 + ((lane >> 3) & 1));
 #define A_LD(kk, t) (a_ld[t] + (uint)((kk)*16 * ROWB(A_W)))
 #endif
 #if BKF /* [n][k]: matrices (n, k), (n, k+8), (n+8, k), (n+8, k+8) */
     uint b_ld[KK];
     UNROLL for (int kk = 0; kk < KK; kk++) b_ld[kk] =
-        A_BYTES + SOFF(B_W, wn0 + (lane & 7) + ((lane >> 3) >> 1) * 8, kk * 2 + ((lane >> 3) & 1));
+        A_BYTES + SOFF_B(wn0 + (lane & 7) + ((lane >> 3) >> 1) * 8, kk * 2 + ((lane >> 3) & 1));
 #define B_LD(kk, t) (b_ld[kk] + (uint)((t)*16 * ROWB(B_W)))
+#elif X3 /* [k][n], as A's: lane 4g+t reads columns n wn0 + 4g to + 3; word j is column g of the
+          * warp's n8 tile j (C_COL), register b0 from row t, b1 from row t+4. */
+    const uint b_ks = A_BYTES + SOFF_B(lane & 3, wn0 / 4 + (lane >> 2));
+#define LOAD_B(f, st, kk)                                                                          \
+    UNROLL for (int q = 0; q < 2; q++) {                                                           \
+        const uint4 x_ = *(const local uint4 *)(smem + ((st)-sbase) + b_ks + ((kk)*8 + q * 4) * ROWB(B_W)); \
+        bf[f][0][q] = x_.s0, bf[f][0][2 + q] = x_.s1;                                              \
+        bf[f][1][q] = x_.s2, bf[f][1][2 + q] = x_.s3;                                              \
+    }
 #else /* [k][n], transposed: (k, n), (k+8, n), (k, n+8), (k+8, n+8) */
     uint b_ld[NT8 / 2];
     UNROLL for (int t = 0; t < NT8 / 2; t++) b_ld[t] =
-        A_BYTES + SOFF(B_W, (lane & 7) + ((lane >> 3) & 1) * 8, (wn0 + t * 16) / 8 + ((lane >> 3) >> 1));
+        A_BYTES + SOFF_B((lane & 7) + ((lane >> 3) & 1) * 8, (wn0 + t * 16) / 8 + ((lane >> 3) >> 1));
 #define B_LD(kk, t) (b_ld[t] + (uint)((kk)*16 * ROWB(B_W)))
 #endif
 #if AKF
@@ -577,14 +685,71 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
 #else
 #define LDSM_B LDSM_X4_T
 #endif
-    /* Fragments of k16 step kk of the stage at byte address st into buffer f. */
+#if !(X3 && !AKF)
+#define LOAD_A(f, st, kk) UNROLL for (int t = 0; t < MT; t++) LDSM_A(af[f][t], (st) + A_LD(kk, t))
+#endif
+#if !(X3 && !BKF)
+#define LOAD_B(f, st, kk) UNROLL for (int t = 0; t < NT8 / 2; t++) LDSM_B(bf[f][t], (st) + B_LD(kk, t))
+#endif
+    /* Fragments of MMA step kk of the stage at byte address st into buffer f. */
 #define LOAD_FRAGS(f, st, kk)                                                                      \
     do {                                                                                           \
-        UNROLL for (int t = 0; t < MT; t++) LDSM_A(af[f][t], (st) + A_LD(kk, t));                  \
-        UNROLL for (int t = 0; t < NT8 / 2; t++) LDSM_B(bf[f][t], (st) + B_LD(kk, t));             \
+        LOAD_A(f, st, kk);                                                                         \
+        LOAD_B(f, st, kk);                                                                         \
     } while (0)
 
     uint af[2][MT][4], bf[2][NT8 / 2][4];
+    /* The MMAs of every (m16, n8) tile of the warp with operands xa (m16 fragments) and xb (pairs of
+     * n8 fragments). */
+#if PTX == 2
+#define MMA_ALL(xa, xb) EMU_MMA_ALL(xa, xb)
+#else
+#define MMA_ALL(xa, xb)                                                                            \
+    UNROLL for (int i = 0; i < MT; i++) UNROLL for (int j = 0; j < NT8; j++)                       \
+        MMA(acc[i][j], xa[i], xb[j / 2][(j & 1) * 2], xb[j / 2][(j & 1) * 2 + 1])
+#endif
+#if X3
+    /* Each f32 word u of a fragment splits into a head (its top 19 bits: sign, exponent, 10 bits of
+     * mantissa, as TF32 keeps them) and a tail, u minus its head (exact) rounded to TF32 (X3_ROUND);
+     * then a*b = ah*bh + ah*bt + at*bh to below 2^-19 |a*b| (at*bt, dropped, is below 2^-20 |a*b|,
+     * each tail's rounding below 2^-22 |a| or |b|). chk sums the exact tails: NaN exactly when some
+     * word is infinite or NaN. */
+#define X3_SPLIT(u, h, t, chk)                                                                     \
+    do {                                                                                           \
+        h = (u)&0xffffe000u;                                                                       \
+        const float r_ = as_float(u) - as_float(h);                                                \
+        chk += r_;                                                                                 \
+        t = X3_ROUND ? (as_uint(r_) + 0x1000u) & 0xffffe000u : as_uint(r_);                        \
+    } while (0)
+    /* Where a warp's fragments hold an infinity or a NaN, its heads' products keep them, but a tail
+     * (NaN) and the other operand's infinite head must not meet zeros in the cross terms: those take
+     * the finite words only. */
+#define X3_FINITE(h, t) (isfinite(as_float(h)) ? 0u : ((h) = 0u, (t) = 0u))
+#define MMA_STEP(f)                                                                                \
+    do {                                                                                           \
+        uint ah_[MT][4], at_[MT][4], bh_[NT8 / 2][4], bt_[NT8 / 2][4];                             \
+        float chk_ = 0.0f;                                                                         \
+        UNROLL for (int i = 0; i < MT; i++) UNROLL for (int e = 0; e < 4; e++)                     \
+            X3_SPLIT(af[f][i][e], ah_[i][e], at_[i][e], chk_);                                     \
+        UNROLL for (int j = 0; j < NT8 / 2; j++) UNROLL for (int e = 0; e < 4; e++)                \
+            X3_SPLIT(bf[f][j][e], bh_[j][e], bt_[j][e], chk_);                                     \
+        if (ANY(isnan(chk_))) {                                                                    \
+            MMA_ALL(ah_, bh_);                                                                     \
+            UNROLL for (int i = 0; i < MT; i++) UNROLL for (int e = 0; e < 4; e++)                 \
+                X3_FINITE(ah_[i][e], at_[i][e]);                                                   \
+            UNROLL for (int j = 0; j < NT8 / 2; j++) UNROLL for (int e = 0; e < 4; e++)            \
+                X3_FINITE(bh_[j][e], bt_[j][e]);                                                   \
+            MMA_ALL(ah_, bt_);                                                                     \
+            MMA_ALL(at_, bh_);                                                                     \
+        } else {                                                                                   \
+            MMA_ALL(ah_, bt_);                                                                     \
+            MMA_ALL(at_, bh_);                                                                     \
+            MMA_ALL(ah_, bh_);                                                                     \
+        }                                                                                          \
+    } while (0)
+#else
+#define MMA_STEP(f) MMA_ALL(af[f], bf[f])
+#endif
 #endif
     float acc[MT][NT8][4];
 #define ACC(i) acc[0][(i) >> 2][(i)&3] /* wgmma's i-th accumulator */
@@ -601,8 +766,8 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     const uint mbase = (uint)(ulong)mbar_;
     const int bulk_tile = a_al && b_al && m0 + BM <= M && n0 + BN <= N;
 #define BULK_SLICE(k0) (DIAG == 0 && bulk_tile && (k0) + BK <= K) /* the diagnostics copy their own way */
-    const global ushort *pa = AKF ? A + oa + m0 * (long)sam : A + oa + m0;
-    const global ushort *pb = BKF ? B + ob + n0 * (long)sbn : B + ob + n0;
+    const global ET *pa = AKF ? A + oa + m0 * (long)sam : A + oa + m0;
+    const global ET *pb = BKF ? B + ob + n0 * (long)sbn : B + ob + n0;
     const long a_rs = AKF ? (long)sam : (long)sak, b_rs = BKF ? (long)sbn : (long)sbk;
     if (tid == 0) {
         for (int s = 0; s < STAGES; s++) MBAR_INIT(mbase + 8 * s);
@@ -612,13 +777,13 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
 #define BULK_ISSUE(s)                                                                              \
     do {                                                                                           \
         const uint st_ = sbase + (uint)((s)*STAGE_BYTES), bar_ = mbase + 8 * (uint)(s);           \
-        if (tid == 0) MBAR_EXPECT(bar_, (uint)(A_ROWS * A_W * 2 + B_ROWS * B_W * 2));              \
+        if (tid == 0) MBAR_EXPECT(bar_, (uint)((A_ROWS * A_W + B_ROWS * B_W) * ESZ));              \
         for (int r_ = tid; r_ < A_ROWS + B_ROWS; r_ += NT) {                                       \
             if (r_ < A_ROWS)                                                                       \
-                BULK(st_ + (uint)(r_ * ROWB(A_W)), pa + r_ * a_rs, (uint)(A_W * 2), bar_);         \
+                BULK(st_ + (uint)(r_ * ROWB(A_W)), pa + r_ * a_rs, (uint)(A_W * ESZ), bar_);       \
             else                                                                                   \
                 BULK(st_ + (uint)(A_BYTES + (r_ - A_ROWS) * ROWB(B_W)), pb + (r_ - A_ROWS) * b_rs, \
-                     (uint)(B_W * 2), bar_);                                                       \
+                     (uint)(B_W * ESZ), bar_);                                                     \
         }                                                                                          \
     } while (0)
 #define BULK_WAIT(s, kt) MBAR_WAIT(mbase + 8 * (uint)(s), (uint)(((kt) / STAGES) & 1))
@@ -638,7 +803,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
 #else
     const int fast_tile = 0;
 #endif
-    const uint a_dst = SOFF(A_W, a_r0, a_c), b_dst = A_BYTES + SOFF(B_W, b_r0, b_c);
+    const uint a_dst = SOFF_A(a_r0, a_c), b_dst = A_BYTES + SOFF_B(b_r0, b_c);
 #define COPY_SLICE(s, k0)                                                                          \
     do {                                                                                           \
         const uint st_ = sbase + (uint)((s)*STAGE_BYTES);                                          \
@@ -728,30 +893,37 @@ UNROLL
             } else if (!NO_LDSM) {
                 LOAD_FRAGS((kk + 1) & 1, st, kk + 1);
             }
-UNROLL
-            for (int i = 0; i < MT; i++)
-UNROLL
-                for (int j = 0; j < NT8; j++)
-                    MMA(acc[i][j], af[kk & 1][i], bf[kk & 1][j / 2][(j & 1) * 2], bf[kk & 1][j / 2][(j & 1) * 2 + 1]);
+            MMA_STEP(kk & 1);
         }
     }
 #endif
     CP_WAIT_ALL();
 
     /* C = alpha*acc + beta*C (beta == 0: C is not read). Accumulator (i, j) holds rows lane/4 and
-     * lane/4 + 8, columns 2*(lane%4) and +1, of its 16 x 8 tile. */
+     * lane/4 + 8, columns 2*(lane%4) and +1, of its 16 x 8 tile: C_ROW(i, h) / C_COL(j, e) in the
+     * work-group's tile (X3 with a K-slow operand: the rows or columns its runs permuted). */
+#if X3 && !AKF
+#define C_ROW(i, h) (wm0 + (lane >> 2) * 4 + 2 * (i) + (h))
+#else
+#define C_ROW(i, h) (wm0 + (i)*16 + (lane >> 2) + (h)*8)
+#endif
+#if X3 && !BKF
+#define C_COL(j, e) (wn0 + ((lane & 3) * 2 + (e)) * 4 + (j))
+#else
+#define C_COL(j, e) (wn0 + (j)*8 + (lane & 3) * 2 + (e))
+#endif
 UNROLL
     for (int i = 0; i < MT; i++) {
 UNROLL
         for (int h = 0; h < 2; h++) {
-            const long m = m0 + wm0 + i * 16 + (lane >> 2) + h * 8;
+            const long m = m0 + C_ROW(i, h);
             if (m >= M) continue;
             global SC *crow = C + oc + m * (long)ldc;
 UNROLL
             for (int j = 0; j < NT8; j++) {
 UNROLL
                 for (int e = 0; e < 2; e++) {
-                    const long n = n0 + wn0 + j * 8 + (lane & 3) * 2 + e;
+                    const long n = n0 + C_COL(j, e);
                     if (n >= N) continue;
                     const float r = alpha * acc[i][j][h * 2 + e];
                     if (beta == 0.0f)

@@ -216,14 +216,16 @@ OCX_API ocx_status ocx_context_get_stats(const ocx_context *ctx, ocx_context_sta
 
 /* Vendor-specific kernel paths (bits of ocx_context_vendor_paths()). */
 #define OCX_PATH_NV_TENSOR_CORES 1u /* f16-input GEMMs (f32 accumulation) on NVIDIA tensor cores (mma.sync; wgmma on 9.0) */
+#define OCX_PATH_NV_TF32X3 2u /* f32 GEMMs under OCX_COMPUTE_TF32X3 on NVIDIA tensor cores (mma.sync) */
 /*! ocx_context_vendor_paths() : which vendor-specific paths operations on ctx take, as OCX_PATH_*
- *  bits in *paths. OCX_PATH_NV_TENSOR_CORES is set when the device is NVIDIA with compute capability
- *  >= 8.0, OCX_VENDOR_PATHS is not "0", and a probe kernel built and computed a known product exactly
- *  in this process (the first call, or the first f16 GEMM, runs the probe on the default stream; the
- *  verdict is kept per device fingerprint for the process). On compute capability 9.0 the kernel
- *  takes wgmma (built as sm_90a PTX); where that fails its probe, mma.sync (OCX_VENDOR_PATHS=mma.sync
- *  asks for it). Every path has a portable fallback that gives results of the same accuracy;
- *  OCX_VENDOR_PATHS=0 forces the portable kernels. */
+ *  bits in *paths. A bit is set when the device is NVIDIA with compute capability >= 8.0,
+ *  OCX_VENDOR_PATHS is not "0", and that path's probe kernel built and computed a known product
+ *  exactly in this process (this call, or the path's first GEMM, runs the probe on the default
+ *  stream; the verdict is kept per device fingerprint for the process). On compute capability 9.0
+ *  the f16 kernel takes wgmma (built as sm_90a PTX); where that fails its probe, mma.sync
+ *  (OCX_VENDOR_PATHS=mma.sync asks for it). OCX_PATH_NV_TENSOR_CORES has a portable fallback that
+ *  gives results of the same accuracy; without OCX_PATH_NV_TF32X3, OCX_COMPUTE_TF32X3 products take
+ *  the f32 kernels (more accurate). OCX_VENDOR_PATHS=0 forces the portable kernels. */
 OCX_API ocx_status ocx_context_vendor_paths(ocx_context *ctx, unsigned *paths);
 
 /*! ocx_context_stream() : the context's default stream (owned by the context; never destroy it). */
@@ -634,8 +636,20 @@ typedef enum ocx_layout { OCX_ROW_MAJOR = 0, OCX_COL_MAJOR = 1 } ocx_layout;
 typedef enum ocx_op { OCX_OP_N = 0, OCX_OP_T = 1 } ocx_op;
 /* The arithmetic of a GEMM. OCX_COMPUTE_DEFAULT: f32 for f32 and f16 inputs, f64 for f64.
  * OCX_COMPUTE_F16: native half arithmetic for f16 inputs and output (needs cl_khr_fp16, else
- * OCX_ERR_UNSUPPORTED; faster where the device has fast half, far less accurate for large K). */
-typedef enum ocx_gemm_compute { OCX_COMPUTE_DEFAULT = 0, OCX_COMPUTE_F16 = 1 } ocx_gemm_compute;
+ * OCX_ERR_UNSUPPORTED; faster where the device has fast half, far less accurate for large K).
+ * OCX_COMPUTE_TF32X3: f32 A, B and C (else OCX_ERR_DTYPE), each product a*b taken on NVIDIA tensor
+ * cores (OCX_PATH_NV_TF32X3) as three TF32 products of a head (sign, exponent, 10 mantissa bits) and
+ * a tail (the rest, rounded to TF32) of each operand, ah*bh + ah*bt + at*bh, accumulated in f32.
+ * A product's relative error is below 2^-19 where f32's is 2^-24, which the f32 sums' rounding
+ * (K * 2^-24 at worst) outweighs from K of 32 or so. Infinities and NaNs propagate as in f32, except a
+ * NaN whose payload lies entirely in the low 13 mantissa bits, which reads as an infinity. Where the
+ * path is off, and for products that the direct kernel takes or of the "short_k" class (K <= 256
+ * from 2^31 multiply-adds, where it ran slower), the f32 kernels run instead. */
+typedef enum ocx_gemm_compute {
+    OCX_COMPUTE_DEFAULT = 0,
+    OCX_COMPUTE_F16 = 1,
+    OCX_COMPUTE_TF32X3 = 2
+} ocx_gemm_compute;
 
 /*! ocx_gemm() : C = alpha*op(A)*op(B) + beta*C (rules above).
  *  @return OCX_OK once enqueued, or the error of the first argument found wrong (nothing enqueued). */

@@ -315,8 +315,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                  "ocx_gemm: layout %d is neither OCX_ROW_MAJOR nor OCX_COL_MAJOR", (int)layout);
     OCX__FAIL_IF(opa != OCX_OP_N && opa != OCX_OP_T, OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: opa %d is not N or T", (int)opa);
     OCX__FAIL_IF(opb != OCX_OP_N && opb != OCX_OP_T, OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: opb %d is not N or T", (int)opb);
-    OCX__FAIL_IF(compute != OCX_COMPUTE_DEFAULT && compute != OCX_COMPUTE_F16, OCX_ERR_INVALID_ARGUMENT,
-                 "ocx_gemm: unknown compute mode %d", (int)compute);
+    OCX__FAIL_IF(compute != OCX_COMPUTE_DEFAULT && compute != OCX_COMPUTE_F16 && compute != OCX_COMPUTE_TF32X3,
+                 OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: unknown compute mode %d", (int)compute);
     OCX__FORWARD(ocx__check_float(ctx, a, "a"));
     OCX__FORWARD(ocx__check_dtype(b, "b", a->dtype));
     OCX__FAIL_IF(!c, OCX_ERR_INVALID_ARGUMENT, "c: buffer is NULL");
@@ -334,6 +334,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                      "ocx_gemm: native f16 arithmetic needs cl_khr_fp16, which device '%s' does not have%s",
                      ctx->info.name, ctx->info.limited ? " (or OCX_DISABLE_FP16 is set)" : "");
     }
+    OCX__FAIL_IF(compute == OCX_COMPUTE_TF32X3 && a->dtype != OCX_F32, OCX_ERR_DTYPE,
+                 "ocx_gemm: OCX_COMPUTE_TF32X3 takes f32 A, B and C (got %s)", ocx_dtype_name(a->dtype));
 
     mat ma = {"a", a, opa == OCX_OP_N ? m : k, opa == OCX_OP_N ? k : m, lda, 0};
     mat mb = {"b", b, opb == OCX_OP_N ? k : n, opb == OCX_OP_N ? n : k, ldb, 0};
@@ -498,13 +500,20 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                        OCX__ARG_U64(oc.arr ? 0 : oc.stride),
                        {OCX__ARG_VALUE, sizeof(cl_mem), &offs},
                        OCX__ARG_I32((offs != NULL) | flags)};
-    /* f16 products that would take the tiled kernel run on NVIDIA's tensor cores where the probe
-     * passed (gemm_nv.c); its 16-byte copies need 8-element alignment. */
-    if (!use_direct && a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT && ocx__gemm_nv_ready(ctx)) {
+    /* f16 products (and f32 ones under OCX_COMPUTE_TF32X3) that would take the tiled kernel run on
+     * NVIDIA's tensor cores where the probe passed (gemm_nv.c); its 16-byte copies need 16-byte
+     * alignment (8 f16 or 4 f32 elements). TF32X3 leaves "short_k" products to the f32 kernel: on
+     * the H200, 4096x4096x256 ran 24.8 TFLOP/s there against 36-38 for the f32 kernel, and
+     * 16384x16384x64 13.0 against 37 (not measured apart: probably its C stores, which a K-slow B's
+     * permuted columns scatter); 8192^3 ran 54.0 against 47.9, 8192x512x8192 51.5 against 44.8. */
+    const int x3 = a->dtype == OCX_F32 && compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0;
+    if (!use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
+        ocx__gemm_nv_ready(ctx, a->dtype)) {
+        const int ew = a->dtype == OCX_F16 ? 8 : 4;
         args[sizeof args / sizeof *args - 1] =
-            OCX__ARG_I32((offs != NULL) | (aligned_for(ka, &koa, batch, akf ? sam : sak, 8) ? 2 : 0) |
-                         (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, 8) ? 4 : 0));
-        ocx_status st = ocx__gemm_nv_launch(ctx, stream, cls, km, kn, batch, akf, bkf, c->dtype,
+            OCX__ARG_I32((offs != NULL) | (aligned_for(ka, &koa, batch, akf ? sam : sak, ew) ? 2 : 0) |
+                         (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, ew) ? 4 : 0));
+        ocx_status st = ocx__gemm_nv_launch(ctx, stream, cls, km, kn, batch, akf, bkf, a->dtype, c->dtype,
                                             sizeof args / sizeof *args, args, num_wait, wait, event);
         if (offs) clReleaseMemObject(offs);
         return st;

@@ -1,8 +1,9 @@
-/* gemm_nv.c — f16 GEMM on NVIDIA tensor cores (cl/gemm_nv_mma.cl) and the probe that guards it.
+/* gemm_nv.c — GEMM on NVIDIA tensor cores (cl/gemm_nv_mma.cl) and the probes that guard it.
  *
  * gemm.c maps every call onto its row-major view and asks ocx__gemm_nv_ready() before an f16 product
- * that would take the tiled kernel; when it says yes, ocx__gemm_nv_launch() runs the same arguments
- * through the tensor-core kernel. The caller of ocx_gemm does not change a line.
+ * (or an f32 one under OCX_COMPUTE_TF32X3) that would take the tiled kernel; when it says yes,
+ * ocx__gemm_nv_launch() runs the same arguments through the tensor-core kernel (f32: X3=1, each
+ * product as three TF32 products). The caller of ocx_gemm does not change a line.
  *
  * Ready means: OCX_VENDOR_PATHS is not off, the device is NVIDIA with compute capability ≥ 8.0
  * (cl_nv_device_attribute_query: mma.sync m16n8k16, ldmatrix and cp.async exist there), and a probe
@@ -104,12 +105,16 @@ static int sm90a(const ocx_device_info *dev)
     return !failed;
 }
 
-/* The family is looked up for f16 only (gemm.c, the tuner), but a lookup for another dtype must
- * still find legal values (profile validation, the fuzzer): the constraints do not depend on it. */
+/* The family is looked up for f16 and for f32 (OCX_COMPUTE_TF32X3: the kernel's X3, f32 words in
+ * local memory, mma.sync only); f64 entries (profile validation, the fuzzer) follow f16's rules. */
 static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
 {
-    (void)dtype;
+    const int x3 = dtype == OCX_F32;
+    const size_t esz = x3 ? 4 : 2;
     if (v[P_BM] % v[P_WM] || v[P_BN] % v[P_WN]) return "BM and BN must be multiples of WM and WN";
+    if (x3 && (v[P_WGMMA] || v[P_TMA])) return "f32 (three TF32 products) takes mma.sync and cp.async: WGMMA = TMA = 0";
+    if (x3 && (v[P_WM] != 32 || v[P_WN] != 32))
+        return "f32 (three TF32 products) takes warp tiles of 32x32 (WM = WN = 32)";
     if (v[P_WGMMA]) {
         if (!sm90a(dev) && vendor_mode() != MODE_EMULATE)
             return "WGMMA needs compute capability 9.0 and a driver that takes sm_90a (its probe passed, "
@@ -121,10 +126,11 @@ static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dty
     size_t nt = mma_threads(v);
     if (nt > dev->max_work_group_size || nt > dev->max_work_item_sizes[0])
         return "the work-items (a warp per WM x WN tile, a warpgroup with WGMMA) exceed the device's work-group size";
-    size_t achunks = (size_t)v[P_BM] * (size_t)v[P_BK] / 8, bchunks = (size_t)v[P_BN] * (size_t)v[P_BK] / 8;
+    size_t achunks = (size_t)v[P_BM] * (size_t)v[P_BK] * esz / 16;
+    size_t bchunks = (size_t)v[P_BN] * (size_t)v[P_BK] * esz / 16;
     if (achunks % nt || bchunks % nt) return "each work-item must copy whole 16-byte chunks of both slices";
     if ((size_t)v[P_WM] * (size_t)v[P_WN] / (v[P_WGMMA] ? 128 : 32) > 128) return "more than 128 accumulators a work-item";
-    size_t bytes = (size_t)v[P_STAGES] * (size_t)(v[P_BM] + v[P_BN]) * (size_t)v[P_BK] * 2;
+    size_t bytes = (size_t)v[P_STAGES] * (size_t)(v[P_BM] + v[P_BN]) * (size_t)v[P_BK] * esz;
     /* TMA's rows are padded by 16 bytes, as many rows as the longer of each operand's two layouts */
     if (v[P_TMA]) {
         size_t rows_a = (size_t)(v[P_BM] > v[P_BK] ? v[P_BM] : v[P_BK]);
@@ -141,9 +147,19 @@ static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dty
 static const char *const mma_shrink_first[] = {"BK", "STAGES", NULL};
 
 /* Compute capability 9.0: wgmma on 128x256 tiles, a warpgroup per 64x256 (128 accumulators a
- * work-item, as the mma.sync defaults), 4 stages of 64-deep slices (192 KiB), two of them in flight. */
-static void mma_device_defaults(const ocx_device_info *dev, int *v)
+ * work-item, as the mma.sync defaults), 4 stages of 64-deep slices (192 KiB), two of them in flight.
+ * f32 (three TF32 products, mma.sync on every device): 128x128 tiles 32 deep, 16 warps of 32x32, 4
+ * stages (128 KiB). On the H200 (8192^3 / 4096^3, TFLOP/s, with the tail rounded: X3_ROUND=1), 4
+ * stages of 32x32 warps ran 54.6 / 52.9; of 32x64 53.8 / 51.6 (3 stages 53.3 / 51.3, 5 53.3 /
+ * 51.3); 3 stages of 64x64 52.0 / 48.9 (128x256 tiles 50.8 / 49.0, 256x128 51.9); 64x128 tiles of
+ * 32x64 48.9 at 8192^3; 64-deep slices in 2 stages 35.8. The kernel now takes 32x32 warp tiles
+ * only: wider ones ran no faster and their emulation (CI's check) took minutes to compile on PoCL. */
+static void mma_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int *v)
 {
+    if (dtype == OCX_F32) {
+        v[P_BM] = 128, v[P_BN] = 128, v[P_BK] = 32, v[P_WM] = 32, v[P_WN] = 32, v[P_STAGES] = 4;
+        return;
+    }
     int w[P_COUNT];
     memcpy(w, v, sizeof w);
     w[P_WGMMA] = 1;
@@ -162,8 +178,12 @@ static void mma_device_defaults(const ocx_device_info *dev, int *v)
  * of 32 46.8 / 83.7 / 77.1 / 123, 64x128 48.9 / 77.6 / 72.5 / 114. */
 static int mma_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, const char *size_class, int *v)
 {
-    (void)dtype; /* f16 products only */
     if (dev->type == OCX_DEVICE_CPU) return 0;
+    if (dtype == OCX_F32) { /* TF32X3 ("short_k" takes the f32 kernels, gemm.c): f16's "medium" tiles */
+        if (strcmp(size_class, "medium") != 0) return 0;
+        v[P_BM] = 64, v[P_BN] = 128;
+        return 1;
+    }
     if (strcmp(size_class, "medium") == 0) {
         v[P_BM] = 64, v[P_BN] = 128;
         if (v[P_WGMMA])
@@ -189,18 +209,19 @@ const ocx__family ocx__family_gemm_mma = {"gemm_mma", "gemm_nv_mma", P_COUNT, mm
 /* PTX: 1 on NVIDIA devices only (the instructions are never handed to another compiler). */
 static int is_nvidia(const ocx_context *ctx) { return ocx__contains_nocase(ctx->info.vendor, "nvidia"); }
 
-/* The kernel's build options for this context's parameters of a size class (*p) and a call's layout. */
-static ocx_status mma_options(ocx_context *ctx, const char *size_class, int akf, int bkf, ocx_dtype cdtype,
-                              ocx__params *p, char *options, size_t cap)
+/* The kernel's build options for this context's parameters of a size class (*p) and a call's layout,
+ * for inputs of `dtype` (f16, or f32 as three TF32 products). */
+static ocx_status mma_options(ocx_context *ctx, const char *size_class, ocx_dtype dtype, int akf, int bkf,
+                              ocx_dtype cdtype, ocx__params *p, char *options, size_t cap)
 {
-    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm_mma, OCX_F16, size_class, p));
+    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm_mma, dtype, size_class, p));
     options[0] = '\0';
     ocx__params_defines(p, options, cap);
     size_t ol = strlen(options);
     const int ptx = vendor_mode() == MODE_EMULATE ? 2 : is_nvidia(ctx);
     /* OCX_SM90A: lib/program.c builds the driver's PTX again for sm_90a (wgmma) */
-    snprintf(options + ol, cap - ol, " -DAKF=%d -DBKF=%d -DCTYPE=%d -DPTX=%d -DSM90=%d%s", akf, bkf,
-             cdtype == OCX_F16 ? 1 : 0, ptx, ctx->info.nv_compute_capability[0] >= 9,
+    snprintf(options + ol, cap - ol, " -DX3=%d -DAKF=%d -DBKF=%d -DCTYPE=%d -DPTX=%d -DSM90=%d%s", dtype == OCX_F32,
+             akf, bkf, cdtype == OCX_F16 ? 1 : 0, ptx, ctx->info.nv_compute_capability[0] >= 9,
              ptx == 1 && p->v[P_WGMMA] ? " -DOCX_SM90A=1" : "");
     return OCX_OK;
 }
@@ -208,18 +229,18 @@ static ocx_status mma_options(ocx_context *ctx, const char *size_class, int akf,
 ocx_status ocx__gemm_nv_peak_options(ocx_context *ctx, char *options, size_t cap, int *wgmma_n)
 {
     ocx__params p;
-    OCX__FORWARD(mma_options(ctx, "all", 1, 0, OCX_F32, &p, options, cap));
+    OCX__FORWARD(mma_options(ctx, "all", OCX_F16, 1, 0, OCX_F32, &p, options, cap));
     *wgmma_n = p.v[P_WGMMA] ? p.v[P_WN] : 0;
     return OCX_OK;
 }
 
 ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, const char *size_class, size_t m, size_t n,
-                               size_t batch, int akf, int bkf, ocx_dtype cdtype, unsigned nargs, const ocx__arg *args,
-                               size_t num_wait, const ocx_event *wait, ocx_event *event)
+                               size_t batch, int akf, int bkf, ocx_dtype dtype, ocx_dtype cdtype, unsigned nargs,
+                               const ocx__arg *args, size_t num_wait, const ocx_event *wait, ocx_event *event)
 {
     ocx__params p;
     char options[512];
-    OCX__FORWARD(mma_options(ctx, size_class, akf, bkf, cdtype, &p, options, sizeof options));
+    OCX__FORWARD(mma_options(ctx, size_class, dtype, akf, bkf, cdtype, &p, options, sizeof options));
     size_t nt = mma_threads(p.v);
     size_t tiles = ocx__div_up(m, (size_t)p.v[P_BM]) * ocx__div_up(n, (size_t)p.v[P_BN]);
     ocx__launch_desc d = {"gemm_nv_mma", options, "gemm_mma", 2, {tiles * nt, batch, 1}, {nt, 1, 1}, nargs, args};
@@ -229,7 +250,7 @@ ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, const char 
 /* ---- the probe ---------------------------------------------------------------------------------- */
 
 typedef struct verdict {
-    char key[24]; /* fingerprint + mode */
+    char key[32]; /* fingerprint + mode + dtype */
     int ready;
 } verdict;
 static pthread_mutex_t verdicts_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -243,28 +264,40 @@ static int capable(const ocx_context *ctx)
 
 /* Runs the kernel on a small product of integers (exact in f16 and f32) with ragged edges in every
  * dimension and a K that is not a multiple of any slice depth; OCX_OK only when every element is
- * exact. */
-static ocx_status probe(ocx_context *ctx)
+ * exact. f32 (three TF32 products): A's elements in the first half of K and B's in the second carry
+ * a tail below TF32's precision (a multiple of 2^-12), so the product is exact only where both
+ * cross terms are taken; the tails never meet, so the term left out is zero. */
+static ocx_status probe(ocx_context *ctx, ocx_dtype dtype)
 {
     enum { M = 40, N = 48, K = 72 };
+    float fa[M * K], fb[K * N];
     uint16_t ha[M * K], hb[K * N];
     float hc[M * N];
     double ref[M * N];
-    for (int i = 0; i < M * K; i++) ha[i] = ocx_half_from_float((float)((i * 37 + 11) % 7 - 3));
-    for (int i = 0; i < K * N; i++) hb[i] = ocx_half_from_float((float)((i * 23 + 5) % 5 - 2));
+    const int x3 = dtype == OCX_F32;
+    for (int i = 0; i < M * K; i++) {
+        fa[i] = (float)((i * 37 + 11) % 7 - 3);
+        if (x3 && i % K < K / 2) fa[i] += (float)((i * 13 + 1) % 7 - 3) / 4096.0f;
+        ha[i] = ocx_half_from_float(fa[i]);
+    }
+    for (int i = 0; i < K * N; i++) {
+        fb[i] = (float)((i * 23 + 5) % 5 - 2);
+        if (x3 && i / N >= K / 2) fb[i] += (float)((i * 11 + 3) % 5 - 2) / 4096.0f;
+        hb[i] = ocx_half_from_float(fb[i]);
+    }
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             double s = 0;
-            for (int l = 0; l < K; l++) s += (double)ocx_half_to_float(ha[i * K + l]) * ocx_half_to_float(hb[l * N + j]);
+            for (int l = 0; l < K; l++) s += (double)fa[i * K + l] * fb[l * N + j];
             ref[i * N + j] = 2.0 * s;
             hc[i * N + j] = NAN;
         }
     ocx_buffer *a = NULL, *b = NULL, *c = NULL;
-    ocx_status st = ocx_buffer_create(ctx, OCX_F16, M * K, &a);
-    if (st == OCX_OK) st = ocx_buffer_create(ctx, OCX_F16, K * N, &b);
+    ocx_status st = ocx_buffer_create(ctx, dtype, M * K, &a);
+    if (st == OCX_OK) st = ocx_buffer_create(ctx, dtype, K * N, &b);
     if (st == OCX_OK) st = ocx_buffer_create(ctx, OCX_F32, M * N, &c);
-    if (st == OCX_OK) st = ocx_buffer_write(ctx, NULL, a, 0, M * K, ha, 0, NULL, NULL);
-    if (st == OCX_OK) st = ocx_buffer_write(ctx, NULL, b, 0, K * N, hb, 0, NULL, NULL);
+    if (st == OCX_OK) st = ocx_buffer_write(ctx, NULL, a, 0, M * K, x3 ? (const void *)fa : ha, 0, NULL, NULL);
+    if (st == OCX_OK) st = ocx_buffer_write(ctx, NULL, b, 0, K * N, x3 ? (const void *)fb : hb, 0, NULL, NULL);
     if (st == OCX_OK) st = ocx_buffer_write(ctx, NULL, c, 0, M * N, hc, 0, NULL, NULL);
     if (st == OCX_OK) {
         cl_mem none = NULL;
@@ -274,8 +307,8 @@ static ocx_status probe(ocx_context *ctx)
                            OCX__ARG_MEM(c), OCX__ARG_U64(c->offset), OCX__ARG_U64(N), OCX__ARG_U64(0),
                            {OCX__ARG_VALUE, sizeof(cl_mem), &none}, OCX__ARG_I32(2 | 4)};
         ocx_event ev = NULL;
-        st = ocx__gemm_nv_launch(ctx, NULL, "all", M, N, 1, 1, 0, OCX_F32, sizeof args / sizeof *args, args, 0, NULL,
-                                 &ev);
+        st = ocx__gemm_nv_launch(ctx, NULL, "all", M, N, 1, 1, 0, dtype, OCX_F32, sizeof args / sizeof *args, args, 0,
+                                 NULL, &ev);
         if (st == OCX_OK) st = ocx_event_wait(1, &ev);
         ocx_event_release(ev);
     }
@@ -292,7 +325,7 @@ static ocx_status probe(ocx_context *ctx)
 static _Thread_local int portable_only;
 void ocx__gemm_nv_suspend(int on) { portable_only = on; }
 
-int ocx__gemm_nv_ready(ocx_context *ctx)
+int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
 {
     if (portable_only) return 0;
     int mode = vendor_mode();
@@ -300,7 +333,7 @@ int ocx__gemm_nv_ready(ocx_context *ctx)
         return 0;
     if (mode == MODE_UNCHECKED) return 1;
     char key[sizeof verdicts[0].key];
-    snprintf(key, sizeof key, "%s%d", ctx->info.fingerprint, mode);
+    snprintf(key, sizeof key, "%s%d%s", ctx->info.fingerprint, mode, ocx_dtype_name(dtype));
     pthread_mutex_lock(&verdicts_lock);
     int ready = -1;
     for (int i = 0; i < nverdicts; i++)
@@ -314,10 +347,10 @@ int ocx__gemm_nv_ready(ocx_context *ctx)
          * failed there and turned the tensor cores off for the rest of the process. */
         int build_only = ocx__launch_is_build_only();
         ocx__launch_build_only(0);
-        ocx_status st = probe(ctx);
+        ocx_status st = probe(ctx, dtype);
         ocx__params p;
         if (st != OCX_OK && mode != MODE_EMULATE &&
-            ocx__params_lookup(ctx, &ocx__family_gemm_mma, OCX_F16, "all", &p) == OCX_OK && p.v[P_WGMMA]) {
+            ocx__params_lookup(ctx, &ocx__family_gemm_mma, dtype, "all", &p) == OCX_OK && p.v[P_WGMMA]) {
             /* wgmma failed: mma.sync, whose parameters then come from profiles or defaults without it */
             ocx__warn("the tensor-core GEMM's wgmma kernel failed its probe on '%s' (%s); trying mma.sync",
                       ctx->info.name, ocx_last_error());
@@ -328,13 +361,14 @@ int ocx__gemm_nv_ready(ocx_context *ctx)
                 atomic_store_explicit(&nwgmma_failed, n + 1, memory_order_release);
             }
             pthread_mutex_unlock(&wgmma_lock);
-            st = probe(ctx);
+            st = probe(ctx, dtype);
         }
         ocx__launch_build_only(build_only);
         ready = st == OCX_OK;
         if (!ready)
-            ocx__warn("the tensor-core GEMM probe failed on '%s' (%s); f16 GEMMs use the portable kernel",
-                      ctx->info.name, ocx_last_error());
+            ocx__warn("the tensor-core GEMM probe (%s) failed on '%s' (%s); %s GEMMs use the portable kernel",
+                      dtype == OCX_F32 ? "f32 as three TF32 products" : "f16", ctx->info.name, ocx_last_error(),
+                      dtype == OCX_F32 ? "TF32X3" : "f16");
         ocx__error_restore(saved);
         if (nverdicts < (int)(sizeof verdicts / sizeof *verdicts)) {
             snprintf(verdicts[nverdicts].key, sizeof verdicts[nverdicts].key, "%s", key);
@@ -345,13 +379,17 @@ int ocx__gemm_nv_ready(ocx_context *ctx)
     return ready;
 }
 
-int ocx__gemm_nv_hardware(ocx_context *ctx) { return vendor_mode() != MODE_EMULATE && ocx__gemm_nv_ready(ctx); }
+int ocx__gemm_nv_hardware(ocx_context *ctx)
+{
+    return vendor_mode() != MODE_EMULATE && ocx__gemm_nv_ready(ctx, OCX_F16);
+}
 
 ocx_status ocx_context_vendor_paths(ocx_context *ctx, unsigned *paths)
 {
     OCX__FAIL_IF(!paths, OCX_ERR_INVALID_ARGUMENT, "ocx_context_vendor_paths: paths is NULL");
     *paths = 0;
     OCX__FORWARD(ocx__check_context(ctx));
-    if (ocx__gemm_nv_ready(ctx)) *paths |= OCX_PATH_NV_TENSOR_CORES;
+    if (ocx__gemm_nv_ready(ctx, OCX_F16)) *paths |= OCX_PATH_NV_TENSOR_CORES;
+    if (ocx__gemm_nv_ready(ctx, OCX_F32)) *paths |= OCX_PATH_NV_TF32X3;
     return OCX_OK;
 }

@@ -217,7 +217,7 @@ typedef struct ocx__family {
     const char *const *shrink_first;
     /* NULL, or adjusts the built-in defaults (every class) to the device before they are fitted to
      * its limits: a path only some devices have (gemm_mma: wgmma on compute capability 9.0). */
-    void (*device_defaults)(const ocx_device_info *dev, int *values);
+    void (*device_defaults)(const ocx_device_info *dev, ocx_dtype dtype, int *values);
 } ocx__family;
 typedef struct ocx__params {
     const ocx__family *family;
@@ -318,25 +318,26 @@ extern const ocx__family ocx__family_reduce;
 extern const ocx__family ocx__family_gemm;
 extern const ocx__family ocx__family_gemm_mma;
 
-/* ---- gemm_nv.c: f16 GEMM on NVIDIA tensor cores ------------------------------------------------- */
-/* 1 when f16 GEMMs on ctx's device may take the tensor-core kernel: OCX_VENDOR_PATHS allows it, the
- * device is NVIDIA with compute capability >= 8.0, and the probe passed in this process (once per
- * device fingerprint). */
-int ocx__gemm_nv_ready(ocx_context *ctx);
+/* ---- gemm_nv.c: GEMM on NVIDIA tensor cores --------------------------------------------------- */
+/* 1 when GEMMs of `dtype` inputs (f16; f32 under OCX_COMPUTE_TF32X3) on ctx's device may take the
+ * tensor-core kernel: OCX_VENDOR_PATHS allows it, the device is NVIDIA with compute capability >= 8.0,
+ * and that dtype's probe passed in this process (once per device fingerprint). */
+int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype);
 /* In the calling thread, f16 GEMMs take the portable kernel (on) or may take the tensor cores (off):
  * the tuner measures the portable family with it. */
 void ocx__gemm_nv_suspend(int on);
-/* 1 when ocx__gemm_nv_ready and the instructions are the hardware's, not emulated. */
+/* 1 when ocx__gemm_nv_ready (f16) and the instructions are the hardware's, not emulated. */
 int ocx__gemm_nv_hardware(ocx_context *ctx);
 /* Build options of the program that holds the kernels of cl/gemm_nv_mma.cl (mma_peak, wgmma_peak:
  * peaks.c); *wgmma_n: the parameters' wgmma width WN where they take wgmma, else 0. */
 ocx_status ocx__gemm_nv_peak_options(ocx_context *ctx, char *options, size_t cap, int *wgmma_n);
 /* Runs gemm.c's argument list (row-major view, m x n per entry, `batch` entries) through the
- * tensor-core kernel with the parameters of `size_class` (gemm.c's classes by M*N*K). akf/bkf: the
- * operands' fast dimensions; flags bits 1/2: A/B 8-element aligned. */
+ * tensor-core kernel with the parameters of `size_class` (gemm.c's classes by M*N*K) for inputs of
+ * `dtype` (f16, or f32 as three TF32 products). akf/bkf: the operands' fast dimensions; flags bits
+ * 1/2: A/B aligned to 16 bytes (8 f16 or 4 f32 elements). */
 ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, const char *size_class, size_t m, size_t n,
-                               size_t batch, int akf, int bkf, ocx_dtype cdtype, unsigned nargs, const ocx__arg *args,
-                               size_t num_wait, const ocx_event *wait, ocx_event *event);
+                               size_t batch, int akf, int bkf, ocx_dtype dtype, ocx_dtype cdtype, unsigned nargs,
+                               const ocx__arg *args, size_t num_wait, const ocx_event *wait, ocx_event *event);
 
 /* In the calling thread, ocx__launch builds the kernel and returns without enqueueing (on) or works
  * normally (off). The tuner compiles candidates ahead of timing with it; wait lists and events are

@@ -128,7 +128,7 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
         if (p->pow2 && !is_pow2(v)) v = p->min;
         out->v[i] = v;
     }
-    if (fam->device_defaults) fam->device_defaults(&ctx->info, out->v);
+    if (fam->device_defaults) fam->device_defaults(&ctx->info, dtype, out->v);
     fit(out->v, fam, &ctx->info, dtype);
     const char *why = ocx__params_check(fam, out->v, &ctx->info, dtype);
     OCX__FAIL_IF(why, OCX_ERR_INTERNAL, "family %s: no legal parameters on this device: %s", fam->name, why);

@@ -479,7 +479,7 @@ typedef struct tuning_def {
 } tuning_def;
 
 /* The tensor-core GEMM: f16 only, where its probe passed. */
-static int mma_applies(ocx_context *ctx, ocx_dtype dt) { return dt == OCX_F16 && ocx__gemm_nv_ready(ctx); }
+static int mma_applies(ocx_context *ctx, ocx_dtype dt) { return dt == OCX_F16 && ocx__gemm_nv_ready(ctx, OCX_F16); }
 /* The portable tiled GEMM, for what it runs: not f16 products where the tensor cores take them (the
  * library runs those on the portable kernel only under OCX_VENDOR_PATHS=0, which tunes it too). */
 static int tiled_applies(ocx_context *ctx, ocx_dtype dt) { return !mma_applies(ctx, dt); }

@@ -31,6 +31,7 @@ typedef struct gcase {
     int stride0_a; /* strided mode: all entries share one A */
     int nan_c;     /* C starts as NaN (only meaningful with beta = 0) */
     const char *kernel_env; /* OCX_GEMM_PARAMS for this case (NULL: defaults) */
+    ocx_gemm_compute compute; /* single and strided modes */
 } gcase;
 
 static void describe(const gcase *g, char *buf, size_t cap)
@@ -99,9 +100,15 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
         unsetenv("OCX_GEMM_PARAMS");
     ocx_event ev = NULL;
     ocx_status st;
-    if (g->mode == MODE_SINGLE)
+    if (g->mode == MODE_SINGLE && g->compute)
+        st = ocx_gemm_ex(tctx, NULL, g->layout, g->opa, g->opb, g->m, g->n, g->k, g->alpha, A, g->offa, lda, 0, B,
+                         g->offb, ldb, 0, g->beta, C, g->offc, ldc, 0, 1, g->compute, 0, NULL, &ev);
+    else if (g->mode == MODE_SINGLE)
         st = ocx_gemm(tctx, NULL, g->layout, g->opa, g->opb, g->m, g->n, g->k, g->alpha, A, g->offa, lda, B, g->offb,
                       ldb, g->beta, C, g->offc, ldc, 0, NULL, &ev);
+    else if (g->mode == MODE_STRIDED && g->compute)
+        st = ocx_gemm_ex(tctx, NULL, g->layout, g->opa, g->opb, g->m, g->n, g->k, g->alpha, A, g->offa, lda, stra, B,
+                         g->offb, ldb, strb, g->beta, C, g->offc, ldc, strc, batch, g->compute, 0, NULL, &ev);
     else if (g->mode == MODE_STRIDED)
         st = ocx_gemm_strided_batched(tctx, NULL, g->layout, g->opa, g->opb, g->m, g->n, g->k, g->alpha, A, g->offa,
                                       lda, stra, B, g->offb, ldb, strb, g->beta, C, g->offc, ldc, strc, batch, 0,
@@ -122,6 +129,8 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
         char *inside = calloc(nc, 1);
         double u_acc = g->in == OCX_F64 ? tulp(OCX_F64) : tulp(OCX_F32);
         double u_out = tulp(g->out), tiny = g->out == OCX_F16 ? ldexp(1, -25) : 0;
+        /* OCX_COMPUTE_TF32X3: each product's own error, below 2^-19 |a*b| (ocx.h), doubled */
+        double u_prod = g->compute == OCX_COMPUTE_TF32X3 ? ldexp(1, -18) : 0;
         for (size_t e = 0; e < batch && !bad; e++)
             for (size_t i = 0; i < g->m && !bad; i++)
                 for (size_t j = 0; j < g->n && !bad; j++) {
@@ -138,7 +147,7 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
                     double cold = rc[ci];
                     double ref = g->alpha * sum + (g->beta != 0 ? g->beta * cold : 0);
                     double bound = 2.0 * (double)(g->k + 2) * u_acc * (fabs(g->alpha) * mag + fabs(g->beta * (g->beta != 0 ? cold : 0))) +
-                                   u_out * fabs(ref) + tiny;
+                                   u_prod * fabs(g->alpha) * mag + u_out * fabs(ref) + tiny;
                     double v = tvalue(g->out, got, ci);
                     if (!(fabs(v - ref) <= bound)) {
                         snprintf(why, cap, "entry %zu C(%zu,%zu) = %.9g, expected %.9g (bound %.3g)", e, i, j, v, ref,
@@ -631,6 +640,167 @@ START_TEST(test_wgmma_emulated)
 }
 END_TEST
 
+/* f32 products under OCX_COMPUTE_TF32X3 on the tensor-core kernel (X3: three TF32 products): each
+ * operand K-fast (ldmatrix) and K-slow (16-byte loads of permuted runs, with their swizzle, and C's
+ * rows or columns permuted back), both layouts, aligned and unaligned, interior and edge tiles, two
+ * tile shapes, a strided batch; checked against the reference within f32's bound plus each
+ * product's own error. Three builds (the emulated kernel compiles for tens of seconds on PoCL):
+ * the default tiles' NN (the probe's, also the column-major case's, the batch's and
+ * x3_nonfinite's), TN with 64x128 tiles in 2 stages, TT (also x3_nonfinite's). `tc`: the path must
+ * have run (else the f32 kernels). */
+static void x3_cases(int tc)
+{
+    static const struct {
+        ocx_layout layout;
+        ocx_op opa, opb;
+        size_t m, n, k;
+        int unaligned;
+        const char *tiles;
+    } cases[] = {
+        {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 150, 130, 70, 0, NULL},
+        {OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_N, 140, 200, 103, 0, "BM=64,BN=128,BK=32,WM=32,WN=32,STAGES=2,GM=3"},
+        {OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_T, 33, 100, 72, 1, NULL},
+        {OCX_COL_MAJOR, OCX_OP_N, OCX_OP_N, 130, 70, 50, 1, NULL},
+    };
+    uint64_t seed = test_seed(), rng = seed;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int u = cases[c].unaligned;
+        gcase g = {OCX_F32, OCX_F32, cases[c].layout, cases[c].opa, cases[c].opb, cases[c].m, cases[c].n, cases[c].k,
+                   u ? 3 : 0, u ? 1 : 0, u ? 5 : 0, u ? 1 : 8, u ? 7 : 0, u ? 3 : 0, 0.5, c % 2 ? 0.0 : -1.0,
+                   MODE_SINGLE, 1, 0, c % 2, "DIRECT=1", OCX_COMPUTE_TF32X3};
+        if (!u) pad_to_8(&g);
+        if (cases[c].tiles) setenv("OCX_GEMM_MMA_PARAMS", cases[c].tiles, 1);
+        check_case_family(&g, seed, &rng, tc);
+        unsetenv("OCX_GEMM_MMA_PARAMS");
+    }
+    gcase g = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 70, 72, 40, 0, 0, 0, 8, 16, 0, 1.0, 0.5,
+               MODE_STRIDED, 3, 0, 0, "DIRECT=1", OCX_COMPUTE_TF32X3};
+    check_case_family(&g, seed, &rng, tc);
+    /* A "short_k" product (K <= 256 from 2^31 multiply-adds) takes the f32 kernel: sampled elements
+     * against the reference. */
+    enum { SM = 4096, SN = 4096, SK = 128 };
+    float *ha = malloc(SM * SK * sizeof *ha), *hb = malloc(SK * SN * sizeof *hb);
+    ck_assert(ha && hb);
+    for (size_t i = 0; i < SM * SK; i++) ha[i] = (float)(trand_next(&rng) % 2001) / 1000.0f - 1.0f;
+    for (size_t i = 0; i < SK * SN; i++) hb[i] = (float)(trand_next(&rng) % 2001) / 1000.0f - 1.0f;
+    ocx_buffer *A = tbuffer(OCX_F32, SM * SK, ha), *B = tbuffer(OCX_F32, SK * SN, hb);
+    ocx_buffer *C = tbuffer(OCX_F32, SM * SN, NULL);
+    ck_ok(ocx_gemm_ex(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, SM, SN, SK, 1.0, A, 0, SK, 0, B, 0, SN, 0, 0.0, C,
+                      0, SN, 0, 1, OCX_COMPUTE_TF32X3, 0, NULL, NULL));
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    ck_assert_msg(!strcmp(info.family, "gemm") && !strcmp(info.size_class, "short_k"), "4096x4096x128 ran %s/%s",
+                  info.family, info.size_class);
+    float *got = tread(C);
+    for (int s = 0; s < 200; s++) {
+        size_t i = trand_next(&rng) % SM, j = trand_next(&rng) % SN;
+        double ref = 0, mag = 0;
+        for (size_t l = 0; l < SK; l++) {
+            ref += (double)ha[i * SK + l] * hb[l * SN + j];
+            mag += fabs((double)ha[i * SK + l] * hb[l * SN + j]);
+        }
+        ck_assert_msg(fabs(got[i * SN + j] - ref) <= 2.0 * (SK + 2) * ldexp(1, -24) * mag,
+                      "C(%zu,%zu) = %.9g, expected %.9g", i, j, got[i * SN + j], ref);
+    }
+    free(got), free(ha), free(hb);
+    ocx_buffer_destroy(A), ocx_buffer_destroy(B), ocx_buffer_destroy(C);
+}
+
+/* Infinities and NaNs in A and B under OCX_COMPUTE_TF32X3 (row-major NN and TT: K-slow and K-fast
+ * operands): C(i, j) is what IEEE arithmetic gives (double, on the host): +-inf where a row of A or
+ * a column of B meets an infinity, NaN where one meets a NaN or an infinity meets a zero or the other
+ * sign; the other elements keep f32's accuracy (the warps that saw a non-finite word take the
+ * careful path). */
+static void x3_nonfinite(int tc)
+{
+    enum { M = 70, N = 72, K = 40 };
+    for (int t = 0; t < 2; t++) {
+        float ha[M * K], hb[K * N], hc[M * N];
+        uint64_t rng = 0x7f3;
+        for (int i = 0; i < M * K; i++) ha[i] = (float)(trand_next(&rng) % 2001) / 1000.0f - 1.0f;
+        for (int i = 0; i < K * N; i++) hb[i] = (float)(trand_next(&rng) % 2001) / 1000.0f - 1.0f;
+        /* A(i, l) at i*K + l (t = 0) or l*M + i (t = 1, A stored K x M); B(l, j) at l*N + j or j*K + l. */
+#define AT_A(i, l) (t ? (size_t)(l)*M + (i) : (size_t)(i)*K + (l))
+#define AT_B(l, j) (t ? (size_t)(j)*K + (l) : (size_t)(l)*N + (j))
+        ha[AT_A(3, 5)] = INFINITY;
+        ha[AT_A(10, 7)] = -INFINITY;
+        ha[AT_A(20, 9)] = NAN;
+        ha[AT_A(33, 11)] = INFINITY;
+        hb[AT_B(11, 40)] = 0.0f; /* inf * 0 in C(33, 40) */
+        hb[AT_B(5, 30)] = INFINITY;  /* C(3, 30): inf * inf, the rest finite */
+        hb[AT_B(7, 31)] = INFINITY;  /* C(10, 31): -inf * inf */
+        hb[AT_B(14, 50)] = -INFINITY;
+        for (int i = 0; i < M * N; i++) hc[i] = NAN;
+        ocx_buffer *A = tbuffer(OCX_F32, M * K, ha), *B = tbuffer(OCX_F32, K * N, hb), *C = tbuffer(OCX_F32, M * N, hc);
+        setenv("OCX_GEMM_PARAMS", "DIRECT=1", 1);
+        ck_ok(ocx_gemm_ex(tctx, NULL, OCX_ROW_MAJOR, t ? OCX_OP_T : OCX_OP_N, t ? OCX_OP_T : OCX_OP_N, M, N, K, 1.0, A,
+                          0, t ? M : K, 0, B, 0, t ? K : N, 0, 0.0, C, 0, N, 0, 1, OCX_COMPUTE_TF32X3, 0, NULL, NULL));
+        unsetenv("OCX_GEMM_PARAMS");
+        ocx_params_info info;
+        ck_ok(ocx_last_params(&info));
+        ck_assert_msg(!strcmp(info.family, tc ? "gemm_mma" : "gemm"), "ran family %s", info.family);
+        float *got = tread(C);
+        int nonfinite = 0;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0, mag = 0;
+                for (int l = 0; l < K; l++) {
+                    s += (double)ha[AT_A(i, l)] * hb[AT_B(l, j)];
+                    mag += fabs((double)ha[AT_A(i, l)] * hb[AT_B(l, j)]);
+                }
+                double v = got[i * N + j];
+                if (isnan(s) || isinf(s)) {
+                    nonfinite++;
+                    ck_assert_msg(isnan(s) ? isnan(v) : v == s, "t=%d C(%d,%d) = %g, IEEE gives %g", t, i, j, v, s);
+                } else {
+                    ck_assert_msg(fabs(v - s) <= (2.0 * (K + 2) * ldexp(1, -24) + ldexp(1, -18)) * mag,
+                                  "t=%d C(%d,%d) = %.9g, expected %.9g", t, i, j, v, s);
+                }
+            }
+#undef AT_A
+#undef AT_B
+        ck_assert_int_ge(nonfinite, M + N);
+        free(got);
+        ocx_buffer_destroy(A), ocx_buffer_destroy(B), ocx_buffer_destroy(C);
+    }
+}
+
+/* OCX_COMPUTE_TF32X3 with the tensor-core kernel emulated (any device): its probe passes, and its
+ * products and infinities match the reference. */
+START_TEST(test_tf32x3_emulated)
+{
+    setenv("OCX_VENDOR_PATHS", "emulate", 1);
+    unsigned paths = 0;
+    ck_ok(ocx_context_vendor_paths(tctx, &paths));
+    ck_assert_msg(paths & OCX_PATH_NV_TF32X3, "the emulated TF32X3 kernel failed its probe: %s", ocx_last_error());
+    x3_cases(1);
+    x3_nonfinite(1);
+    unsetenv("OCX_VENDOR_PATHS");
+}
+END_TEST
+
+/* On this device as it is: the path exactly where the probe passed (OCX_EXPECT_TENSOR_CORES on
+ * NVIDIA, tools/device-check.sh), else the f32 kernels; only f32 takes the mode. */
+START_TEST(test_tf32x3_path)
+{
+    unsigned paths = 0;
+    ck_ok(ocx_context_vendor_paths(tctx, &paths));
+    int x3 = (paths & OCX_PATH_NV_TF32X3) != 0;
+    const char *expect = getenv("OCX_EXPECT_TENSOR_CORES");
+    if (expect)
+        ck_assert_msg(x3 == atoi(expect), "TF32X3 path %s, OCX_EXPECT_TENSOR_CORES=%s", x3 ? "on" : "off", expect);
+    if (!strcasestr(tinfo.vendor, "nvidia")) ck_assert_msg(!x3, "TF32X3 path on a device that is not NVIDIA");
+    x3_cases(x3);
+    x3_nonfinite(x3);
+    float h[16] = {0};
+    ocx_buffer *X = tbuffer(OCX_F16, 16, NULL), *Y = tbuffer(OCX_F32, 16, h);
+    ck_status(ocx_gemm_ex(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 4, 4, 4, 1.0, X, 0, 4, 0, X, 0, 4, 0, 0.0, Y,
+                          0, 4, 0, 1, OCX_COMPUTE_TF32X3, 0, NULL, NULL),
+              OCX_ERR_DTYPE);
+    ocx_buffer_destroy(X), ocx_buffer_destroy(Y);
+}
+END_TEST
+
 /* The tensor-core defaults fitted to a GPU's local memory: 128x256 tiles 64 deep in 3 stages where
  * 144 KiB fit (the H200's 226 KiB, compute capability 8.0's 162), 32 deep where a work-group has
  * 98 KiB (8.6, 8.9, 12.x), narrower tiles only after that. A copy of this context's description stands for
@@ -847,6 +1017,8 @@ int main(void)
     tcase_add_test(core, test_tensor_core_path);
     tcase_add_test(core, test_tensor_core_emulated);
     tcase_add_test(core, test_wgmma_emulated);
+    tcase_add_test(core, test_tf32x3_emulated);
+    tcase_add_test(core, test_tf32x3_path);
     tcase_add_test(core, test_tensor_core_defaults_fit);
     tcase_add_test(core, test_vendor_path_switch);
     suite_add_tcase(s, core);

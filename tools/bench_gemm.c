@@ -2,8 +2,9 @@
  * on NVIDIA, with the tuned parameter set of ../shared/anchors/clblast-h200-sgemm.md) and OpenBLAS on
  * the host, with the roofline bound from a measured FMA kernel.
  *
- * OCX_BENCH_GEMM_SIZES="MxNxK,…" replaces the size list; OCX_BENCH_GEMM_DTYPES="f32,f16,f16f32,f64"
- * the dtypes (f16: f16 in and out, f16f32: f16 in, f32 out); OCX_BENCH_GEMM_OPS="NN,TN,NT,TT" the
+ * OCX_BENCH_GEMM_SIZES="MxNxK,…" replaces the size list; OCX_BENCH_GEMM_DTYPES="f32,f16,f16f32,f64,f32x3"
+ * the dtypes (f16: f16 in and out, f16f32: f16 in, f32 out, f32x3: f32 under OCX_COMPUTE_TF32X3, on
+ * NVIDIA tensor cores where OCX_PATH_NV_TF32X3 is on, beside CLBlast's f32); OCX_BENCH_GEMM_OPS="NN,TN,NT,TT" the
  * transposes of A and B (default NN; the stored matrices keep their shapes' leading dimensions). The ocx time is the kernel's device
  * and CLBlast times are wall times from the call to clFinish (median), so launch overhead and
  * CLBlast's helper kernels count; ocx's kernel time from profiling events is printed beside. */
@@ -27,6 +28,7 @@ typedef struct gemm_case {
     ocx_buffer *a, *b, *c;
     int tuned_pass; /* second pass: CLBlast with the tuned parameters */
     int ta, tb;     /* op(A), op(B) transposed */
+    ocx_gemm_compute compute;
 } gemm_case;
 
 /* Leading dimensions of row-major A (m x k, or k x m stored when transposed) and B. */
@@ -36,8 +38,9 @@ static size_t ldb_of(const gemm_case *g) { return g->tb ? g->k : g->n; }
 static int run_ocx(bench *b, void *arg, cl_event *ev)
 {
     gemm_case *g = arg;
-    return ocx_gemm(b->ctx, NULL, OCX_ROW_MAJOR, g->ta ? OCX_OP_T : OCX_OP_N, g->tb ? OCX_OP_T : OCX_OP_N, g->m, g->n,
-                    g->k, 1.0, g->a, 0, lda_of(g), g->b, 0, ldb_of(g), 0.0, g->c, 0, g->n, 0, NULL, ev);
+    return ocx_gemm_ex(b->ctx, NULL, OCX_ROW_MAJOR, g->ta ? OCX_OP_T : OCX_OP_N, g->tb ? OCX_OP_T : OCX_OP_N, g->m,
+                       g->n, g->k, 1.0, g->a, 0, lda_of(g), 0, g->b, 0, ldb_of(g), 0, 0.0, g->c, 0, g->n, 0, 1,
+                       g->compute, 0, NULL, ev);
 }
 
 #ifdef HAVE_CLBLAST
@@ -216,7 +219,7 @@ int bench_gemm(bench *b)
     int is_nvidia = strstr(b->info.vendor, "NVIDIA") != NULL;
     for (int pass = 0; pass < 2; pass++) {
     char dtl[64];
-    snprintf(dtl, sizeof dtl, "%s", pass ? "f32" : dts);
+    snprintf(dtl, sizeof dtl, "%s", pass ? (strstr(dts, "f32x3") ? "f32,f32x3" : "f32") : dts);
     if (pass == 1) {
         int tuned = 0;
 #ifdef HAVE_CLBLAST
@@ -228,11 +231,12 @@ int bench_gemm(bench *b)
     for (char *save = NULL, *dt = strtok_r(dtl, ",", &save); dt; dt = strtok_r(NULL, ",", &save)) {
         ocx_dtype in = !strcmp(dt, "f64") ? OCX_F64 : !strncmp(dt, "f16", 3) ? OCX_F16 : OCX_F32;
         ocx_dtype out = !strcmp(dt, "f16f32") ? OCX_F32 : in;
+        ocx_gemm_compute compute = !strcmp(dt, "f32x3") ? OCX_COMPUTE_TF32X3 : OCX_COMPUTE_DEFAULT;
         if (in == OCX_F64 && !b->info.has_fp64) continue;
         for (size_t si = 0; si < nsizes * (size_t)nops; si++) {
             const int *op2 = ops[si % (size_t)nops];
             gemm_case g = {list[si / (size_t)nops][0], list[si / (size_t)nops][1], list[si / (size_t)nops][2], NULL, NULL,
-                           NULL, pass, op2[0], op2[1]};
+                           NULL, pass, op2[0], op2[1], compute};
             if (ocx_buffer_create(b->ctx, in, g.m * g.k, &g.a) || ocx_buffer_create(b->ctx, in, g.k * g.n, &g.b) ||
                 ocx_buffer_create(b->ctx, out, g.m * g.n, &g.c) || fill_random(b, g.a, g.m * g.k, 1) ||
                 fill_random(b, g.b, g.k * g.n, 2)) {
@@ -260,12 +264,15 @@ int bench_gemm(bench *b)
             unsigned paths = 0;
             int tc = in == OCX_F16 && ocx_context_vendor_paths(b->ctx, &paths) == OCX_OK &&
                      (paths & OCX_PATH_NV_TENSOR_CORES);
-            const char *op = tc ? "gemm-tc" : "gemm";
+            /* f32x3 on tensor cores: "gemm-x3" (else the f32 kernels ran it) */
+            int x3 = compute == OCX_COMPUTE_TF32X3 && ocx_context_vendor_paths(b->ctx, &paths) == OCX_OK &&
+                     (paths & OCX_PATH_NV_TF32X3);
+            const char *op = tc ? "gemm-tc" : x3 ? "gemm-x3" : "gemm";
             if (!g.tuned_pass) bench_row(b, "gemm", op, dt, size, ns, bytes, flops, peer_name, peer);
 #ifdef HAVE_CLBLAST
             if (g.tuned_pass) {
                 /* Second pass: CLBlast with the tuned set, ocx measured again beside it. */
-                bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, "clblast-tuned", peer);
+                bench_row(b, "gemm", op, dt, size, ns, bytes, flops, "clblast-tuned", peer);
                 ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
                 continue;
             }
