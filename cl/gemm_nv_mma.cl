@@ -1,16 +1,18 @@
-/* gemm_nv_mma.cl — f16 GEMM with f32 accumulation on NVIDIA tensor cores, through inline PTX.
+/* gemm_nv_mma.cl — f16 GEMM with f32 accumulation on NVIDIA tensor cores, through inline PTX; with
+ * X3=1, f32 GEMM as three TF32 products (OCX_COMPUTE_TF32X3: see X3 below, mma.sync only).
  *
  * Built only for NVIDIA devices of compute capability 8.0 or more, after a probe (lib/gemm_nv.c).
  * Same problem and argument list as gemm_tiled in gemm.cl: for each batch entry,
  * C = alpha * op(A) * op(B) + beta * C on a row-major view of C; op(A)(m, k) at A[offA + m*sam + k*sak],
  * op(B)(k, n) at B[offB + k*sbk + n*sbn], C(m, n) at C[offC + m*ldc + n]; one of each operand's two
- * strides is 1. A and B are f16 (read as raw 16-bit words), C is f16 or f32. Any M, N, K, strides and
- * offsets: chunks outside the matrices are zero-filled, stores outside C are skipped.
+ * strides is 1. A and B are f16 (read as raw 16-bit words; X3: f32, as raw 32-bit words), C is f16 or
+ * f32. Any M, N, K, strides and offsets: chunks outside the matrices are zero-filled, stores outside
+ * C are skipped.
  *
  * Shape (mma.sync; WGMMA=1 below): a work-group of NT = 32*(BM/WM)*(BN/WN) work-items (warps of 32)
  * computes a BM x BN tile of C;
  * each warp a WM x WN sub-tile as (WM/16) x (WN/8) tiles of mma.sync.m16n8k16 (row.col, f16 in, f32
- * accumulators in registers). The K loop walks BK-deep slices through a STAGES-deep ring of local
+ * accumulators in registers; X3: m16n8k8 with TF32 operands). The K loop walks BK-deep slices through a STAGES-deep ring of local
  * memory: the slice STAGES-1 ahead is copied with cp.async (16 bytes, bypassing L1) while the current
  * one is multiplied, so global latency hides behind the tensor cores. Fragments go from local memory to
  * registers with ldmatrix (.trans for an operand stored the other way round), so every layout and
@@ -44,8 +46,8 @@
  * instructions, NVIDIA only; 2: the same instructions emulated through local memory, for tests on
  * any device; 0: they are left out and the kernel computes zeros, for the probe-failure test).
  * flags (argument): bit 0: base offsets from offs; bit 1 (A), bit 2 (B): the operand's slow stride and
- * every base offset are multiples of 8 elements, so 16-byte cp.async copies are aligned (else that
- * operand is copied with checked scalar loads).
+ * every base offset are multiples of 16 bytes (8 f16 or 4 f32 elements), so 16-byte cp.async copies
+ * are aligned (else that operand is copied with checked scalar loads).
  */
 #ifndef BM
 #define BM 128
@@ -516,7 +518,7 @@ inline void emu_wgmma(float *d, const local uchar *st, int kk, int wm0, int wn0,
 #elif PTX == 1
 #define COPY16(dst, p) CP_ASYNC(dst, p, 16u)
 #else
-#define COPY16(dst, p) copy_chunk(dst, p, 8, 0, smem)
+#define COPY16(dst, p) copy_chunk(dst, p, EPC, 0, smem)
 #endif
 
 /* Copies a chunk of EPC elements (`n` of them valid, the rest zero) from global p into local byte

@@ -157,7 +157,17 @@ static const char *const mma_shrink_first[] = {"BK", "STAGES", NULL};
 static void mma_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int *v)
 {
     if (dtype == OCX_F32) {
+        /* Fitted here (the general fitting would narrow the warp tiles, which f32 does not take):
+         * fewer stages, then smaller tiles, down to 32x32 in 2 stages of 32 (16 KiB, one warp). */
         v[P_BM] = 128, v[P_BN] = 128, v[P_BK] = 32, v[P_WM] = 32, v[P_WN] = 32, v[P_STAGES] = 4;
+        while (mma_invalid(v, dev, dtype) && (v[P_STAGES] > 2 || v[P_BM] > 32 || v[P_BN] > 32)) {
+            if (v[P_STAGES] > 2)
+                v[P_STAGES]--;
+            else if (v[P_BM] > v[P_BN])
+                v[P_BM] /= 2;
+            else
+                v[P_BN] /= 2;
+        }
         return;
     }
     int w[P_COUNT];
