@@ -10,13 +10,13 @@
  * C are skipped.
  *
  * Shape (mma.sync; WGMMA=1 below): a work-group of NT = 32*(BM/WM)*(BN/WN) work-items (warps of 32)
- * computes a BM x BN tile of C;
- * each warp a WM x WN sub-tile as (WM/16) x (WN/8) tiles of mma.sync.m16n8k16 (row.col, f16 in, f32
- * accumulators in registers; X3: m16n8k8 with TF32 operands). The K loop walks BK-deep slices through a STAGES-deep ring of local
- * memory: the slice STAGES-1 ahead is copied with cp.async (16 bytes, bypassing L1) while the current
- * one is multiplied, so global latency hides behind the tensor cores. Fragments go from local memory to
- * registers with ldmatrix (.trans for an operand stored the other way round), so every layout and
- * transpose runs at the same speed.
+ * computes a BM x BN tile of C; each warp a WM x WN sub-tile as (WM/16) x (WN/8) tiles of
+ * mma.sync.m16n8k16 (row.col, f16 in, f32 accumulators in registers; X3: m16n8k8 with TF32
+ * operands). The K loop walks BK-deep slices through a STAGES-deep ring of local memory: the slice
+ * STAGES-1 ahead is copied with cp.async (16 bytes, bypassing L1) while the current one is
+ * multiplied, so global latency hides behind the tensor cores. Fragments go from local memory to
+ * registers with ldmatrix (.trans for an operand stored the other way round; X3's K-slow operands:
+ * 16-byte loads, see LOAD_A), so every layout and transpose runs at about the same speed.
  *
  * Local layout: each operand's slice keeps its global layout, rows along its fast dimension (A K-fast:
  * [BM][BK]; M-fast: [BK][BM]; B K-fast: [BN][BK]; N-fast: [BK][BN]). Rows are split into 16-byte chunks
