@@ -15,8 +15,9 @@
  * operands). The K loop walks BK-deep slices through a STAGES-deep ring of local memory: the slice
  * STAGES-1 ahead is copied with cp.async (16 bytes, bypassing L1) while the current one is
  * multiplied, so global latency hides behind the tensor cores. Fragments go from local memory to
- * registers with ldmatrix (.trans for an operand stored the other way round; X3's K-slow operands:
- * 16-byte loads, see LOAD_A), so every layout and transpose runs at about the same speed.
+ * registers with ldmatrix (.trans for an operand stored the other way round), so every layout and
+ * transpose runs at the same speed (X3's K-slow operands take 16-byte loads instead, LOAD_A; on the
+ * H200 X3's layouts differ by up to 20%, both operands K-fast being the fastest).
  *
  * Local layout: each operand's slice keeps its global layout, rows along its fast dimension (A K-fast:
  * [BM][BK]; M-fast: [BK][BM]; B K-fast: [BN][BK]; N-fast: [BK][BN]). Rows are split into 16-byte chunks
