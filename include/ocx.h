@@ -638,15 +638,15 @@ typedef enum ocx_op { OCX_OP_N = 0, OCX_OP_T = 1 } ocx_op;
  * OCX_COMPUTE_F16: native half arithmetic for f16 inputs and output (needs cl_khr_fp16, else
  * OCX_ERR_UNSUPPORTED; faster where the device has fast half, far less accurate for large K).
  * OCX_COMPUTE_TF32X3: f32 A, B and C (else OCX_ERR_DTYPE), each product a*b taken on NVIDIA tensor
- * cores (OCX_PATH_NV_TF32X3) as three TF32 products of a head (sign, exponent, 10 mantissa bits) and
- * a tail (the rest, rounded to TF32) of each operand, ah*bh + ah*bt + at*bh, accumulated in f32.
- * A product's relative error is below 2^-19 where f32's is 2^-24, which the f32 sums' rounding
- * (K * 2^-24 at worst) outweighs from K of 32 or so, for operands of magnitude 2^-116 or more (a
- * smaller one's tail leaves TF32's normal range; a subnormal one may read as zero, and times an
- * infinity give NaN). Infinities and NaNs propagate as in f32, except a NaN whose payload lies
- * entirely in the low 13 mantissa bits, which reads as an infinity. Where the
- * path is off, and for products that the direct kernel takes or of the "short_k" class (K <= 256
- * from 2^31 multiply-adds, where it ran slower), the f32 kernels run instead. */
+ * cores (OCX_PATH_NV_TF32X3) as three TF32 products of a head (sign, exponent, 10 mantissa bits) and a
+ * tail (the rest, rounded to TF32) of each operand, ah*bh + ah*bt + at*bh, accumulated in f32. A
+ * product's relative error is below 2^-19 where f32's is 2^-24, which the f32 sums' rounding (K *
+ * 2^-24 at worst) outweighs from K of 32 or so, for operands of magnitude 2^-104 or more (a smaller
+ * one's tail may leave TF32's normal range, and the tensor cores may read it, or a subnormal operand,
+ * as zero: times an infinity that gives NaN). Infinities and NaNs propagate as in f32, except a NaN
+ * whose payload lies entirely in the low 13 mantissa bits, which reads as an infinity. Where the path
+ * is off, and for products that the direct kernel takes or of the "short_k" class (K <= 256 from 2^31
+ * multiply-adds, where it ran slower), the f32 kernels run instead. */
 typedef enum ocx_gemm_compute {
     OCX_COMPUTE_DEFAULT = 0,
     OCX_COMPUTE_F16 = 1,

@@ -8,11 +8,12 @@
  * Ready means: OCX_VENDOR_PATHS is not off, the device is NVIDIA with compute capability ≥ 8.0
  * (cl_nv_device_attribute_query: mma.sync m16n8k16, ldmatrix and cp.async exist there), and a probe
  * in this process built the kernel with this context's parameters and computed a known product
- * exactly. The verdict is kept per device fingerprint for the life of the process, so later
- * contexts on the same device do not probe again. OCX_VENDOR_PATHS=force skips the device check (for
- * tests): on a device that is not NVIDIA the kernel is then built without its PTX (it computes
- * zeros), the probe fails, and the portable kernel is used — the failure path that CI exercises on
- * PoCL. The PTX source is never compiled for a device that is not NVIDIA. */
+ * exactly. The verdict is kept per device fingerprint and dtype for the life of the process, so
+ * later contexts on the same device do not probe again. OCX_VENDOR_PATHS=force skips the device check
+ * (for tests): on a device that is not NVIDIA the kernel is then built without its PTX (it computes
+ * zeros), the probe fails, and the portable kernel is used (for TF32X3, the f32 kernels) — the
+ * failure path that CI exercises on PoCL. The PTX source is never compiled for a device that is not
+ * NVIDIA. */
 #include "config.h"
 #include "ocx_internal.h"
 
@@ -43,7 +44,7 @@ static int vendor_mode(void)
  * driver reports, within what it builds and runs on compute capability 8.0, 8.7, 9.x and 10.x, see
  * ocx_device_info.local_mem_max_bytes; elsewhere mma_shrink_first), 8 tile-rows per group. On 9.0
  * wgmma's (mma_device_defaults): a warpgroup per 64x256, 4 stages (192 KiB). "medium" products take
- * 64x128 tiles (mma_class_defaults).
+ * 64x128 tiles (mma_class_defaults). f32 (TF32X3) has defaults of its own (mma_device_defaults).
  * Measured with mma.sync on the H200 (ocx-bench, TFLOP/s at 8192^3 NN / NT, then 4096^3 NN / NT):
  * - Interior tiles copy whole slices without per-chunk bounds arithmetic (FASTPATH, the kernel's
  *   COPY_SLICE): 128x256, 32 deep, 4 stages went from 317-321 / 303 and 277 / 259-265 to
@@ -158,10 +159,12 @@ static void mma_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int
 {
     if (dtype == OCX_F32) {
         /* Fitted here (the general fitting would narrow the warp tiles, which f32 does not take):
-         * fewer stages, then smaller tiles, down to 32x32 in 2 stages of 32 (16 KiB, one warp). */
+         * smaller tiles while the work-items exceed the device's, else fewer stages first, down to
+         * 32x32 in 2 stages of 32 (16 KiB, one warp). */
         v[P_BM] = 128, v[P_BN] = 128, v[P_BK] = 32, v[P_WM] = 32, v[P_WN] = 32, v[P_STAGES] = 4;
         while (mma_invalid(v, dev, dtype) && (v[P_STAGES] > 2 || v[P_BM] > 32 || v[P_BN] > 32)) {
-            if (v[P_STAGES] > 2)
+            const size_t nt = mma_threads(v);
+            if (v[P_STAGES] > 2 && nt <= dev->max_work_group_size && nt <= dev->max_work_item_sizes[0])
                 v[P_STAGES]--;
             else if (v[P_BM] > v[P_BN])
                 v[P_BM] /= 2;
@@ -177,7 +180,7 @@ static void mma_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int
     if (sm90a(dev) && !mma_invalid(w, dev, OCX_F16)) memcpy(v, w, sizeof w); /* else mma.sync's (simulated limits) */
 }
 /* GPUs, "medium" products (M*N*K below 2^31): 64x128 tiles (one warpgroup of 64x128 with wgmma,
- * else 4 warps of 32x64), a quarter of 128x256's area, so that 1024^3 makes 128 work-groups where it
+ * else 4 warps of 32x64; f32, 8 of 32x32), a quarter of 128x256's area, so that 1024^3 makes 128 work-groups where it
  * made 32 (the H200 has 132 multiprocessors).
  * "short_k" (K <= 256): a tile takes one to four 64-deep slices, so the 128x256 tiles' 192 KiB of
  * local memory (one work-group a multiprocessor) leave its copies, its MMAs and its epilogue in
@@ -288,12 +291,12 @@ static ocx_status probe(ocx_context *ctx, ocx_dtype dtype)
     for (int i = 0; i < M * K; i++) {
         fa[i] = (float)((i * 37 + 11) % 7 - 3);
         if (x3 && i % K < K / 2) fa[i] += (float)((i * 13 + 1) % 7 - 3) / 4096.0f;
-        ha[i] = ocx_half_from_float(fa[i]);
+        if (!x3) ha[i] = ocx_half_from_float(fa[i]);
     }
     for (int i = 0; i < K * N; i++) {
         fb[i] = (float)((i * 23 + 5) % 5 - 2);
         if (x3 && i / N >= K / 2) fb[i] += (float)((i * 11 + 3) % 5 - 2) / 4096.0f;
-        hb[i] = ocx_half_from_float(fb[i]);
+        if (!x3) hb[i] = ocx_half_from_float(fb[i]);
     }
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
@@ -331,6 +334,9 @@ static ocx_status probe(ocx_context *ctx, ocx_dtype dtype)
     ocx_buffer_destroy(c);
     return st;
 }
+
+/* What a probe verdict is about, for messages. */
+static const char *x3_name(ocx_dtype dtype) { return dtype == OCX_F32 ? "f32 as three TF32 products" : "f16"; }
 
 static _Thread_local int portable_only;
 void ocx__gemm_nv_suspend(int on) { portable_only = on; }
@@ -376,9 +382,10 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
         ocx__launch_build_only(build_only);
         ready = st == OCX_OK;
         if (!ready)
-            ocx__warn("the tensor-core GEMM probe (%s) failed on '%s' (%s); %s GEMMs use the portable kernel",
-                      dtype == OCX_F32 ? "f32 as three TF32 products" : "f16", ctx->info.name, ocx_last_error(),
-                      dtype == OCX_F32 ? "TF32X3" : "f16");
+            ocx__warn("the tensor-core GEMM probe (%s) failed on '%s' (%s); %s", x3_name(dtype), ctx->info.name,
+                      ocx_last_error(),
+                      dtype == OCX_F32 ? "OCX_COMPUTE_TF32X3 GEMMs use the f32 kernels"
+                                       : "f16 GEMMs use the portable kernel");
         ocx__error_restore(saved);
         if (nverdicts < (int)(sizeof verdicts / sizeof *verdicts)) {
             snprintf(verdicts[nverdicts].key, sizeof verdicts[nverdicts].key, "%s", key);

@@ -215,8 +215,9 @@ typedef struct ocx__family {
      * in this order, when local memory is the only limit they exceed; then the general rule (the one
      * furthest above its minimum first). */
     const char *const *shrink_first;
-    /* NULL, or adjusts the built-in defaults (every class) to the device before they are fitted to
-     * its limits: a path only some devices have (gemm_mma: wgmma on compute capability 9.0). */
+    /* NULL, or adjusts the built-in defaults (every class) of a dtype to the device before they are
+     * fitted to its limits: a path only some devices have (gemm_mma: wgmma on compute capability
+     * 9.0), or a dtype with rules of its own (gemm_mma's f32, which it fits itself). */
     void (*device_defaults)(const ocx_device_info *dev, ocx_dtype dtype, int *values);
 } ocx__family;
 typedef struct ocx__params {
@@ -323,8 +324,8 @@ extern const ocx__family ocx__family_gemm_mma;
  * tensor-core kernel: OCX_VENDOR_PATHS allows it, the device is NVIDIA with compute capability >= 8.0,
  * and that dtype's probe passed in this process (once per device fingerprint). */
 int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype);
-/* In the calling thread, f16 GEMMs take the portable kernel (on) or may take the tensor cores (off):
- * the tuner measures the portable family with it. */
+/* In the calling thread, f16 (and TF32X3) GEMMs take the portable kernels (on) or may take the tensor
+ * cores (off): the tuner measures the portable family with it. */
 void ocx__gemm_nv_suspend(int on);
 /* 1 when ocx__gemm_nv_ready (f16) and the instructions are the hardware's, not emulated. */
 int ocx__gemm_nv_hardware(ocx_context *ctx);

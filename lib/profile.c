@@ -71,8 +71,10 @@ const char *ocx__params_check(const ocx__family *fam, const int *v, const ocx_de
 /* Shrinks parameters until the family accepts them on this device: where local memory alone is
  * exceeded, first those the family names (fam->shrink_first, each down to its minimum if need be);
  * then the one furthest above its minimum.
- * Every family's minimum values must be legal on any device (work-groups of 1, a few bytes of local
- * memory), so this always ends. */
+ * Every family's minimum values are legal on any device (work-groups of 1, a few bytes of local
+ * memory), so this always ends with legal values; gemm_mma's f32 entries, whose warp tiles stay 32x32
+ * (mma_device_defaults), are the exception: below 32 work-items or 16 KiB they have none, the lookup
+ * fails, and OCX_COMPUTE_TF32X3 products take the f32 kernels. */
 static int above_min(const ocx__param_def *p, int v) { return v / (p->min > 0 ? p->min : 1); } /* NT's min is 0 */
 
 static void lower(int *v, const ocx__param_def *p)

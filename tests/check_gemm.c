@@ -647,9 +647,10 @@ END_TEST
  * rows or columns permuted back), both layouts, aligned and unaligned, interior and edge tiles, two
  * tile shapes, a strided batch; checked against the reference within the bound run_case derives for
  * the mode. Three builds (the emulated kernel compiles for tens of seconds on PoCL): the default
- * tiles' NN (A K-fast, B K-slow: the probe's, also the column-major case's, the batch's and
- * x3_nonfinite's), NT (both K-fast) with 64x128 tiles in 2 stages, TT (A K-slow, B K-fast; also
- * x3_nonfinite's). `tc`: the path must have run (else the f32 kernels). */
+ * tiles' NN (A K-fast, B K-slow; named, as these products are "medium", which on a GPU takes 64x128:
+ * the probe's build, also the column-major case's, the batch's and x3_nonfinite's on PoCL), NT (both
+ * K-fast) with 64x128 tiles in 2 stages, TT (A K-slow, B K-fast; also x3_nonfinite's). `tc`: the
+ * path must have run (else the f32 kernels). */
 static void x3_cases(int tc)
 {
     static const struct {
@@ -659,7 +660,7 @@ static void x3_cases(int tc)
         int unaligned;
         const char *tiles;
     } cases[] = {
-        {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 150, 130, 70, 0, NULL},
+        {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 150, 130, 70, 0, "BM=128,BN=128,BK=32,WM=32,WN=32,STAGES=4,GM=8"},
         {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 140, 200, 103, 0, "BM=64,BN=128,BK=32,WM=32,WN=32,STAGES=2,GM=3"},
         {OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_T, 33, 100, 72, 1, NULL},
         {OCX_COL_MAJOR, OCX_OP_N, OCX_OP_N, 130, 70, 50, 1, NULL},

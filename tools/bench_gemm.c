@@ -264,9 +264,8 @@ int bench_gemm(bench *b)
             unsigned paths = 0;
             int tc = in == OCX_F16 && ocx_context_vendor_paths(b->ctx, &paths) == OCX_OK &&
                      (paths & OCX_PATH_NV_TENSOR_CORES);
-            /* f32x3 on tensor cores: "gemm-x3" (else the f32 kernels ran it) */
-            int x3 = compute == OCX_COMPUTE_TF32X3 && ocx_context_vendor_paths(b->ctx, &paths) == OCX_OK &&
-                     (paths & OCX_PATH_NV_TF32X3);
+            /* f32x3 on the tensor cores: "gemm-x3" (the f32 kernels run the direct and "short_k" sizes) */
+            int x3 = compute == OCX_COMPUTE_TF32X3 && have_used && !strcmp(used.family, "gemm_mma");
             const char *op = tc ? "gemm-tc" : x3 ? "gemm-x3" : "gemm";
             if (!g.tuned_pass) bench_row(b, "gemm", op, dt, size, ns, bytes, flops, peer_name, peer);
 #ifdef HAVE_CLBLAST
