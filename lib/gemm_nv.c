@@ -180,8 +180,8 @@ static void mma_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int
     if (sm90a(dev) && !mma_invalid(w, dev, OCX_F16)) memcpy(v, w, sizeof w); /* else mma.sync's (simulated limits) */
 }
 /* GPUs, "medium" products (M*N*K below 2^31): 64x128 tiles (one warpgroup of 64x128 with wgmma,
- * else 4 warps of 32x64; f32, 8 of 32x32), a quarter of 128x256's area, so that 1024^3 makes 128 work-groups where it
- * made 32 (the H200 has 132 multiprocessors).
+ * else 4 warps of 32x64; f32, 8 of 32x32), a quarter of 128x256's area, so that 1024^3 makes 128
+ * work-groups where it made 32 (the H200 has 132 multiprocessors).
  * "short_k" (K <= 256): a tile takes one to four 64-deep slices, so the 128x256 tiles' 192 KiB of
  * local memory (one work-group a multiprocessor) leave its copies, its MMAs and its epilogue in
  * turn. On the H200 (f16 in, f32 C, TFLOP/s at 16384x16384x64 / 4096x4096x256 / 8192x8192x128 /

@@ -148,8 +148,9 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
                     inside[ci] = 1;
                     double cold = rc[ci];
                     double ref = g->alpha * sum + (g->beta != 0 ? g->beta * cold : 0);
-                    double bound = 2.0 * (double)(adds + 2) * u_acc * (fabs(g->alpha) * mag + fabs(g->beta * (g->beta != 0 ? cold : 0))) +
-                                   u_prod * fabs(g->alpha) * mag + u_out * fabs(ref) + tiny;
+                    double scaled = fabs(g->alpha) * mag + fabs(g->beta * (g->beta != 0 ? cold : 0));
+                    double bound = 2.0 * (double)(adds + 2) * u_acc * scaled + u_prod * fabs(g->alpha) * mag +
+                                   u_out * fabs(ref) + tiny;
                     double v = tvalue(g->out, got, ci);
                     if (!(fabs(v - ref) <= bound)) {
                         snprintf(why, cap, "entry %zu C(%zu,%zu) = %.9g, expected %.9g (bound %.3g)", e, i, j, v, ref,
