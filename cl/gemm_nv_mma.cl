@@ -192,6 +192,8 @@
 #define A_SLICE (BM * BK)
 #define B_SLICE (BN * BK)
 
+/* Byte offset of chunk c of row r of a W-element-wide slice stored at chunk c ^ x of its row. */
+#define SOFF_X(W, r, c, x) (((r) * (W) + (((c) ^ (x)) * EPC)) * ESZ)
 /* The swizzle: 16-byte chunk c of row r of a W-element-wide slice is stored at chunk c ^ SWZ(W, r).
  * Rows per 128 bytes: 8/(W/8) when W < 64; the XOR spans min(W/8, 8) chunks. */
 #define CPR(W) ((W) / EPC)
@@ -204,14 +206,14 @@
 #define SOFF(W, r, c) (((((c) >> 3) * BK + (r)) << 7) + ((((c)&7) ^ ((r)&7)) << 4))
 #else
 #define ROWB(W) ((W)*ESZ)
-#define SOFF(W, r, c) (((r) * (W) + (((c) ^ SWZ(W, (r))) * EPC)) * ESZ) /* byte offset */
+#define SOFF(W, r, c) SOFF_X(W, r, c, SWZ(W, (r))) /* byte offset */
 #endif
 /* X3 reads a K-slow operand with 16-byte local loads (LOAD_A / LOAD_B below): in each k8 step, lane
  * 4g+t reads chunk g (of the warp's 32 columns) of rows t and t+4. Chunk c of row r is then stored
  * at c ^ SWZ3(r), which moves r's two low bits over the chunk bits above g's low bit, so the 8
  * lanes of each quarter-warp load meet 8 different 16-byte bank groups. */
 #define SWZ3(r) (((r)&3) << 1)
-#define SOFF3(W, r, c) (((r) * (W) + (((c) ^ SWZ3(r)) * EPC)) * ESZ)
+#define SOFF3(W, r, c) SOFF_X(W, r, c, SWZ3(r))
 #if X3 && !AKF
 #define SOFF_A(r, c) SOFF3(A_W, r, c)
 #else
@@ -637,6 +639,10 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     /* ldmatrix row addresses of this lane inside a stage. A K-fast slice's address moves by a
      * constant per 16-row tile t (the swizzle repeats every 8 rows), a K-slow slice's by a constant
      * per k16 step; the other index needs its own register. */
+/* X3's K-slow loads: 16 bytes at byte offset off (row t's) of row 8kk + 4q + t of the W-wide slice
+ * at local address st. */
+#define LDS16(st, off, kk, q, W)                                                                   \
+    (*(const local uint4 *)(smem + ((st)-sbase) + (off) + ((kk)*8 + (q)*4) * ROWB(W)))
 #if AKF /* [m][k]: lanes 0-15 rows at k, 16-31 the same rows at k+8 */
     uint a_ld[KK];
     UNROLL for (int kk = 0; kk < KK; kk++) a_ld[kk] = SOFF_A(wm0 + (lane & 15), kk * 2 + (lane >> 4));
@@ -648,7 +654,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     const uint a_ks = SOFF_A(lane & 3, wm0 / 4 + (lane >> 2));
 #define LOAD_A(f, st, kk)                                                                          \
     UNROLL for (int q = 0; q < 2; q++) {                                                           \
-        const uint4 x_ = *(const local uint4 *)(smem + ((st)-sbase) + a_ks + ((kk)*8 + q * 4) * ROWB(A_W)); \
+        const uint4 x_ = LDS16(st, a_ks, kk, q, A_W);                                              \
         af[f][0][2 * q] = x_.s0, af[f][0][2 * q + 1] = x_.s1;                                      \
         af[f][1][2 * q] = x_.s2, af[f][1][2 * q + 1] = x_.s3;                                      \
     }
@@ -668,7 +674,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     const uint b_ks = A_BYTES + SOFF_B(lane & 3, wn0 / 4 + (lane >> 2));
 #define LOAD_B(f, st, kk)                                                                          \
     UNROLL for (int q = 0; q < 2; q++) {                                                           \
-        const uint4 x_ = *(const local uint4 *)(smem + ((st)-sbase) + b_ks + ((kk)*8 + q * 4) * ROWB(B_W)); \
+        const uint4 x_ = LDS16(st, b_ks, kk, q, B_W);                                              \
         bf[f][0][q] = x_.s0, bf[f][0][2 + q] = x_.s1;                                              \
         bf[f][1][q] = x_.s2, bf[f][1][2 + q] = x_.s3;                                              \
     }

@@ -690,8 +690,8 @@ static void x3_short_k(void)
     enum { SM = 4096, SN = 4096, SK = 128 };
     float *ha = malloc(SM * SK * sizeof *ha), *hb = malloc(SK * SN * sizeof *hb);
     ck_assert(ha && hb);
-    for (size_t i = 0; i < SM * SK; i++) ha[i] = (float)(trand_next(&rng) % 2001) / 1000.0f - 1.0f;
-    for (size_t i = 0; i < SK * SN; i++) hb[i] = (float)(trand_next(&rng) % 2001) / 1000.0f - 1.0f;
+    trand_fill(&rng, OCX_F32, ha, NULL, SM * SK, -1, 1);
+    trand_fill(&rng, OCX_F32, hb, NULL, SK * SN, -1, 1);
     ocx_buffer *A = tbuffer(OCX_F32, SM * SK, ha), *B = tbuffer(OCX_F32, SK * SN, hb);
     ocx_buffer *C = tbuffer(OCX_F32, SM * SN, NULL);
     ck_ok(ocx_gemm_ex(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, SM, SN, SK, 1.0, A, 0, SK, 0, B, 0, SN, 0, 0.0, C,
@@ -726,8 +726,8 @@ static void x3_nonfinite(int tc)
     for (int t = 0; t < 2; t++) {
         float ha[M * K], hb[K * N], hc[M * N];
         uint64_t rng = 0x7f3;
-        for (int i = 0; i < M * K; i++) ha[i] = (float)(trand_next(&rng) % 2001) / 1000.0f - 1.0f;
-        for (int i = 0; i < K * N; i++) hb[i] = (float)(trand_next(&rng) % 2001) / 1000.0f - 1.0f;
+        trand_fill(&rng, OCX_F32, ha, NULL, M * K, -1, 1);
+        trand_fill(&rng, OCX_F32, hb, NULL, K * N, -1, 1);
         /* A(i, l) at i*K + l (t = 0) or l*M + i (t = 1, A stored K x M); B(l, j) at l*N + j or j*K + l. */
 #define AT_A(i, l) (t ? (size_t)(l)*M + (i) : (size_t)(i)*K + (l))
 #define AT_B(l, j) (t ? (size_t)(j)*K + (l) : (size_t)(l)*N + (j))
