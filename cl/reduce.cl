@@ -5,6 +5,8 @@
  *               accumulators of VW lanes, then those into one value, then the work-group combines its
  *               items in a tree in local memory and writes one partial (pv[g], pw[g]).
  *   final_<op>  one work-group of WG items combines the G partials the same way and writes the result.
+ * Where one work-group takes all of x (G = 1: short inputs, the host's SOLO), part_<op> writes the
+ * result itself and final_<op> is not launched (PART_OUT).
  * Partials are (value, second) pairs: nrm2 keeps (scale, sum of squares / scale²), argmin/argmax keep
  * (value, index), the others use only the value.
  *
@@ -347,6 +349,13 @@ inline AV f16_from_bits(const SV b)
     } while (0)
 #endif
 
+/* The outputs of part_<op>: item 0 writes its work-group's (v, w) as partial get_group_id(0) of
+ * pv (from pvo) and pw (from pwo). With fin, the host's one-launch path (one work-group takes all
+ * of x), that partial is already the result, and the host points pv and pw at where final_<op>
+ * would write it (argmin/argmax: the value at pv[pvo], the index at pw[pwo]); nrm2, whose result
+ * is not its partial, writes s·sqrt(q) to pv[pvo]. W: pw's type. */
+#define PART_OUT(W) global A *pv, const ulong pvo, W *pw, const ulong pwo, const uint fin
+
 /* ---- sum, asum, dot: the value only (w unused) ----------------------------------------------- */
 #define COMB_ADD(v, w, v2, w2) ((v) += (v2))
 #define ACC_ADD(VEC, u, k) (acc_[u] += VEC(x, y, k))
@@ -358,7 +367,7 @@ inline AV f16_from_bits(const SV b)
 #define ADDITIVE(part_name, final_name, ELEM, VEC, ELEM_S)                                                          \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_name(                  \
         const ulong n, const global S *x, const ulong xo, const ulong incx, const global S *y,    \
-        const ulong yo, const ulong incy, global A *pv, global A *pw, const ulong pwo)                             \
+        const ulong yo, const ulong incy, PART_OUT(global A))                                      \
     {                                                                                              \
         GROUP_LOCALS(A); \
         x += xo;                                                                                   \
@@ -377,7 +386,7 @@ inline AV f16_from_bits(const SV b)
             FOR_SHARE(i, n) { v += ELEM_S(x, y, i); }                                              \
         }                                                                                          \
         GROUP_TREE(A, v, w, COMB_ADD);                                                             \
-        if (get_local_id(0) == 0) pv[get_group_id(0)] = v;                                         \
+        if (get_local_id(0) == 0) pv[pvo + get_group_id(0)] = v;                                   \
     }                                                                                              \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_name(                 \
         const uint g, const global A *pv, const global A *pw, const ulong pwo, global A *out, const ulong oo,       \
@@ -447,8 +456,7 @@ ADDITIVE(part_dot, final_dot, ELEM_DOT, VEC_DOT, ELEM_DOT_S)
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulong n, const global S *x,
                                                                        const ulong xo, const ulong incx,
                                                                        const global S *y, const ulong yo,
-                                                                       const ulong incy, global A *pv,
-                                                                       global A *pw, const ulong pwo)
+                                                                       const ulong incy, PART_OUT(global A))
 {
     GROUP_LOCALS(A);
     x += xo;
@@ -476,8 +484,10 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulon
         BLUE_TO_PAIR(s, q, big, med, sml);
     }
     GROUP_TREE(A, s, q, COMB_NRM2);
-    if (get_local_id(0) == 0) {
-        pv[get_group_id(0)] = s;
+    if (get_local_id(0) == 0 && fin) {
+        pv[pvo] = s * sqrt(q); /* as final_nrm2 */
+    } else if (get_local_id(0) == 0) {
+        pv[pvo + get_group_id(0)] = s;
         pw[pwo + get_group_id(0)] = q;
     }
 }
@@ -511,7 +521,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_nrm2(const uin
 #define EXTREMUM(part_name, final_name, UPD, COMB, INIT)                                                            \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_name(                  \
         const ulong n, const global S *x, const ulong xo, const ulong incx, const global S *y,    \
-        const ulong yo, const ulong incy, global A *pv, global A *pw, const ulong pwo)                             \
+        const ulong yo, const ulong incy, PART_OUT(global A))                                      \
     {                                                                                              \
         GROUP_LOCALS(A); \
         x += xo;                                                                                   \
@@ -529,7 +539,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_nrm2(const uin
             FOR_SHARE(i, n) { const A e_ = LD(x, i * incx); UPD(A, v, w, e_); }                                     \
         }                                                                                          \
         GROUP_TREE(A, v, w, COMB);                                                                 \
-        if (get_local_id(0) == 0) pv[get_group_id(0)] = v;                                         \
+        if (get_local_id(0) == 0) pv[pvo + get_group_id(0)] = v;                                   \
     }                                                                                              \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_name(                 \
         const uint g, const global A *pv, const global A *pw, const ulong pwo, global A *out, const ulong oo,       \
@@ -648,7 +658,7 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
 #define ARGEXT(part_name, final_name, CMP, COMB, INIT)                                                              \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_name(                  \
         const ulong n, const global S *x, const ulong xo, const ulong incx, const global S *y,    \
-        const ulong yo, const ulong incy, global A *pv, global uint *pw, const ulong pwo)                          \
+        const ulong yo, const ulong incy, PART_OUT(global uint))                                   \
     {                                                                                              \
         GROUP_LOCALS(IDX); \
         x += xo;                                                                                   \
@@ -664,7 +674,7 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY)
         }                                                                                          \
         GROUP_TREE(IDX, v, w, COMB);                                                               \
         if (get_local_id(0) == 0) {                                                                \
-            pv[get_group_id(0)] = v;                                                               \
+            pv[pvo + get_group_id(0)] = v;                                                         \
             pw[pwo + get_group_id(0)] = (uint)w;                                                         \
         }                                                                                          \
     }                                                                                              \

@@ -1,6 +1,7 @@
 /* reduce.c — reductions (host side) and the "reduce" kernel family (cl/reduce.cl).
- * Every reduction is two launches on one stream: part_<op> (G work-groups → G partials in the
- * stream's scratch buffer), then final_<op> (one work-group → the result). */
+ * A reduction is two launches on one stream: part_<op> (G work-groups → G partials in the stream's
+ * scratch buffer), then final_<op> (one work-group → the result); or, where one work-group takes
+ * all of x (SOLO), part_<op> alone, writing the result. */
 #include "config.h"
 #include "ocx_internal.h"
 
@@ -24,6 +25,9 @@ static const ocx__param_def reduce_params[] = {
     {"GROUPS_PER_CU", 32, 2, 1, 1024, 1},
     {"LAYOUT", 1, 2, 1, 2, 0}, /* 1: interleaved, 2: contiguous chunk per work-item */
     {"ACC", 1, 4, 1, 8, 1, 0, 1}, /* vector accumulators (LAYOUT 2: streams) per work-item */
+    /* One work-group, one launch (part_<op> writes the result) when that leaves each item at most
+     * SOLO vectors: a short reduction's time is its launches. */
+    {"SOLO", 16, 256, 1, 4096, 1, 1, 1},
 };
 
 static const char *reduce_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
@@ -98,17 +102,20 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     ocx__params_defines(&p, options, sizeof options);
     size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
     int contiguous = incx == 1 && (op != OCX_REDUCE_DOT || incy == 1);
-    size_t g = ocx__grid_groups(ctx, contiguous ? n / vw + n % vw : n, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"));
+    size_t items = contiguous ? n / vw + n % vw : n;
+    size_t g = items <= (size_t)ocx__param(&p, "SOLO") * wg
+                   ? 1
+                   : ocx__grid_groups(ctx, items, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"));
     if (g > 65536) g = 65536;
 
     /* Both kernels are built before the stream's lock is taken, so that a first call's compilation
      * (or the tuner's, building candidates on several threads) holds up no other thread. */
     char part[32], final[32];
-    cl_kernel kpart, kfinal;
+    cl_kernel kpart, kfinal = NULL;
     snprintf(part, sizeof part, "part_%s", op_names[op]);
     snprintf(final, sizeof final, "final_%s", op_names[op]);
     OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, part, &kpart));
-    OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, final, &kfinal));
+    if (g > 1) OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, final, &kfinal));
     *held = NULL;
     if (ocx__launch_is_build_only()) return OCX_OK;
 
@@ -122,6 +129,12 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     }
     const ocx_buffer *yy = op == OCX_REDUCE_DOT ? y : x;
     size_t yinc = op == OCX_REDUCE_DOT ? incy : 1;
+    /* Partials at the start of scratch (values at 0, second values at 8G); with one group, the
+     * result where final_<op> would write it (reduce.cl's PART_OUT): argmin/argmax's value to
+     * scratch at 16G + 8 and index to out, the others' value to out. */
+    int fin = g == 1, arg = is_arg(op);
+    const cl_mem *pv = fin && !arg ? out : &scratch, *pw = fin && arg ? out : &scratch;
+    size_t pvo = !fin ? 0 : arg ? (16 * g + 8) / asz : oo, pwo = fin && arg ? oo : 8 * g / wsz;
     ocx__arg a1[] = {OCX__ARG_U64(n),
                      OCX__ARG_MEM(x),
                      OCX__ARG_U64(x->offset),
@@ -129,12 +142,14 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
                      OCX__ARG_MEM(yy),
                      OCX__ARG_U64(yy->offset),
                      OCX__ARG_U64(yinc),
-                     {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
-                     {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
-                     OCX__ARG_U64(8 * g / wsz)};
-    ocx__launch_desc d1 = {"reduce", options, part, 1, {g * wg}, {wg}, 10, a1, kpart};
-    ocx_status st = ocx__launch(ctx, stream, &d1, num_wait, wait, NULL);
-    if (st == OCX_OK) {
+                     {OCX__ARG_VALUE, sizeof(cl_mem), pv},
+                     OCX__ARG_U64(pvo),
+                     {OCX__ARG_VALUE, sizeof(cl_mem), pw},
+                     OCX__ARG_U64(pwo),
+                     OCX__ARG_I32(fin)};
+    ocx__launch_desc d1 = {"reduce", options, part, 1, {g * wg}, {wg}, 12, a1, kpart};
+    ocx_status st = ocx__launch(ctx, stream, &d1, num_wait, wait, fin ? event : NULL);
+    if (st == OCX_OK && !fin) {
         ocx__arg a2[] = {OCX__ARG_I32((cl_int)g),
                          {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
                          {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},

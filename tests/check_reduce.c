@@ -253,25 +253,48 @@ START_TEST(test_nan_inf_ties)
 }
 END_TEST
 
+/* Every operation over the lengths, a strided y and the special values with the parameters
+ * `params` forced; the last run (a contiguous dot) must have taken `expect`. */
+static void forced_params(ocx_dtype dt, const char *params, const char *expect, uint64_t seed)
+{
+    setenv("OCX_REDUCE_PARAMS", params, 1);
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
+        check_all_ops(dt, lengths[li], 1, 1, seed + li, -1, 1);
+    check_all_ops(dt, 4097, 1, 7, seed + 99, -1, 1); /* strided y: the scalar path */
+    specials(dt);
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    unsetenv("OCX_REDUCE_PARAMS"); /* before the assertion: the suite does not fork */
+    char ran[sizeof info.params + 1]; /* "A=1 B=2 … " : expect ends in a space, so SOLO=1 is not SOLO=16 */
+    snprintf(ran, sizeof ran, "%s ", info.params);
+    ck_assert_msg(strstr(ran, expect), "%s ran %s", params, info.params);
+}
+
 /* The kernels' accumulators (ACC) in both layouts, beyond what the device's defaults run: several
  * interleaved accumulators (LAYOUT 1, as GPUs would), many streams a work-item over short shares,
  * some streams shorter or empty (LAYOUT 2), and scalar lanes (VW=1; f64 halves VW=2 to 1 too).
  * Ties and NaN must still resolve to the first index across accumulators. */
 static const char *const acc_params[] = {"LAYOUT=1,ACC=2", "LAYOUT=2,ACC=8,VW=2,WG=4", "LAYOUT=2,ACC=2,VW=1,WG=2"};
-static const char *const acc_expect[] = {"ACC=2", "ACC=8", "ACC=2"};
+static const char *const acc_expect[] = {"ACC=2 ", "ACC=8 ", "ACC=2 "};
 
 START_TEST(test_accumulators)
 {
     ocx_dtype dt = dtypes[_i % 3];
-    if (!tdtype_ok(dt)) return;
-    setenv("OCX_REDUCE_PARAMS", acc_params[_i / 3], 1);
-    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) check_all_ops(dt, lengths[li], 1, 1, 300 + li, -1, 1);
-    check_all_ops(dt, 4097, 1, 7, 8, -1, 1); /* strided y: the scalar path */
-    specials(dt);
-    ocx_params_info info; /* the parameters the last run (a contiguous dot) took */
-    ck_ok(ocx_last_params(&info));
-    unsetenv("OCX_REDUCE_PARAMS"); /* before the assertion: the suite does not fork */
-    ck_assert_msg(strstr(info.params, acc_expect[_i / 3]), "%s ran %s", acc_params[_i / 3], info.params);
+    if (tdtype_ok(dt)) forced_params(dt, acc_params[_i / 3], acc_expect[_i / 3], 300);
+}
+END_TEST
+
+/* One work-group, one launch (SOLO): part_<op> writes the result where final_<op> would, for every
+ * length here up to 100003 (the specials: NaN, ties and infinities in long shares of one group),
+ * in both layouts; and SOLO=1, where only inputs of at most WG·VW elements take one launch. */
+static const char *const solo_params[] = {"SOLO=4096,WG=16,VW=16,LAYOUT=2", "SOLO=4096,WG=64,VW=4,LAYOUT=1,ACC=2",
+                                          "SOLO=1"};
+static const char *const solo_expect[] = {"SOLO=4096 ", "SOLO=4096 ", "SOLO=1 "};
+
+START_TEST(test_one_launch)
+{
+    ocx_dtype dt = dtypes[_i % 3];
+    if (tdtype_ok(dt)) forced_params(dt, solo_params[_i / 3], solo_expect[_i / 3], 400);
 }
 END_TEST
 
@@ -586,6 +609,7 @@ int main(void)
     tcase_add_loop_test(tc, test_exact_integers, 0, 3);
     tcase_add_loop_test(tc, test_nan_inf_ties, 0, 3);
     tcase_add_loop_test(tc, test_accumulators, 0, 9);
+    tcase_add_loop_test(tc, test_one_launch, 0, 9);
     tcase_add_loop_test(tc, test_nrm2_scaling, 0, 3);
     tcase_add_loop_test(tc, test_nrm2_mixed, 0, 3);
     tcase_add_test(tc, test_sum_1e8);
