@@ -397,7 +397,10 @@ typedef struct ocx_tune_progress {
 } ocx_tune_progress;
 
 typedef struct ocx_tune_options {
-    const char *families;  /* comma-separated: "vector,reduce,gemm,gemm_mma"; NULL or "": all */
+    const char *families;  /* comma-separated: "vector,reduce,gemm,gemm_mma"; NULL or "": all (the
+                              f32 "gemm_mma" entries, for OCX_COMPUTE_TF32X3, only when both this
+                              and dtypes name them; never "short_k", which those products leave to
+                              the f32 kernels) */
     const char *dtypes;    /* comma-separated: "f32,f16,f64"; NULL or "": f32 and f16 (quick: f32) */
     double budget_s;       /* wall-clock budget of the whole run; ≤ 0: 60 s */
     int quick;             /* smaller problems and fewer repetitions */

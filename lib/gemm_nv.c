@@ -44,7 +44,8 @@ static int vendor_mode(void)
  * driver reports, within what it builds and runs on compute capability 8.0, 8.7, 9.x and 10.x, see
  * ocx_device_info.local_mem_max_bytes; elsewhere mma_shrink_first), 8 tile-rows per group. On 9.0
  * wgmma's (mma_device_defaults): a warpgroup per 64x256, 4 stages (192 KiB). "medium" products take
- * 64x128 tiles (mma_class_defaults). f32 (TF32X3) has defaults of its own (mma_device_defaults).
+ * 64x128 tiles (mma_class_defaults). f32 (TF32X3) has defaults of its own, 64x64 tiles for every
+ * class (mma_device_defaults).
  * Measured with mma.sync on the H200 (ocx-bench, TFLOP/s at 8192^3 NN / NT, then 4096^3 NN / NT):
  * - Interior tiles copy whole slices without per-chunk bounds arithmetic (FASTPATH, the kernel's
  *   COPY_SLICE): 128x256, 32 deep, 4 stages went from 317-321 / 303 and 277 / 259-265 to
@@ -149,19 +150,24 @@ static const char *const mma_shrink_first[] = {"BK", "STAGES", NULL};
 
 /* Compute capability 9.0: wgmma on 128x256 tiles, a warpgroup per 64x256 (128 accumulators a
  * work-item, as the mma.sync defaults), 4 stages of 64-deep slices (192 KiB), two of them in flight.
- * f32 (three TF32 products, mma.sync on every device): 128x128 tiles 32 deep, 16 warps of 32x32, 4
- * stages (128 KiB). On the H200 (8192^3 / 4096^3, TFLOP/s, with the tail rounded: X3_ROUND=1), 4
- * stages of 32x32 warps ran 54.6 / 52.9; of 32x64 53.8 / 51.6 (3 stages 53.3 / 51.3, 5 53.3 /
- * 51.3); 3 stages of 64x64 52.0 / 48.9 (128x256 tiles 50.8 / 49.0, 256x128 51.9); 64x128 tiles of
- * 32x64 48.9 at 8192^3; 64-deep slices in 2 stages 35.8. The kernel now takes 32x32 warp tiles
- * only: wider ones ran no faster and their emulation (CI's check) took minutes to compile on PoCL. */
+ * f32 (three TF32 products, mma.sync on every device), every size class: 64x64 tiles 32 deep, 4
+ * warps of 32x32, 3 stages (48 KiB, four work-groups a multiprocessor), grouped by 4 (GM), which
+ * ocx-tune found at 4096^3 (gemm_mma f32 "all", 64 candidates). On the H200 (TFLOP/s, four runs
+ * each at 1024^3 / 2048^3 / 4096x4096x1024 / 4096^3 / 6144^3 / 8192^3 / 8192x512x8192):
+ * 23.5-26.1 / 46.9-47.9 / 50.8-51.4 / 54.8-56.0 / 57.5-58.8 / 52.7-58.8 / 53.2-53.7, where the
+ * former 128x128 in 4 stages of 16 warps ran 15.7-17.9 / 42.8-44.7 / 42.2-43.0 / 51.1-51.9 /
+ * 53.1-53.7 / 54.3-54.6 / 51.2-52.7, 128x64 in 3 stages 21.7-24.2 / 43.6-46.1 / 46.6-47.7 /
+ * 52.6-54.4 / 56.7-57.2 / 55.1-56.0 / 52.4-52.9, and the former "medium" 64x128 in 4 stages
+ * 21.0-23.3 at 1024^3. Earlier (8192^3 / 4096^3): 32x64 warps 53.8 / 51.6, 64x64 warps 52.0 /
+ * 48.9, 64-deep slices in 2 stages 35.8. The kernel takes 32x32 warp tiles only: wider ones ran
+ * no faster and their emulation (CI's check) took minutes to compile on PoCL. */
 static void mma_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int *v)
 {
     if (dtype == OCX_F32) {
         /* Fitted here (the general fitting would narrow the warp tiles, which f32 does not take):
          * smaller tiles while the work-items exceed the device's, else fewer stages first, down to
          * 32x32 in 2 stages of 32 (16 KiB, one warp). */
-        v[P_BM] = 128, v[P_BN] = 128, v[P_BK] = 32, v[P_WM] = 32, v[P_WN] = 32, v[P_STAGES] = 4;
+        v[P_BM] = 64, v[P_BN] = 64, v[P_BK] = 32, v[P_WM] = 32, v[P_WN] = 32, v[P_STAGES] = 3, v[P_GM] = 4;
         while (mma_invalid(v, dev, dtype) && (v[P_STAGES] > 2 || v[P_BM] > 32 || v[P_BN] > 32)) {
             const size_t nt = mma_threads(v);
             if (v[P_STAGES] > 2 && nt <= dev->max_work_group_size && nt <= dev->max_work_item_sizes[0])
@@ -180,8 +186,8 @@ static void mma_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int
     if (sm90a(dev) && !mma_invalid(w, dev, OCX_F16)) memcpy(v, w, sizeof w); /* else mma.sync's (simulated limits) */
 }
 /* GPUs, "medium" products (M*N*K below 2^31): 64x128 tiles (one warpgroup of 64x128 with wgmma,
- * else 4 warps of 32x64; f32, 8 of 32x32), a quarter of 128x256's area, so that 1024^3 makes 128
- * work-groups where it made 32 (the H200 has 132 multiprocessors).
+ * else 4 warps of 32x64), a quarter of 128x256's area, so that 1024^3 makes 128 work-groups where
+ * it made 32 (the H200 has 132 multiprocessors). f32's defaults serve every class.
  * "short_k" (K <= 256): a tile takes one to four 64-deep slices, so the 128x256 tiles' 192 KiB of
  * local memory (one work-group a multiprocessor) leave its copies, its MMAs and its epilogue in
  * turn. On the H200 (f16 in, f32 C, TFLOP/s at 16384x16384x64 / 4096x4096x256 / 8192x8192x128 /
@@ -192,11 +198,7 @@ static void mma_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int
 static int mma_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, const char *size_class, int *v)
 {
     if (dev->type == OCX_DEVICE_CPU) return 0;
-    if (dtype == OCX_F32) { /* TF32X3 ("short_k" takes the f32 kernels, gemm.c): f16's "medium" tiles */
-        if (strcmp(size_class, "medium") != 0) return 0;
-        v[P_BM] = 64, v[P_BN] = 128;
-        return 1;
-    }
+    if (dtype == OCX_F32) return 0; /* TF32X3 ("short_k" takes the f32 kernels, gemm.c) */
     if (strcmp(size_class, "medium") == 0) {
         v[P_BM] = 64, v[P_BN] = 128;
         if (v[P_WGMMA])

@@ -49,6 +49,7 @@ typedef struct ocx__tune_case {
     double tol;              /* relative tolerance per element (scaled by refscale) */
     double *refscale;
     ocx_dtype out_dtype;
+    ocx_gemm_compute compute; /* gemm: the arithmetic (OCX_COMPUTE_TF32X3: the tensor-core f32 entries) */
 } ocx__tune_case;
 
 static uint64_t rng_next(uint64_t *s)
@@ -404,10 +405,28 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
     *out = tc;
     return st;
 }
+/* The tensor-core entries: f16 products as gemm_setup's, and f32 ones under OCX_COMPUTE_TF32X3, each
+ * of whose products may be off by 2^-19 of |a·b| (ocx.h) on top of f32's summation. */
+static ocx_status mma_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+{
+    OCX__FORWARD(gemm_setup(ctx, dt, cls, quick, out));
+    if (dt == OCX_F32) {
+        (*out)->compute = OCX_COMPUTE_TF32X3;
+        (*out)->tol += ldexp(1, -18);
+    }
+    return OCX_OK;
+}
 static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    return ocx_gemm(ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, tc->m, tc->n, tc->k, 1.0, tc->x, 0, tc->k, tc->y, 0,
-                    tc->n, 0.0, tc->z, 0, tc->n, 0, NULL, ev);
+    OCX__FORWARD(ocx_gemm_ex(ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, tc->m, tc->n, tc->k, 1.0, tc->x, 0, tc->k, 0,
+                             tc->y, 0, tc->n, 0, 0.0, tc->z, 0, tc->n, 0, 1, tc->compute, 0, NULL, ev));
+    /* TF32X3 is a permission: a product it does not take runs on the f32 kernels, which must not be
+     * timed as this entry's. */
+    ocx_params_info info;
+    OCX__FAIL_IF(tc->compute == OCX_COMPUTE_TF32X3 && (ocx_last_params(&info) != OCX_OK ||
+                                                       strcmp(info.family, ocx__family_gemm_mma.name) != 0),
+                 OCX_ERR_INTERNAL, "tune: the TF32X3 product did not run on the tensor cores");
+    return OCX_OK;
 }
 static double gemm_work(const ocx__tune_case *tc) { return 2.0 * tc->m * tc->n * tc->k; }
 
@@ -478,11 +497,19 @@ typedef struct tuning_def {
     const char *const *cpu_search; /* NULL, or the parameters searched on CPUs in place of search */
 } tuning_def;
 
-/* The tensor-core GEMM: f16 only, where its probe passed. */
-static int mma_applies(ocx_context *ctx, ocx_dtype dt) { return dt == OCX_F16 && ocx__gemm_nv_ready(ctx, OCX_F16); }
+/* The tensor-core GEMM: f16, and f32 under OCX_COMPUTE_TF32X3 (tuned only when asked for, below),
+ * where its probe for the dtype passed. */
+static int mma_applies(ocx_context *ctx, ocx_dtype dt)
+{
+    return (dt == OCX_F16 || dt == OCX_F32) && ocx__gemm_nv_ready(ctx, dt);
+}
 /* The portable tiled GEMM, for what it runs: not f16 products where the tensor cores take them (the
- * library runs those on the portable kernel only under OCX_VENDOR_PATHS=0, which tunes it too). */
-static int tiled_applies(ocx_context *ctx, ocx_dtype dt) { return !mma_applies(ctx, dt); }
+ * library runs those on the portable kernel only under OCX_VENDOR_PATHS=0, which tunes it too). f32
+ * products run on it unless a caller asks for TF32X3. */
+static int tiled_applies(ocx_context *ctx, ocx_dtype dt)
+{
+    return !(dt == OCX_F16 && ocx__gemm_nv_ready(ctx, OCX_F16));
+}
 
 /* What is tuned: each family's "all" entry (which also stands in for the classes without their
  * own), the launch-bound small sizes (GEMM's: the direct kernel), and on GPUs the large sizes. */
@@ -511,19 +538,19 @@ static const tuning_def tunings[] = {
     {"reduce", "all", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
     {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies, 0,
      gemm_cpu_search},
-    {"gemm_mma", "all", &ocx__family_gemm_mma, mma_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
+    {"gemm_mma", "all", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
     {"vector", "small", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
     {"reduce", "small", &ocx__family_reduce, reduce_small_search, reduce_setup, reduce_run, reduce_work, "GB/s"},
     {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
     {"gemm", "medium", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies, 0,
      gemm_cpu_search},
-    {"gemm_mma", "medium", &ocx__family_gemm_mma, mma_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
+    {"gemm_mma", "medium", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
     {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies},
     {"vector", "large", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s", 1},
     {"reduce", "large", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s", 1},
     /* Asked for by name only: a 60-s H200 run already ends a second or two before its budget. */
     {"gemm", "short_k", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies, 1},
-    {"gemm_mma", "short_k", &ocx__family_gemm_mma, mma_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies,
+    {"gemm_mma", "short_k", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies,
      1},
 };
 #define NTUNINGS (sizeof tunings / sizeof *tunings)
@@ -1062,6 +1089,12 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             int ld = listed(opt->dtypes, ocx_dtype_name(dtypes[d]));
             if (ld == 0 || (ld < 0 && (dtypes[d] == OCX_F64 || (opt->quick && dtypes[d] == OCX_F16)))) continue;
             if (dtypes[d] == OCX_F64 && !ctx->info.has_fp64) continue;
+            /* The TF32X3 tiles (tensor-core f32) serve opt-in products: tuned only when --kernels and
+             * --dtypes name them (a 60-s run has no time for them, nor for their probe), and not
+             * for short_k, which those products leave to the f32 kernels (gemm.c). */
+            if (tunings[f].fam == &ocx__family_gemm_mma && dtypes[d] == OCX_F32 &&
+                (lf < 0 || ld < 0 || !strcmp(cls, "short_k")))
+                continue;
             if (tunings[f].applies && !tunings[f].applies(ctx, dtypes[d])) continue;
             todo[ntodo].def = &tunings[f];
             todo[ntodo++].dt = dtypes[d];

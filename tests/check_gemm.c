@@ -648,10 +648,10 @@ END_TEST
  * rows or columns permuted back), both layouts, aligned and unaligned, interior and edge tiles, two
  * tile shapes, a strided batch; checked against the reference within the bound run_case derives for
  * the mode. Three builds (the emulated kernel compiles for tens of seconds on PoCL): the default
- * tiles' NN (A K-fast, B K-slow; named, as these products are "medium", which on a GPU takes 64x128:
- * the probe's build, also the column-major case's, the batch's and x3_nonfinite's on PoCL), NT (both
- * K-fast) with 64x128 tiles in 2 stages, TT (A K-slow, B K-fast; also x3_nonfinite's). `tc`: the
- * path must have run (else the f32 kernels). */
+ * tiles' NN (A K-fast, B K-slow; named, so that a profile's entry does not replace them: the probe's
+ * build, also the column-major case's, the batch's and x3_nonfinite's), NT (both K-fast) with 64x128
+ * tiles of 8 warps in 2 stages, TT (A K-slow, B K-fast; also x3_nonfinite's). `tc`: the path must
+ * have run (else the f32 kernels). */
 static void x3_cases(int tc)
 {
     static const struct {
@@ -661,7 +661,7 @@ static void x3_cases(int tc)
         int unaligned;
         const char *tiles;
     } cases[] = {
-        {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 150, 130, 70, 0, "BM=128,BN=128,BK=32,WM=32,WN=32,STAGES=4,GM=8"},
+        {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 150, 130, 70, 0, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=3,GM=4"},
         {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 140, 200, 103, 0, "BM=64,BN=128,BK=32,WM=32,WN=32,STAGES=2,GM=3"},
         {OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_T, 33, 100, 72, 1, NULL},
         {OCX_COL_MAJOR, OCX_OP_N, OCX_OP_N, 130, 70, 50, 1, NULL},
@@ -841,12 +841,12 @@ START_TEST(test_tensor_core_defaults_fit)
                       "cc %u, %zu KiB: BM=%d BN=%d BK=%d STAGES=%d WM=%d WN=%d WGMMA=%d", cases[c].cc, cases[c].kib, v[0],
                       v[1], v[2], v[3], v[4], v[5], v[6]);
     }
-    /* f32 (TF32X3, 32x32 warp tiles only): 128x128 in 4 stages where they fit; fewer stages, then
-     * smaller tiles (not narrower warps) under the limits mode's 64 work-items and 16 KiB. */
+    /* f32 (TF32X3, 32x32 warp tiles only): 64x64 in 3 stages where they fit (48 KiB); fewer stages,
+     * then smaller tiles (not narrower warps) under the limits mode's 64 work-items and 16 KiB. */
     static const struct {
         size_t wg, kib;
         int bm, bn, stages;
-    } f32[] = {{1024, 226, 128, 128, 4}, {1024, 98, 128, 128, 3}, {1024, 40, 64, 64, 2}, {64, 16, 32, 32, 2}};
+    } f32[] = {{1024, 226, 64, 64, 3}, {1024, 48, 64, 64, 3}, {1024, 40, 64, 64, 2}, {64, 16, 32, 32, 2}};
     for (size_t c = 0; c < sizeof f32 / sizeof *f32; c++) {
         ocx_context dev = gpu;
         dev.info.max_work_group_size = dev.info.max_work_item_sizes[0] = f32[c].wg;

@@ -115,7 +115,8 @@ static int usage(int rc)
             "at 2^26 elements, GEMM at 8192^3) only on GPUs; short_k (GEMM with K <= 256, at 8192x8192x128)\n"
             "on GPUs and only when named; gemm_mma (f16 GEMM on NVIDIA tensor cores)\n"
             "where its probe passes, and then it stands for the portable f16 GEMM (tuned only under\n"
-            "OCX_VENDOR_PATHS=0). --resume keeps a file's entries and adds the missing ones.\n"
+            "OCX_VENDOR_PATHS=0); its f32 entries (OCX_COMPUTE_TF32X3 products) only when --kernels\n"
+            "names gemm_mma and --dtypes f32. --resume keeps a file's entries and adds the missing ones.\n"
             "--seed replays the candidate order of a run (its seed is printed at the start).\n"
             "--verbose (not on a terminal): a timed line as each entry starts and each candidate is measured.\n");
     return rc;
