@@ -44,8 +44,8 @@ static int vendor_mode(void)
  * driver reports, within what it builds and runs on compute capability 8.0, 8.7, 9.x and 10.x, see
  * ocx_device_info.local_mem_max_bytes; elsewhere mma_shrink_first), 8 tile-rows per group. On 9.0
  * wgmma's (mma_device_defaults): a warpgroup per 64x256, 4 stages (192 KiB). "medium" products take
- * 64x128 tiles (mma_class_defaults). f32 (TF32X3) has defaults of its own, 64x64 tiles for every
- * class (mma_device_defaults).
+ * 64x128 tiles (mma_class_defaults). f32 (TF32X3) has defaults of its own: 64x64 tiles
+ * (mma_device_defaults), 128x128 for "large" products (mma_class_defaults).
  * Measured with mma.sync on the H200 (ocx-bench, TFLOP/s at 8192^3 NN / NT, then 4096^3 NN / NT):
  * - Interior tiles copy whole slices without per-chunk bounds arithmetic (FASTPATH, the kernel's
  *   COPY_SLICE): 128x256, 32 deep, 4 stages went from 317-321 / 303 and 277 / 259-265 to
@@ -150,9 +150,9 @@ static const char *const mma_shrink_first[] = {"BK", "STAGES", NULL};
 
 /* Compute capability 9.0: wgmma on 128x256 tiles, a warpgroup per 64x256 (128 accumulators a
  * work-item, as the mma.sync defaults), 4 stages of 64-deep slices (192 KiB), two of them in flight.
- * f32 (three TF32 products, mma.sync on every device), every size class: 64x64 tiles 32 deep, 4
- * warps of 32x32, 3 stages (48 KiB, four work-groups a multiprocessor), grouped by 4 (GM), which
- * ocx-tune found at 4096^3 (gemm_mma f32 "all", 64 candidates). On the H200 (TFLOP/s, four runs
+ * f32 (three TF32 products, mma.sync on every device), every size class but "large": 64x64 tiles 32
+ * deep, 4 warps of 32x32, 3 stages (48 KiB, four work-groups a multiprocessor), grouped by 4 (GM),
+ * which ocx-tune found at 4096^3 (gemm_mma f32 "all", 64 candidates). On the H200 (TFLOP/s, four runs
  * each at 1024^3 / 2048^3 / 4096x4096x1024 / 4096^3 / 6144^3 / 8192^3 / 8192x512x8192):
  * 23.5-26.1 / 46.9-47.9 / 50.8-51.4 / 54.8-56.0 / 57.5-58.8 / 52.7-58.8 / 53.2-53.7, where the
  * former 128x128 in 4 stages of 16 warps ran 15.7-17.9 / 42.8-44.7 / 42.2-43.0 / 51.1-51.9 /
@@ -187,7 +187,11 @@ static void mma_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int
 }
 /* GPUs, "medium" products (M*N*K below 2^31): 64x128 tiles (one warpgroup of 64x128 with wgmma,
  * else 4 warps of 32x64), a quarter of 128x256's area, so that 1024^3 makes 128 work-groups where
- * it made 32 (the H200 has 132 multiprocessors). f32's defaults serve every class.
+ * it made 32 (the H200 has 132 multiprocessors). f32 (TF32X3): "large" products (from 2^38) take
+ * 128x128 tiles of 16 warps in 4 stages (GM=8), a little faster there than the 64x64 tiles of its
+ * other classes (mma_device_defaults): on the H200, six timings each at 8192^3 / 16384x8192x8192 /
+ * 16384x16384x4096, 54.6-55.0 / 55.7-55.9 / 55.0-55.2 TFLOP/s against 52.8-54.0 / 53.5-54.0 /
+ * 53.2-53.9 (128x64 in 3 stages 54.4-55.7 / 54.7-55.4 / 54.7-54.9).
  * "short_k" (K <= 256): a tile takes one to four 64-deep slices, so the 128x256 tiles' 192 KiB of
  * local memory (one work-group a multiprocessor) leave its copies, its MMAs and its epilogue in
  * turn. On the H200 (f16 in, f32 C, TFLOP/s at 16384x16384x64 / 4096x4096x256 / 8192x8192x128 /
@@ -198,7 +202,11 @@ static void mma_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int
 static int mma_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, const char *size_class, int *v)
 {
     if (dev->type == OCX_DEVICE_CPU) return 0;
-    if (dtype == OCX_F32) return 0; /* TF32X3 ("short_k" takes the f32 kernels, gemm.c) */
+    if (dtype == OCX_F32) { /* TF32X3 ("short_k" takes the f32 kernels, gemm.c) */
+        if (strcmp(size_class, "large") != 0) return 0;
+        v[P_BM] = v[P_BN] = 128, v[P_STAGES] = 4, v[P_GM] = 8;
+        return 1;
+    }
     if (strcmp(size_class, "medium") == 0) {
         v[P_BM] = 64, v[P_BN] = 128;
         if (v[P_WGMMA])

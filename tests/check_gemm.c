@@ -874,6 +874,29 @@ START_TEST(test_tensor_core_defaults_fit)
                         : bm == 64 && bn == 64 && bk == 64 && st == 3 && wgmma,
                       "short_k on cc %d.0: BM=%d BN=%d BK=%d STAGES=%d WGMMA=%d", c ? 8 : 9, bm, bn, bk, st, wgmma);
     }
+    /* f32's classes: 128x128 tiles of 16 warps in 4 stages for "large" products where they fit, the
+     * 64x64 defaults for "medium" (no tiles of its own); in 99 KiB "large" keeps 3 stages; where a
+     * work-group has 256 work-items, the general fitting halves its 512 (64x128, 32x32 warps). */
+    static const struct {
+        const char *cls;
+        size_t wg, kib;
+        int bm, bn, stages;
+    } x3cls[] = {{"large", 1024, 226, 128, 128, 4}, {"medium", 1024, 226, 64, 64, 3}, {"large", 1024, 99, 128, 128, 3},
+                 {"large", 256, 226, 64, 128, 4}};
+    for (size_t c = 0; c < sizeof x3cls / sizeof *x3cls; c++) {
+        ocx_context dev = gpu;
+        dev.info.max_work_group_size = dev.info.max_work_item_sizes[0] = x3cls[c].wg;
+        dev.info.local_mem_max_bytes = dev.info.local_mem_bytes = x3cls[c].kib * 1024;
+        dev.info.nv_compute_capability[0] = 9, dev.info.nv_compute_capability[1] = 0;
+        snprintf(dev.info.fingerprint, sizeof dev.info.fingerprint, "class-f32-%zu", c);
+        ocx__params p;
+        ck_ok(ocx__params_class_default(&dev, &ocx__family_gemm_mma, OCX_F32, x3cls[c].cls, &p));
+        const int bm = ocx__param(&p, "BM"), bn = ocx__param(&p, "BN"), st = ocx__param(&p, "STAGES");
+        ck_assert_msg(bm == x3cls[c].bm && bn == x3cls[c].bn && st == x3cls[c].stages && ocx__param(&p, "WM") == 32 &&
+                          ocx__param(&p, "WN") == 32,
+                      "f32 %s, %zu work-items, %zu KiB: BM=%d BN=%d STAGES=%d", x3cls[c].cls, x3cls[c].wg,
+                      x3cls[c].kib, bm, bn, st);
+    }
 }
 END_TEST
 
