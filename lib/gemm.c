@@ -505,8 +505,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * alignment (8 f16 or 4 f32 elements). TF32X3 leaves "short_k" products to the f32 kernel: on
      * the H200, 4096x4096x256 ran 24.8 TFLOP/s there against 36-38 for the f32 kernel, and
      * 16384x16384x64 13.0 against 37 (not measured apart: probably its C stores, which a K-slow B's
-     * permuted columns scatter); 8192^3 ran 54.6-54.7 against 48.0-48.1, 8192x512x8192 51.4-52.0
-     * against 45.1-45.2 (README). */
+     * permuted columns scatter); 8192^3 ran 54.6-54.9 against 48.0, 8192x512x8192 53.3-53.4
+     * against 44.3-45.2 (README). */
     const int x3 = a->dtype == OCX_F32 && compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0;
     if (!use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
         ocx__gemm_nv_ready(ctx, a->dtype)) {
