@@ -5,8 +5,8 @@
  *               accumulators of VW lanes, then those into one value, then the work-group combines its
  *               items in a tree in local memory and writes one partial (pv[g], pw[g]).
  *   final_<op>  one work-group of WG items combines the G partials the same way and writes the result.
- * Where one work-group takes all of x (G = 1: short inputs, the host's SOLO), part_<op> writes the
- * result itself and final_<op> is not launched (PART_OUT).
+ * Where one work-group takes all of x (G = 1: n up to the host's SOLO elements, or too short for
+ * two groups), part_<op> writes the result itself and final_<op> is not launched (PART_OUT).
  * Partials are (value, second) pairs: nrm2 keeps (scale, sum of squares / scale²), argmin/argmax keep
  * (value, index), the others use only the value.
  *

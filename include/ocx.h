@@ -574,7 +574,7 @@ OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, cons
  *     (f64 needs cl_khr_fp64, else OCX_ERR_UNSUPPORTED). f16 and f32 accumulate in f32, f64 in f64.
  *   - Accumulation is a tree: each work-item folds a share of x, work-groups combine their items in
  *     local memory, and a second pass combines the work-groups' partials. No long serial sum. A
- *     short x (how short is a tunable, "SOLO") is folded by one work-group in one launch.
+ *     short x (up to "SOLO" elements, a reduce parameter) is folded by one work-group in one launch.
  *   - Semantics: the sum (asum, dot, nrm2) of 0 elements is 0; min, max, argmin and argmax of 0
  *     elements are an error (OCX_ERR_INVALID_ARGUMENT). A NaN in x makes min/max NaN and argmin/argmax
  *     the index of the first NaN; ties give the lowest index. nrm2 scales wherever squaring would

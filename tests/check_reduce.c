@@ -261,6 +261,7 @@ static void forced_params(ocx_dtype dt, const char *params, const char *expect, 
     for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
         check_all_ops(dt, lengths[li], 1, 1, seed + li, -1, 1);
     check_all_ops(dt, 4097, 1, 7, seed + 99, -1, 1); /* strided y: the scalar path */
+    check_all_ops(dt, 20011, 3, 1, seed + 98, -1, 1); /* strided x */
     specials(dt);
     ocx_params_info info;
     ck_ok(ocx_last_params(&info));
@@ -284,12 +285,13 @@ START_TEST(test_accumulators)
 }
 END_TEST
 
-/* One work-group, one launch (SOLO): part_<op> writes the result where final_<op> would, for every
- * length here up to 100003 (the specials: NaN, ties and infinities in long shares of one group),
- * in both layouts; and SOLO=1, where only inputs of at most WG·VW elements take one launch. */
-static const char *const solo_params[] = {"SOLO=4096,WG=16,VW=16,LAYOUT=2", "SOLO=4096,WG=64,VW=4,LAYOUT=1,ACC=2",
-                                          "SOLO=1"};
-static const char *const solo_expect[] = {"SOLO=4096 ", "SOLO=4096 ", "SOLO=1 "};
+/* One work-group, one launch (SOLO, in elements): part_<op> writes the result where final_<op>
+ * would, for every length, stride and special value here (NaN, ties and infinities in long shares
+ * of one group), in both layouts; and SOLO=1, where only inputs that one group's items cover at a
+ * vector each (or, strided, an element each) take one launch. */
+static const char *const solo_params[] = {"SOLO=1048576,WG=16,VW=16,LAYOUT=2",
+                                          "SOLO=1048576,WG=64,VW=4,LAYOUT=1,ACC=2", "SOLO=1"};
+static const char *const solo_expect[] = {"SOLO=1048576 ", "SOLO=1048576 ", "SOLO=1 "};
 
 START_TEST(test_one_launch)
 {
