@@ -506,7 +506,11 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * the H200, 4096x4096x256 ran 24.8 TFLOP/s there against 36-38 for the f32 kernel, and
      * 16384x16384x64 13.0 against 37 (not measured apart: probably its C stores, which a K-slow B's
      * permuted columns scatter); 8192^3 ran 54.6-54.9 against 48.0, 8192x512x8192 53.3-53.4
-     * against 44.3-45.2 (README). */
+     * against 44.3-45.2 (README). Tried and not kept: copying a K-slow operand K-fast first (a
+     * tiled transpose into a temporary buffer), so that the kernel loads both through ldmatrix. In
+     * two alternating rounds (TFLOP/s) it ran 8192^3 TN at 52.0-54.1 against 49.4-50.0, but NN
+     * at 53.4-54.5 against 54.2-55.0, 4096^3 at 48.1-55.4 against 51.7-56.3, and 1024^3 at
+     * 6.6-15.4 against 23.7-26.2 (the buffer and the extra launch). */
     const int x3 = a->dtype == OCX_F32 && compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0;
     if (!use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
         ocx__gemm_nv_ready(ctx, a->dtype)) {

@@ -154,7 +154,8 @@ static const char *const mma_shrink_first[] = {"BK", "STAGES", NULL};
  * deep, 4 warps of 32x32, 3 stages (48 KiB, four work-groups a multiprocessor), grouped by 4 (GM),
  * which ocx-tune found at 4096^3 (gemm_mma f32 "all", 64 candidates). On the H200 (TFLOP/s, four runs
  * each at 1024^3 / 2048^3 / 4096x4096x1024 / 4096^3 / 6144^3 / 8192^3 / 8192x512x8192):
- * 23.5-26.1 / 46.9-47.9 / 50.8-51.4 / 54.8-56.0 / 57.5-58.8 / 52.7-58.8 / 53.2-53.7, where the
+ * 23.5-26.1 / 46.9-47.9 / 50.8-51.4 / 54.8-56.0 / 57.5-58.8 / 52.7-58.8 (three later rounds at
+ * 8192^3: 52.8-54.0, hence "large" below) / 53.2-53.7, where the
  * former 128x128 in 4 stages of 16 warps ran 15.7-17.9 / 42.8-44.7 / 42.2-43.0 / 51.1-51.9 /
  * 53.1-53.7 / 54.3-54.6 / 51.2-52.7, 128x64 in 3 stages 21.7-24.2 / 43.6-46.1 / 46.6-47.7 /
  * 52.6-54.4 / 56.7-57.2 / 55.1-56.0 / 52.4-52.9, and the former "medium" 64x128 in 4 stages

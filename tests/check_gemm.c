@@ -647,11 +647,12 @@ END_TEST
  * operand K-fast (ldmatrix) and K-slow (16-byte loads of permuted runs, with their swizzle, and C's
  * rows or columns permuted back), both layouts, aligned and unaligned, interior and edge tiles, two
  * tile shapes, a strided batch; checked against the reference within the bound run_case derives for
- * the mode. Three builds (the emulated kernel compiles for tens of seconds on PoCL): the default
+ * the mode. Four builds (the emulated kernel compiles for tens of seconds on PoCL): the default
  * tiles' NN (A K-fast, B K-slow; named, so that a profile's entry does not replace them: the probe's
  * build, also the column-major case's, the batch's and x3_nonfinite's), NT (both K-fast) with 64x128
- * tiles of 8 warps in 2 stages, TT (A K-slow, B K-fast; also x3_nonfinite's). `tc`: the path must
- * have run (else the f32 kernels). */
+ * tiles of 8 warps in 2 stages, TT (A K-slow, B K-fast; also x3_nonfinite's), and NN in the "large"
+ * class's 128x128 tiles of 16 warps in 4 stages. `tc`: the path must have run (else the f32
+ * kernels). */
 static void x3_cases(int tc)
 {
     static const struct {
@@ -665,6 +666,7 @@ static void x3_cases(int tc)
         {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 140, 200, 103, 0, "BM=64,BN=128,BK=32,WM=32,WN=32,STAGES=2,GM=3"},
         {OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_T, 33, 100, 72, 1, NULL},
         {OCX_COL_MAJOR, OCX_OP_N, OCX_OP_N, 130, 70, 50, 1, NULL},
+        {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 300, 260, 70, 0, "BM=128,BN=128,BK=32,WM=32,WN=32,STAGES=4,GM=8"},
     };
     uint64_t seed = test_seed(), rng = seed;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
@@ -893,7 +895,7 @@ START_TEST(test_tensor_core_defaults_fit)
         ck_ok(ocx__params_class_default(&dev, &ocx__family_gemm_mma, OCX_F32, x3cls[c].cls, &p));
         const int bm = ocx__param(&p, "BM"), bn = ocx__param(&p, "BN"), st = ocx__param(&p, "STAGES");
         ck_assert_msg(bm == x3cls[c].bm && bn == x3cls[c].bn && st == x3cls[c].stages && ocx__param(&p, "WM") == 32 &&
-                          ocx__param(&p, "WN") == 32,
+                          ocx__param(&p, "WN") == 32 && ocx__param(&p, "GM") == (bm * bn > 64 * 64 ? 8 : 4),
                       "f32 %s, %zu work-items, %zu KiB: BM=%d BN=%d STAGES=%d", x3cls[c].cls, x3cls[c].wg,
                       x3cls[c].kib, bm, bn, st);
     }

@@ -337,6 +337,11 @@ START_TEST(test_class_defaults_before_all)
     json_array_append_new(json_object_get(j, "entries"),
                           json_pack("{s:s, s:s, s:s, s:o, s:f, s:s}", "family", "gemm", "dtype", "f32", "size_class",
                                     "all", "params", params, "rate", 1.0, "unit", "GFLOP/s"));
+    json_t *mma = builtin_params("gemm_mma"); /* the f32 (TF32X3) tiles */
+    json_object_set_new(mma, "GM", json_integer(2));
+    json_array_append_new(json_object_get(j, "entries"),
+                          json_pack("{s:s, s:s, s:s, s:o, s:f, s:s}", "family", "gemm_mma", "dtype", "f32",
+                                    "size_class", "all", "params", mma, "rate", 1.0, "unit", "GFLOP/s"));
     write_json(dir_env, j);
     ocx_context *ctx = NULL;
     ck_ok(ocx_context_create(NULL, &ctx));
@@ -367,6 +372,15 @@ START_TEST(test_class_defaults_before_all)
     ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, OCX_F32, "short_k", &p));
     ck_assert_msg(ocx__param(&p, "MWG") == 64 && ocx__param(&p, "NWG") == 128, "GPU short_k: %dx%d", ocx__param(&p, "MWG"),
                   ocx__param(&p, "NWG"));
+    /* The TF32X3 tiles: a GPU's "large" keeps its built-in 128x128 (GM=8) before the profile's "all"
+     * (GM=2), which "medium" takes; on a CPU (no class defaults) "large" takes it too. */
+    const struct { ocx_context *dev; const char *cls; int gm; } x3[] = {
+        {&gpu, "large", 8}, {&gpu, "medium", 2}, {&cpu, "large", 2}};
+    for (int c = 0; c < 3; c++) {
+        ck_ok(ocx__params_lookup(x3[c].dev, &ocx__family_gemm_mma, OCX_F32, x3[c].cls, &p));
+        ck_assert_msg(ocx__param(&p, "GM") == x3[c].gm, "TF32X3 %s on a %s: GM=%d from %s", x3[c].cls,
+                      x3[c].dev == &gpu ? "GPU" : "CPU", ocx__param(&p, "GM"), p.origin);
+    }
     ocx_context_destroy(ctx);
 }
 END_TEST
