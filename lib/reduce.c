@@ -103,9 +103,10 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     ocx__params_defines(&p, options, sizeof options);
     size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
     int contiguous = incx == 1 && (op != OCX_REDUCE_DOT || incy == 1);
+    size_t items = contiguous ? n / vw + n % vw : n;
     size_t g = n <= (size_t)ocx__param(&p, "SOLO")
                    ? 1
-                   : ocx__grid_groups(ctx, contiguous ? n / vw + n % vw : n, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"));
+                   : ocx__grid_groups(ctx, items, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"));
     if (g > 65536) g = 65536;
 
     /* The kernels are built before the stream's lock is taken, so that a first call's compilation
