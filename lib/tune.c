@@ -1098,7 +1098,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         }
     }
     OCX__FAIL_IF(!ntodo, OCX_ERR_UNSUPPORTED, "ocx_tune: no entry of the families, dtypes and classes asked for "
-                 "is tunable on this device (f64 needs cl_khr_fp64, the large and short_k classes a GPU)");
+                 "is tunable on this device (f64 needs cl_khr_fp64, the large and short_k classes a GPU; gemm_mma "
+                 "an NVIDIA GPU whose probe passed, and its f32 entries both names and a class but short_k)");
     json_t *root = NULL;
     if (opt->resume) {
         json_error_t jerr;
