@@ -50,6 +50,7 @@ typedef struct ocx__tune_case {
     double *refscale;
     ocx_dtype out_dtype;
     ocx_gemm_compute compute; /* gemm: the arithmetic (OCX_COMPUTE_TF32X3: the tensor-core f32 entries) */
+    size_t ncache, reps_cache; /* vector/reduce: also reps_cache runs on the first ncache elements (0: none) */
 } ocx__tune_case;
 
 static uint64_t rng_next(uint64_t *s)
@@ -193,6 +194,23 @@ static size_t n_1d(const char *cls, int quick)
     return (size_t)1 << (quick ? 23 : 24);
 }
 
+/* On CPUs an "all" entry stands for in-cache sizes too: besides its run over n elements (beyond the
+ * caches), each measurement runs the operation on the first 2^20 elements (4 MiB of f32 an array:
+ * within the last-level cache) as many times as move the same bytes, so a candidate slow there
+ * loses. Timed at 2^23 alone, a --quick run on the 2-core AVX-512 EPYC (PoCL) chose 4-wide vectors
+ * and one stream a work-item for the vector family (+2.7% in the tuner), which then ran axpy and
+ * scale of 2^20 f32 at 0.40-0.63x and 0.35-0.50x CLBlast where the defaults ran 1.09-1.14x and
+ * 1.24-1.63x (3 alternating rounds; at 2^24 0.89-1.04x and 0.82-0.95x against 1.00-1.06x and
+ * 1.01-1.11x). GPUs (where 2^20 elements are a few microseconds of launches) are not measured so. */
+static void add_cache_runs(ocx_context *ctx, const char *cls, ocx__tune_case *tc)
+{
+    if (is_gpu(ctx) || strcmp(cls, "all") != 0 || tc->n < ((size_t)1 << 21)) return;
+    tc->ncache = (size_t)1 << 20;
+    tc->reps_cache = tc->n / tc->ncache;
+}
+/* Elements a measurement moves through each array: the whole run and the in-cache ones. */
+static double elements_1d(const ocx__tune_case *tc) { return (double)tc->n + (double)tc->ncache * tc->reps_cache; }
+
 /* A device input of n random values in [lo, hi); *host keeps them in the storage type (caller
  * frees; host_value reads them exactly). No array of doubles beside it: at 2^26 elements those
  * were half a gigabyte an input, and seconds of a 60-s run's set-up. */
@@ -269,6 +287,7 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
         parallel(nchunks(n), MAX_THREADS, add_chunk, &j);
     }
     tc->tol = dt == OCX_F16 ? ldexp(1, -10) : dt == OCX_F64 ? ldexp(1, -52) : ldexp(1, -23);
+    add_cache_runs(ctx, cls, tc);
     free(xv);
     free(yv);
     if (st != OCX_OK) case_free(tc), tc = NULL;
@@ -280,13 +299,18 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
  * values, and so add's reference, as they were; also axpy). Tuned on add alone, a PoCL --quick run
  * (2-core EPYC, 2^23 f32) chose groups of 256 with one stream a work-item (+8% on add), which then
  * ran axpy and scale at 0.94-1.00x and 0.89-0.98x CLBlast where the defaults ran 1.03-1.07x and
- * 0.99-1.08x (3 rounds each, alternating). The check covers add's output. */
+ * 0.99-1.08x (3 rounds each, alternating). The check covers add's output (the in-cache runs come
+ * first: the same kernels, whose outputs the whole run then overwrites). */
 static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
+    for (size_t r = 0; r < tc->reps_cache; r++) {
+        OCX__FORWARD(ocx_add(ctx, NULL, tc->ncache, tc->x, tc->y, tc->z, 0, NULL, NULL));
+        OCX__FORWARD(ocx_scale(ctx, NULL, tc->ncache, 1.0, tc->y, 1, 0, NULL, NULL));
+    }
     OCX__FORWARD(ocx_add(ctx, NULL, tc->n, tc->x, tc->y, tc->z, 0, NULL, NULL));
     return ocx_scale(ctx, NULL, tc->n, 1.0, tc->y, 1, 0, NULL, ev);
 }
-static double vector_work(const ocx__tune_case *tc) { return 5.0 * tc->n * ocx_dtype_size(tc->dtype); }
+static double vector_work(const ocx__tune_case *tc) { return 5.0 * elements_1d(tc) * ocx_dtype_size(tc->dtype); }
 
 /* reduce: the sum of x, the dot product of x and y and the largest x into a three-element result.
  * One array read and two, adds and comparisons: on PoCL (2-core EPYC, 2^24 f32) four streams a
@@ -317,21 +341,27 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     free(part);
     for (size_t i = 0; i < 3 && st == OCX_OK; i++) st = ocx_buffer_view(tc->z, i, 1, &tc->zv[i]);
     tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
+    add_cache_runs(ctx, cls, tc);
     free(xv);
     free(yv);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
 }
+/* (The in-cache runs first, as vector_run's: the whole run's results are the ones checked.) */
 static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
     static const ocx_reduce_op ops[3] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_REDUCE_MAX};
     ocx_status st = OCX_OK;
-    for (size_t i = 0; i < 3 && st == OCX_OK; i++)
-        st = ocx_reduce(ctx, NULL, ops[i], tc->n, tc->x, 1, tc->y, 1, tc->zv[i], 0, NULL, i == 2 ? ev : NULL);
+    for (size_t r = 0; r <= tc->reps_cache; r++) {
+        const int whole = r == tc->reps_cache;
+        for (size_t i = 0; i < 3 && st == OCX_OK; i++)
+            st = ocx_reduce(ctx, NULL, ops[i], whole ? tc->n : tc->ncache, tc->x, 1, tc->y, 1, tc->zv[i], 0, NULL,
+                            whole && i == 2 ? ev : NULL);
+    }
     return st;
 }
-static double reduce_work(const ocx__tune_case *tc) { return 4.0 * tc->n * ocx_dtype_size(tc->dtype); }
+static double reduce_work(const ocx__tune_case *tc) { return 4.0 * elements_1d(tc) * ocx_dtype_size(tc->dtype); }
 
 /* gemm: C (f32 for f16 inputs) = A * B, row-major: m x n x k */
 
