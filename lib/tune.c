@@ -624,6 +624,7 @@ typedef struct cand {
     int v[OCX__MAX_PARAMS];
     int built_ok;
     ocx_status build_status;
+    char why[200]; /* the builder thread's error, when build_status is not OCX_OK */
 } cand;
 
 typedef struct tuner {
@@ -694,9 +695,19 @@ static void build_one(void *arg, size_t i)
     ocx__params_force(j->t->def->fam, j->c[i].v);
     ocx_event ev = NULL;
     j->c[i].build_status = j->t->def->run(j->t->ctx, j->t->tc, &ev);
+    if (j->c[i].build_status != OCX_OK) snprintf(j->c[i].why, sizeof j->c[i].why, "%s", ocx_last_error());
     ocx_event_release(ev);
     ocx__params_force(NULL, NULL);
     ocx__launch_build_only(0);
+}
+
+/* "candidate NAME=V,… failed to …: error" into buf. */
+static void describe_failure(const tuner *t, const int *v, const char *what, const char *error, char *buf, size_t cap)
+{
+    size_t o = (size_t)snprintf(buf, cap, "candidate");
+    for (unsigned i = 0; i < t->def->fam->nparams && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s=%d", i ? "," : " ", t->def->fam->params[i].name, v[i]);
+    if (o < cap) snprintf(buf + o, cap - o, " %s: %s", what, error);
 }
 
 /* Compiles a batch on a few threads before any of it is timed. */
@@ -817,10 +828,13 @@ static void run_batch(tuner *t, cand *c, int n)
      * share, as long as the run has time: on the H200 the 2^26 f16 vector set-up took the whole of
      * a 60-s run's share for it, and the entry was left out for want of a 0.3-s measurement. */
     for (int i = 0; i < n && !stopped(t) && ocx__now_s() < (t->tried == 0 ? t->end : t->deadline); i++) {
+        /* A failed candidate is reported with its parameters and the error (--verbose prints it). */
+        char why[400];
         if (c[i].build_status != OCX_OK) {
             t->tried++;
             t->failed++;
-            report(t, "candidate failed to build");
+            describe_failure(t, c[i].v, "failed to build", c[i].why, why, sizeof why);
+            report(t, why);
             continue;
         }
         double e0 = ocx__now_s();
@@ -830,7 +844,8 @@ static void run_batch(tuner *t, cand *c, int n)
             t->best_rate = r;
             memcpy(t->best, c[i].v, sizeof t->best);
         }
-        report(t, r < 0 ? "candidate failed to run or verify" : NULL);
+        if (r < 0) describe_failure(t, c[i].v, "failed to run or verify", ocx_last_error(), why, sizeof why);
+        report(t, r < 0 ? why : NULL);
     }
 }
 
