@@ -43,7 +43,8 @@ typedef struct ocx__tune_case {
     ocx_dtype dtype;
     size_t n, m, k;          /* vector/reduce: n; gemm: m x n x k */
     ocx_buffer *x, *y, *z;   /* inputs and output */
-    ocx_buffer *zv[3];       /* reduce: views of z's elements, one per operation timed */
+    ocx_buffer *zv[6];       /* reduce: views of z's elements, one per operation timed (3-5: in-cache runs) */
+    ocx_buffer *zc;          /* vector: the in-cache runs' output, z's elements from n on */
     double *ref;             /* host reference of the output */
     size_t nref;
     double tol;              /* relative tolerance per element (scaled by refscale) */
@@ -170,7 +171,8 @@ static void case_free(ocx__tune_case *tc)
     if (!tc) return;
     ocx_buffer_destroy(tc->x);
     ocx_buffer_destroy(tc->y);
-    for (int i = 0; i < 3; i++) ocx_buffer_destroy(tc->zv[i]);
+    for (int i = 0; i < 6; i++) ocx_buffer_destroy(tc->zv[i]);
+    ocx_buffer_destroy(tc->zc);
     ocx_buffer_destroy(tc->z);
     free(tc->ref);
     free(tc->refscale);
@@ -194,19 +196,21 @@ static size_t n_1d(const char *cls, int quick)
     return (size_t)1 << (quick ? 23 : 24);
 }
 
-/* On CPUs an "all" entry stands for in-cache sizes too: besides its run over n elements (beyond the
- * caches), each measurement runs the operation on the first 2^20 elements (4 MiB of f32 an array:
- * within the last-level cache) as many times as move the same bytes, so a candidate slow there
- * loses. Timed at 2^23 alone, a --quick run on the 2-core AVX-512 EPYC (PoCL) chose 4-wide vectors
- * and one stream a work-item for the vector family (+2.7% in the tuner), which then ran axpy and
- * scale of 2^20 f32 at 0.40-0.63x and 0.35-0.50x CLBlast where the defaults ran 1.09-1.14x and
- * 1.24-1.63x (3 alternating rounds; at 2^24 0.89-1.04x and 0.82-0.95x against 1.00-1.06x and
- * 1.01-1.11x). GPUs (where 2^20 elements are a few microseconds of launches) are not measured so. */
-static void add_cache_runs(ocx_context *ctx, const char *cls, ocx__tune_case *tc)
+/* On CPUs an "all" entry stands for in-cache sizes too: besides its run over n elements (beyond
+ * the caches), each measurement runs the operation on the first 2^20 elements (4 MiB of f32 an
+ * array, 8 of f64: within the last-level cache) as many times as move the same bytes, so a
+ * candidate slow there loses. Those runs write results of their own (checked as the whole run's
+ * are): z's elements from n on (vector), the second three (reduce). Timed at 2^23 alone, a --quick
+ * run on the 2-core AVX-512 EPYC (PoCL) chose 4-wide vectors and one stream a work-item for the
+ * vector family (+2.7% in the tuner), which then ran axpy and scale of 2^20 f32 at 0.40-0.63x and
+ * 0.35-0.50x CLBlast where the defaults ran 1.09-1.14x and 1.24-1.63x (3 alternating rounds; at
+ * 2^24 0.89-1.04x and 0.82-0.95x against 1.00-1.06x and 1.01-1.11x). GPUs (where 2^20 elements are
+ * a few microseconds of launches) are not measured so. The in-cache adds store normally (below
+ * half the cache the library leaves non-temporal stores off: vector.c), so a candidate with NT=1
+ * builds a second add program, as a user's in-cache add would. */
+static size_t cache_elems(const ocx_context *ctx, const char *cls, size_t n)
 {
-    if (is_gpu(ctx) || strcmp(cls, "all") != 0 || tc->n < ((size_t)1 << 21)) return;
-    tc->ncache = (size_t)1 << 20;
-    tc->reps_cache = tc->n / tc->ncache;
+    return is_gpu(ctx) || strcmp(cls, "all") != 0 || n < ((size_t)1 << 21) ? 0 : (size_t)1 << 20;
 }
 /* Elements a measurement moves through each array: the whole run and the in-cache ones. */
 static double elements_1d(const ocx__tune_case *tc) { return (double)tc->n + (double)tc->ncache * tc->reps_cache; }
@@ -275,19 +279,22 @@ static void reduce_chunk(void *arg, size_t c)
 /* vector: z = x + y */
 static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
-    size_t n = n_1d(cls, quick);
+    size_t n = n_1d(cls, quick), nc = cache_elems(ctx, cls, n);
     ocx__tune_case *tc;
-    OCX__FORWARD(case_new(ctx, dt, dt, n, n, 0, &tc));
+    OCX__FORWARD(case_new(ctx, dt, dt, n + nc, n + nc, 0, &tc));
     tc->n = n;
+    tc->ncache = nc;
+    tc->reps_cache = nc ? n / nc : 0;
     void *xv = NULL, *yv = NULL;
     ocx_status st = make_input(ctx, dt, n, -1, 1, 11, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, n, -1, 1, 12, &tc->y, &yv);
     if (st == OCX_OK) {
         ref_job j = {dt, xv, yv, n, tc->ref};
         parallel(nchunks(n), MAX_THREADS, add_chunk, &j);
+        memcpy(tc->ref + n, tc->ref, nc * sizeof *tc->ref); /* the in-cache adds' */
     }
+    if (st == OCX_OK && nc) st = ocx_buffer_view(tc->z, n, nc, &tc->zc);
     tc->tol = dt == OCX_F16 ? ldexp(1, -10) : dt == OCX_F64 ? ldexp(1, -52) : ldexp(1, -23);
-    add_cache_runs(ctx, cls, tc);
     free(xv);
     free(yv);
     if (st != OCX_OK) case_free(tc), tc = NULL;
@@ -299,12 +306,11 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
  * values, and so add's reference, as they were; also axpy). Tuned on add alone, a PoCL --quick run
  * (2-core EPYC, 2^23 f32) chose groups of 256 with one stream a work-item (+8% on add), which then
  * ran axpy and scale at 0.94-1.00x and 0.89-0.98x CLBlast where the defaults ran 1.03-1.07x and
- * 0.99-1.08x (3 rounds each, alternating). The check covers add's output (the in-cache runs come
- * first: the same kernels, whose outputs the whole run then overwrites). */
+ * 0.99-1.08x (3 rounds each, alternating). The check covers add's outputs. */
 static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
     for (size_t r = 0; r < tc->reps_cache; r++) {
-        OCX__FORWARD(ocx_add(ctx, NULL, tc->ncache, tc->x, tc->y, tc->z, 0, NULL, NULL));
+        OCX__FORWARD(ocx_add(ctx, NULL, tc->ncache, tc->x, tc->y, tc->zc, 0, NULL, NULL));
         OCX__FORWARD(ocx_scale(ctx, NULL, tc->ncache, 1.0, tc->y, 1, 0, NULL, NULL));
     }
     OCX__FORWARD(ocx_add(ctx, NULL, tc->n, tc->x, tc->y, tc->z, 0, NULL, NULL));
@@ -321,8 +327,11 @@ static double vector_work(const ocx__tune_case *tc) { return 5.0 * elements_1d(t
 static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
     ocx__tune_case *tc;
-    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, 3, 3, 0, &tc));
-    tc->n = n_1d(cls, quick);
+    size_t n = n_1d(cls, quick), nc = cache_elems(ctx, cls, n), nres = nc ? 6 : 3;
+    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, nres, nres, 0, &tc));
+    tc->n = n;
+    tc->ncache = nc;
+    tc->reps_cache = nc ? n / nc : 0;
     void *xv = NULL, *yv = NULL;
     ocx_status st = make_input(ctx, dt, tc->n, 0.5, 1.5, 21, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, tc->n, 0.5, 1.5, 22, &tc->y, &yv);
@@ -331,33 +340,34 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     if (st == OCX_OK) { /* sums per chunk, then the chunks' in order: the same sums on every machine */
         ref_job j = {dt, xv, yv, tc->n, part};
         parallel(nchunks(tc->n), MAX_THREADS, reduce_chunk, &j);
-        tc->ref[2] = -INFINITY;
-        for (size_t c = 0; c < nchunks(tc->n); c++) {
-            tc->ref[0] += part[3 * c];
-            tc->ref[1] += part[3 * c + 1];
-            tc->ref[2] = part[3 * c + 2] > tc->ref[2] ? part[3 * c + 2] : tc->ref[2];
+        /* results 0-2 over all n elements; 3-5 (the in-cache runs') over the first nc (whole chunks) */
+        for (size_t r = 0; r < nres; r += 3) {
+            tc->ref[r + 2] = -INFINITY;
+            for (size_t c = 0; c < (r ? nc / CHUNK : nchunks(tc->n)); c++) {
+                tc->ref[r] += part[3 * c];
+                tc->ref[r + 1] += part[3 * c + 1];
+                tc->ref[r + 2] = part[3 * c + 2] > tc->ref[r + 2] ? part[3 * c + 2] : tc->ref[r + 2];
+            }
         }
     }
     free(part);
-    for (size_t i = 0; i < 3 && st == OCX_OK; i++) st = ocx_buffer_view(tc->z, i, 1, &tc->zv[i]);
+    for (size_t i = 0; i < nres && st == OCX_OK; i++) st = ocx_buffer_view(tc->z, i, 1, &tc->zv[i]);
     tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
-    add_cache_runs(ctx, cls, tc);
     free(xv);
     free(yv);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
 }
-/* (The in-cache runs first, as vector_run's: the whole run's results are the ones checked.) */
 static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
     static const ocx_reduce_op ops[3] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_REDUCE_MAX};
     ocx_status st = OCX_OK;
-    for (size_t r = 0; r <= tc->reps_cache; r++) {
+    for (size_t r = 0; r <= tc->reps_cache; r++) { /* the in-cache runs, then the whole */
         const int whole = r == tc->reps_cache;
         for (size_t i = 0; i < 3 && st == OCX_OK; i++)
-            st = ocx_reduce(ctx, NULL, ops[i], whole ? tc->n : tc->ncache, tc->x, 1, tc->y, 1, tc->zv[i], 0, NULL,
-                            whole && i == 2 ? ev : NULL);
+            st = ocx_reduce(ctx, NULL, ops[i], whole ? tc->n : tc->ncache, tc->x, 1, tc->y, 1,
+                            tc->zv[whole ? i : 3 + i], 0, NULL, whole && i == 2 ? ev : NULL);
     }
     return st;
 }
@@ -1144,7 +1154,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     }
     OCX__FAIL_IF(!ntodo, OCX_ERR_UNSUPPORTED, "ocx_tune: no entry of the families, dtypes and classes asked for "
                  "is tunable on this device (f64 needs cl_khr_fp64, the large and short_k classes a GPU; gemm_mma "
-                 "an NVIDIA GPU whose probe passed, and its f32 entries both names and a class but short_k)");
+                 "an NVIDIA GPU whose probe passed, its f32 entries --kernels and --dtypes naming them and a class "
+                 "other than short_k)");
     json_t *root = NULL;
     if (opt->resume) {
         json_error_t jerr;

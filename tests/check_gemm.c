@@ -896,8 +896,8 @@ START_TEST(test_tensor_core_defaults_fit)
         const int bm = ocx__param(&p, "BM"), bn = ocx__param(&p, "BN"), st = ocx__param(&p, "STAGES");
         ck_assert_msg(bm == x3cls[c].bm && bn == x3cls[c].bn && st == x3cls[c].stages && ocx__param(&p, "WM") == 32 &&
                           ocx__param(&p, "WN") == 32 && ocx__param(&p, "GM") == (bm * bn > 64 * 64 ? 8 : 4),
-                      "f32 %s, %zu work-items, %zu KiB: BM=%d BN=%d STAGES=%d", x3cls[c].cls, x3cls[c].wg,
-                      x3cls[c].kib, bm, bn, st);
+                      "f32 %s, %zu work-items, %zu KiB: BM=%d BN=%d STAGES=%d GM=%d", x3cls[c].cls, x3cls[c].wg,
+                      x3cls[c].kib, bm, bn, st, ocx__param(&p, "GM"));
     }
 }
 END_TEST

@@ -266,7 +266,7 @@ static void forced_params(ocx_dtype dt, const char *params, const char *expect, 
     ocx_params_info info;
     ck_ok(ocx_last_params(&info));
     unsetenv("OCX_REDUCE_PARAMS"); /* before the assertion: the suite does not fork */
-    char ran[sizeof info.params + 1]; /* "A=1 B=2 … " : expect ends in a space, so SOLO=1 is not SOLO=16 */
+    char ran[sizeof info.params + 1]; /* "A=1 B=2 … ": expect ends in a space (SOLO=1 is not SOLO=1048576) */
     snprintf(ran, sizeof ran, "%s ", info.params);
     ck_assert_msg(strstr(ran, expect), "%s ran %s", params, info.params);
 }
