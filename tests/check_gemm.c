@@ -843,25 +843,6 @@ START_TEST(test_tensor_core_defaults_fit)
                       "cc %u, %zu KiB: BM=%d BN=%d BK=%d STAGES=%d WM=%d WN=%d WGMMA=%d", cases[c].cc, cases[c].kib, v[0],
                       v[1], v[2], v[3], v[4], v[5], v[6]);
     }
-    /* f32 (TF32X3, 32x32 warp tiles only): 64x64 in 3 stages where they fit (48 KiB); fewer stages,
-     * then smaller tiles (not narrower warps) under the limits mode's 64 work-items and 16 KiB. */
-    static const struct {
-        size_t wg, kib;
-        int bm, bn, stages;
-    } f32[] = {{1024, 226, 64, 64, 3}, {1024, 48, 64, 64, 3}, {1024, 40, 64, 64, 2}, {64, 16, 32, 32, 2}};
-    for (size_t c = 0; c < sizeof f32 / sizeof *f32; c++) {
-        ocx_context dev = gpu;
-        dev.info.max_work_group_size = dev.info.max_work_item_sizes[0] = f32[c].wg;
-        dev.info.local_mem_max_bytes = dev.info.local_mem_bytes = f32[c].kib * 1024;
-        dev.info.nv_compute_capability[0] = 9, dev.info.nv_compute_capability[1] = 0;
-        snprintf(dev.info.fingerprint, sizeof dev.info.fingerprint, "fit-f32-%zu", c);
-        ocx__params p;
-        ck_ok(ocx__params_default(&dev, &ocx__family_gemm_mma, OCX_F32, &p));
-        const int bm = ocx__param(&p, "BM"), bn = ocx__param(&p, "BN"), st = ocx__param(&p, "STAGES");
-        ck_assert_msg(bm == f32[c].bm && bn == f32[c].bn && st == f32[c].stages && ocx__param(&p, "WM") == 32 &&
-                          ocx__param(&p, "WN") == 32 && ocx__param(&p, "BK") == 32 && !ocx__param(&p, "WGMMA"),
-                      "f32, %zu work-items, %zu KiB: BM=%d BN=%d STAGES=%d", f32[c].wg, f32[c].kib, bm, bn, st);
-    }
     /* The "short_k" class: 64x64 wgmma tiles in 3 stages on 9.0, 128x128 mma.sync tiles in 2 stages
      * of 32 on 8.0. */
     for (int c = 0; c < 2; c++) {
@@ -876,28 +857,33 @@ START_TEST(test_tensor_core_defaults_fit)
                         : bm == 64 && bn == 64 && bk == 64 && st == 3 && wgmma,
                       "short_k on cc %d.0: BM=%d BN=%d BK=%d STAGES=%d WGMMA=%d", c ? 8 : 9, bm, bn, bk, st, wgmma);
     }
-    /* f32's classes: 128x128 tiles of 16 warps in 4 stages for "large" products where they fit, the
-     * 64x64 defaults for "medium" (no tiles of its own); in 99 KiB "large" keeps 3 stages; where a
-     * work-group has 256 work-items, the general fitting halves its 512 (64x128, 32x32 warps). */
+    /* f32 (TF32X3, 32x32 warp tiles only): 64x64 in 3 stages (48 KiB, GM=4) where they fit; fewer
+     * stages, then smaller tiles (not narrower warps) under the limits mode's 64 work-items and 16
+     * KiB. "large" products: 128x128 tiles of 16 warps in 4 stages (GM=8), 3 stages in 99 KiB; where
+     * a work-group has 256 work-items, the general fitting halves its 512 (64x128). "medium" has no
+     * tiles of its own. */
     static const struct {
         const char *cls;
         size_t wg, kib;
         int bm, bn, stages;
-    } x3cls[] = {{"large", 1024, 226, 128, 128, 4}, {"medium", 1024, 226, 64, 64, 3}, {"large", 1024, 99, 128, 128, 3},
-                 {"large", 256, 226, 64, 128, 4}};
-    for (size_t c = 0; c < sizeof x3cls / sizeof *x3cls; c++) {
+    } f32[] = {{"all", 1024, 226, 64, 64, 3},     {"all", 1024, 48, 64, 64, 3},     {"all", 1024, 40, 64, 64, 2},
+               {"all", 64, 16, 32, 32, 2},        {"large", 1024, 226, 128, 128, 4}, {"medium", 1024, 226, 64, 64, 3},
+               {"large", 1024, 99, 128, 128, 3}, {"large", 256, 226, 64, 128, 4}};
+    for (size_t c = 0; c < sizeof f32 / sizeof *f32; c++) {
         ocx_context dev = gpu;
-        dev.info.max_work_group_size = dev.info.max_work_item_sizes[0] = x3cls[c].wg;
-        dev.info.local_mem_max_bytes = dev.info.local_mem_bytes = x3cls[c].kib * 1024;
+        dev.info.max_work_group_size = dev.info.max_work_item_sizes[0] = f32[c].wg;
+        dev.info.local_mem_max_bytes = dev.info.local_mem_bytes = f32[c].kib * 1024;
         dev.info.nv_compute_capability[0] = 9, dev.info.nv_compute_capability[1] = 0;
-        snprintf(dev.info.fingerprint, sizeof dev.info.fingerprint, "class-f32-%zu", c);
+        snprintf(dev.info.fingerprint, sizeof dev.info.fingerprint, "fit-f32-%zu", c);
         ocx__params p;
-        ck_ok(ocx__params_class_default(&dev, &ocx__family_gemm_mma, OCX_F32, x3cls[c].cls, &p));
+        ck_ok(ocx__params_class_default(&dev, &ocx__family_gemm_mma, OCX_F32, f32[c].cls, &p));
         const int bm = ocx__param(&p, "BM"), bn = ocx__param(&p, "BN"), st = ocx__param(&p, "STAGES");
-        ck_assert_msg(bm == x3cls[c].bm && bn == x3cls[c].bn && st == x3cls[c].stages && ocx__param(&p, "WM") == 32 &&
-                          ocx__param(&p, "WN") == 32 && ocx__param(&p, "GM") == (bm * bn > 64 * 64 ? 8 : 4),
-                      "f32 %s, %zu work-items, %zu KiB: BM=%d BN=%d STAGES=%d GM=%d", x3cls[c].cls, x3cls[c].wg,
-                      x3cls[c].kib, bm, bn, st, ocx__param(&p, "GM"));
+        const int gm = ocx__param(&p, "GM");
+        ck_assert_msg(bm == f32[c].bm && bn == f32[c].bn && st == f32[c].stages && ocx__param(&p, "WM") == 32 &&
+                          ocx__param(&p, "WN") == 32 && ocx__param(&p, "BK") == 32 && !ocx__param(&p, "WGMMA") &&
+                          gm == (bm * bn > 64 * 64 ? 8 : 4),
+                      "f32 %s, %zu work-items, %zu KiB: BM=%d BN=%d STAGES=%d GM=%d", f32[c].cls, f32[c].wg,
+                      f32[c].kib, bm, bn, st, gm);
     }
 }
 END_TEST
