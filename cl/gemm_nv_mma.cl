@@ -385,7 +385,7 @@ inline int warp_any(int p)
 #define CP_WAIT_ALL()
 #define LDSM_X4(r, addr) emu_ldsm((r), (addr), 0, emu_scr[warp], lane, smem, sbase)
 #define LDSM_X4_T(r, addr) emu_ldsm((r), (addr), 1, emu_scr[warp], lane, smem, sbase)
-#define EMU_MMA_ALL(xa, xb) emu_mma_all(&acc[0][0][0], &(xa)[0][0], &(xb)[0][0], emu_scr[warp], lane)
+#define MMA_ALL(xa, xb) emu_mma_all(&acc[0][0][0], &(xa)[0][0], &(xb)[0][0], emu_scr[warp], lane)
 #define ANY(p) emu_any((p), &emu_flag) /* over the work-group: also uniform for its barriers */
 #define WG_MMA(da, db, st, kk) emu_wgmma(&acc[0][0][0], smem + (st), (kk), wm0, wn0, lane)
 /* ldmatrix.x4: lanes 8i..8i+7 give the row addresses of matrix i; lane t gets, of each matrix, row
@@ -427,10 +427,10 @@ inline void emu_mma_all(float *acc, const uint *xa, const uint *xb, local uint *
     for (int r = 0; r < NT8 * 2; r++) scr[lane * EMU_W + MT * 4 + r] = xb[r];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int i = 0; i < MT; i++)
-        for (int j = 0; j < NT8; j++)
+        for (int j = 0; j < NT8; j++) {
+            const int ab = i * 4, bb = MT * 4 + (j / 2) * 4 + (j & 1) * 2; /* the fragments' words */
             for (int e = 0; e < 4; e++) {
                 const int row = lane / 4 + (e >> 1) * 8, col = 2 * (lane % 4) + (e & 1);
-                const int ab = i * 4, bb = MT * 4 + (j / 2) * 4 + (j & 1) * 2; /* the fragments' words */
                 float sum = acc[(i * NT8 + j) * 4 + e];
 #if X3
                 for (int k = 0; k < 8; k++) {
@@ -448,6 +448,7 @@ inline void emu_mma_all(float *acc, const uint *xa, const uint *xb, local uint *
 #endif
                 acc[(i * NT8 + j) * 4 + e] = sum;
             }
+        }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 #if WGMMA
@@ -710,9 +711,7 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
     uint af[2][MT][4], bf[2][NT8 / 2][4];
     /* The MMAs of every (m16, n8) tile of the warp with operands xa (m16 fragments) and xb (pairs of
      * n8 fragments). */
-#if PTX == 2
-#define MMA_ALL(xa, xb) EMU_MMA_ALL(xa, xb)
-#else
+#ifndef MMA_ALL /* (the emulation's, PTX == 2, above) */
 #define MMA_ALL(xa, xb)                                                                            \
     UNROLL for (int i = 0; i < MT; i++) UNROLL for (int j = 0; j < NT8; j++)                       \
         MMA(acc[i][j], xa[i], xb[j / 2][(j & 1) * 2], xb[j / 2][(j & 1) * 2 + 1])

@@ -511,10 +511,10 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * two alternating rounds (TFLOP/s) it ran 8192^3 TN at 52.0-54.1 against 49.4-50.0, but NN
      * at 53.4-54.5 against 54.2-55.0, 4096^3 at 48.1-55.4 against 51.7-56.3, and 1024^3 at
      * 6.6-15.4 against 23.7-26.2 (the buffer and the extra launch). */
-    const int x3 = a->dtype == OCX_F32 && compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0;
+    const int x3 = compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0; /* f32: checked above */
     if (!use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
         ocx__gemm_nv_ready(ctx, a->dtype)) {
-        const int ew = a->dtype == OCX_F16 ? 8 : 4;
+        const int ew = 16 / (int)ocx_dtype_size(a->dtype); /* elements in 16 bytes */
         args[sizeof args / sizeof *args - 1] =
             OCX__ARG_I32((offs != NULL) | (aligned_for(ka, &koa, batch, akf ? sam : sak, ew) ? 2 : 0) |
                          (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, ew) ? 4 : 0));

@@ -107,6 +107,13 @@ static int sm90a(const ocx_device_info *dev)
     return !failed;
 }
 
+/* Whether the work-items (a warp per WM x WN tile, a warpgroup with WGMMA) fit a work-group. */
+static int mma_wg_fits(const int *v, const ocx_device_info *dev)
+{
+    const size_t nt = mma_threads(v);
+    return nt <= dev->max_work_group_size && nt <= dev->max_work_item_sizes[0];
+}
+
 /* The family is looked up for f16 and for f32 (OCX_COMPUTE_TF32X3: the kernel's X3, f32 words in
  * local memory, mma.sync only); f64 entries (profile validation, the fuzzer) follow f16's rules. */
 static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
@@ -125,9 +132,9 @@ static const char *mma_invalid(const int *v, const ocx_device_info *dev, ocx_dty
             return "WGMMA needs WM = 64, BK = 64, STAGES >= 3 and TMA = 0";
         if (v[P_WN] < 64) return "WGMMA needs WN of 64 or more";
     }
-    size_t nt = mma_threads(v);
-    if (nt > dev->max_work_group_size || nt > dev->max_work_item_sizes[0])
+    if (!mma_wg_fits(v, dev))
         return "the work-items (a warp per WM x WN tile, a warpgroup with WGMMA) exceed the device's work-group size";
+    size_t nt = mma_threads(v);
     size_t achunks = (size_t)v[P_BM] * (size_t)v[P_BK] * esz / 16;
     size_t bchunks = (size_t)v[P_BN] * (size_t)v[P_BK] * esz / 16;
     if (achunks % nt || bchunks % nt) return "each work-item must copy whole 16-byte chunks of both slices";
@@ -170,8 +177,7 @@ static void mma_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int
          * 32x32 in 2 stages of 32 (16 KiB, one warp). */
         v[P_BM] = 64, v[P_BN] = 64, v[P_BK] = 32, v[P_WM] = 32, v[P_WN] = 32, v[P_STAGES] = 3, v[P_GM] = 4;
         while (mma_invalid(v, dev, dtype) && (v[P_STAGES] > 2 || v[P_BM] > 32 || v[P_BN] > 32)) {
-            const size_t nt = mma_threads(v);
-            if (v[P_STAGES] > 2 && nt <= dev->max_work_group_size && nt <= dev->max_work_item_sizes[0])
+            if (v[P_STAGES] > 2 && mma_wg_fits(v, dev))
                 v[P_STAGES]--;
             else if (v[P_BM] > v[P_BN])
                 v[P_BM] /= 2;
@@ -346,9 +352,6 @@ static ocx_status probe(ocx_context *ctx, ocx_dtype dtype)
     return st;
 }
 
-/* What a probe verdict is about, for messages. */
-static const char *x3_name(ocx_dtype dtype) { return dtype == OCX_F32 ? "f32 as three TF32 products" : "f16"; }
-
 static _Thread_local int portable_only;
 void ocx__gemm_nv_suspend(int on) { portable_only = on; }
 
@@ -393,8 +396,8 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
         ocx__launch_build_only(build_only);
         ready = st == OCX_OK;
         if (!ready)
-            ocx__warn("the tensor-core GEMM probe (%s) failed on '%s' (%s); %s", x3_name(dtype), ctx->info.name,
-                      ocx_last_error(),
+            ocx__warn("the tensor-core GEMM probe (%s) failed on '%s' (%s); %s",
+                      dtype == OCX_F32 ? "f32 as three TF32 products" : "f16", ctx->info.name, ocx_last_error(),
                       dtype == OCX_F32 ? "OCX_COMPUTE_TF32X3 GEMMs use the f32 kernels"
                                        : "f16 GEMMs use the portable kernel");
         ocx__error_restore(saved);

@@ -51,7 +51,7 @@ typedef struct ocx__tune_case {
     double *refscale;
     ocx_dtype out_dtype;
     ocx_gemm_compute compute; /* gemm: the arithmetic (OCX_COMPUTE_TF32X3: the tensor-core f32 entries) */
-    size_t ncache, reps_cache; /* vector/reduce: also reps_cache runs on the first ncache elements (0: none) */
+    size_t ncache;           /* vector/reduce: also in-cache runs on the first ncache elements (0: none) */
 } ocx__tune_case;
 
 static uint64_t rng_next(uint64_t *s)
@@ -212,8 +212,10 @@ static size_t cache_elems(const ocx_context *ctx, const char *cls, size_t n)
 {
     return is_gpu(ctx) || strcmp(cls, "all") != 0 || n < ((size_t)1 << 21) ? 0 : (size_t)1 << 20;
 }
+/* How many in-cache runs a measurement makes: as many as move the whole run's bytes. */
+static size_t cache_reps(const ocx__tune_case *tc) { return tc->ncache ? tc->n / tc->ncache : 0; }
 /* Elements a measurement moves through each array: the whole run and the in-cache ones. */
-static double elements_1d(const ocx__tune_case *tc) { return (double)tc->n + (double)tc->ncache * tc->reps_cache; }
+static double elements_1d(const ocx__tune_case *tc) { return (double)tc->n + (double)tc->ncache * cache_reps(tc); }
 
 /* A device input of n random values in [lo, hi); *host keeps them in the storage type (caller
  * frees; host_value reads them exactly). No array of doubles beside it: at 2^26 elements those
@@ -284,7 +286,6 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     OCX__FORWARD(case_new(ctx, dt, dt, n + nc, n + nc, 0, &tc));
     tc->n = n;
     tc->ncache = nc;
-    tc->reps_cache = nc ? n / nc : 0;
     void *xv = NULL, *yv = NULL;
     ocx_status st = make_input(ctx, dt, n, -1, 1, 11, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, n, -1, 1, 12, &tc->y, &yv);
@@ -309,7 +310,7 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
  * 0.99-1.08x (3 rounds each, alternating). The check covers add's outputs. */
 static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    for (size_t r = 0; r < tc->reps_cache; r++) {
+    for (size_t r = 0, reps = cache_reps(tc); r < reps; r++) {
         OCX__FORWARD(ocx_add(ctx, NULL, tc->ncache, tc->x, tc->y, tc->zc, 0, NULL, NULL));
         OCX__FORWARD(ocx_scale(ctx, NULL, tc->ncache, 1.0, tc->y, 1, 0, NULL, NULL));
     }
@@ -331,7 +332,6 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, nres, nres, 0, &tc));
     tc->n = n;
     tc->ncache = nc;
-    tc->reps_cache = nc ? n / nc : 0;
     void *xv = NULL, *yv = NULL;
     ocx_status st = make_input(ctx, dt, tc->n, 0.5, 1.5, 21, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, tc->n, 0.5, 1.5, 22, &tc->y, &yv);
@@ -363,8 +363,9 @@ static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev
 {
     static const ocx_reduce_op ops[3] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_REDUCE_MAX};
     ocx_status st = OCX_OK;
-    for (size_t r = 0; r <= tc->reps_cache; r++) { /* the in-cache runs, then the whole */
-        const int whole = r == tc->reps_cache;
+    const size_t reps = cache_reps(tc);
+    for (size_t r = 0; r <= reps; r++) { /* the in-cache runs, then the whole */
+        const int whole = r == reps;
         for (size_t i = 0; i < 3 && st == OCX_OK; i++)
             st = ocx_reduce(ctx, NULL, ops[i], whole ? tc->n : tc->ncache, tc->x, 1, tc->y, 1,
                             tc->zv[whole ? i : 3 + i], 0, NULL, whole && i == 2 ? ev : NULL);

@@ -684,6 +684,19 @@ static void x3_cases(int tc)
     check_case_family(&g, seed, &rng, tc);
 }
 
+/* Σ a[l*inca]·b[l*incb] over l < k in double, and into *mag the sum of the products' magnitudes
+ * (what an element's error bound scales with). */
+static double dot_ref(const float *a, size_t inca, const float *b, size_t incb, size_t k, double *mag)
+{
+    double s = 0;
+    *mag = 0;
+    for (size_t l = 0; l < k; l++) {
+        s += (double)a[l * inca] * b[l * incb];
+        *mag += fabs((double)a[l * inca] * b[l * incb]);
+    }
+    return s;
+}
+
 /* Under OCX_COMPUTE_TF32X3 a "short_k" product (K <= 256 from 2^31 multiply-adds) takes the f32
  * kernel, whatever the device: sampled elements against the reference. */
 static void x3_short_k(void)
@@ -705,11 +718,7 @@ static void x3_short_k(void)
     float *got = tread(C);
     for (int s = 0; s < 200; s++) {
         size_t i = trand_next(&rng) % SM, j = trand_next(&rng) % SN;
-        double ref = 0, mag = 0;
-        for (size_t l = 0; l < SK; l++) {
-            ref += (double)ha[i * SK + l] * hb[l * SN + j];
-            mag += fabs((double)ha[i * SK + l] * hb[l * SN + j]);
-        }
+        double mag, ref = dot_ref(ha + i * SK, 1, hb + j, SN, SK, &mag);
         ck_assert_msg(fabs(got[i * SN + j] - ref) <= 2.0 * (SK + 2) * ldexp(1, -24) * mag,
                       "C(%zu,%zu) = %.9g, expected %.9g", i, j, got[i * SN + j], ref);
     }
@@ -754,11 +763,7 @@ static void x3_nonfinite(int tc)
         int nonfinite = 0;
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
-                double s = 0, mag = 0;
-                for (int l = 0; l < K; l++) {
-                    s += (double)ha[AT_A(i, l)] * hb[AT_B(l, j)];
-                    mag += fabs((double)ha[AT_A(i, l)] * hb[AT_B(l, j)]);
-                }
+                double mag, s = dot_ref(ha + AT_A(i, 0), t ? M : 1, hb + AT_B(0, j), t ? 1 : N, K, &mag);
                 double v = got[i * N + j];
                 if (isnan(s) || isinf(s)) {
                     nonfinite++;
