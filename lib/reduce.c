@@ -22,7 +22,9 @@ static const ocx__param_def reduce_params[] = {
     /* name         gpu  cpu  min  max   pow2 */
     {"WG", 256, 16, 1, 1024, 1},
     {"VW", 4, 16, 1, 16, 1}, /* for f32/f16; f64 takes VW/2 */
-    {"GROUPS_PER_CU", 32, 2, 1, 1024, 1},
+    /* How many groups per compute unit (the first pass's partials): the host's grid only, so no
+     * -D define, and a tuner candidate that moves it alone builds nothing (PoCL: 1-1.6 s a program). */
+    {"GROUPS_PER_CU", 32, 2, 1, 1024, 1, 1},
     {"LAYOUT", 1, 2, 1, 2, 0}, /* 1: interleaved, 2: contiguous chunk per work-item */
     {"ACC", 1, 4, 1, 8, 1, 0, 1}, /* vector accumulators (LAYOUT 2: streams) per work-item */
     /* One work-group, one launch (part_<op> writes the result) for n up to SOLO elements: a short

@@ -6,8 +6,9 @@
  *   1. Start from the built-in defaults (and the parameters currently in force, if a profile
  *      already supplies different ones): a candidate that does no better is never chosen.
  *   2. Sample: draw random candidates from the space (each parameter from its ladder of legal
- *      values), discard those the family's constraints reject without building them, and evaluate
- *      them in batches, for about 40% of the entry's budget.
+ *      values; on CPUs within NEAR steps of the start), discard those the family's constraints
+ *      reject without building them, and evaluate them in batches, for about 40% of the entry's
+ *      budget. Each draw is followed by one that moves only host-side parameters (no build).
  *   3. Refine: hill-climb from the best so far, trying every single-parameter step up or down its
  *      ladder; move to the best neighbour while it improves by more than 1%; stop when none does,
  *      when a step would revisit known ground, or when the budget is spent.
@@ -554,6 +555,15 @@ static int tiled_applies(ocx_context *ctx, ocx_dtype dt)
 
 /* What is tuned: each family's "all" entry (which also stands in for the classes without their
  * own), the launch-bound small sizes (GEMM's: the direct kernel), and on GPUs the large sizes. */
+/* SOLO (a threshold for one-group reductions) is not searched: the "small" entry's one size
+ * cannot place it. On CPUs that entry's one group of n = 2^14 elements (under SOLO) leaves
+ * GROUPS_PER_CU nothing to do. */
+static const char *const vector_search[] = {"WG", "VW", "GROUPS_PER_CU", "GRID", "NT", "WPT", NULL};
+static const char *const reduce_search[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", NULL};
+/* On CPUs not LAYOUT: every reduce candidate with interleaved work-items (LAYOUT=1) drawn in three
+ * --quick runs on the 2-core EPYC ran at 6.7-20 GB/s, against 30-38 for the defaults' chunks. */
+static const char *const reduce_cpu_search[] = {"WG", "VW", "GROUPS_PER_CU", "ACC", NULL};
+static const char *const reduce_cpu_small_search[] = {"WG", "VW", "ACC", NULL};
 static const char *const gemm_search[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", NULL};
 /* On CPUs the tiles and work-groups of the start's STAGE (1 unless a profile in force says
  * otherwise; STAGE=1 uses neither KWG, VWM nor KUNR). The local-memory stages run far slower on
@@ -572,20 +582,22 @@ static const char *const mma_search[] = {"BM", "BN", "BK", "WM", "WN", "STAGES",
  * GEMM's first: its first candidate is the "all" entry's (built already), and at 8192^3 it is the
  * size users measure us by (in two of five 60-s H200 runs it came last and was left out). */
 static const tuning_def tunings[] = {
-    {"vector", "all", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
-    {"reduce", "all", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
+    {"vector", "all", &ocx__family_vector, vector_search, vector_setup, vector_run, vector_work, "GB/s"},
+    {"reduce", "all", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, reduce_work, "GB/s", 0, NULL, 0,
+     reduce_cpu_search},
     {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies, 0,
      gemm_cpu_search},
     {"gemm_mma", "all", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
-    {"vector", "small", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s"},
-    {"reduce", "small", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s"},
+    {"vector", "small", &ocx__family_vector, vector_search, vector_setup, vector_run, vector_work, "GB/s"},
+    {"reduce", "small", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, reduce_work, "GB/s", 0, NULL, 0,
+     reduce_cpu_small_search},
     {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
     {"gemm", "medium", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies, 0,
      gemm_cpu_search},
     {"gemm_mma", "medium", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
     {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies},
-    {"vector", "large", &ocx__family_vector, NULL, vector_setup, vector_run, vector_work, "GB/s", 1},
-    {"reduce", "large", &ocx__family_reduce, NULL, reduce_setup, reduce_run, reduce_work, "GB/s", 1},
+    {"vector", "large", &ocx__family_vector, vector_search, vector_setup, vector_run, vector_work, "GB/s", 1},
+    {"reduce", "large", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, reduce_work, "GB/s", 1},
     /* Asked for by name only: a 60-s H200 run already ends a second or two before its budget. */
     {"gemm", "short_k", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies, 1},
     {"gemm_mma", "short_k", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies,
@@ -631,6 +643,26 @@ static int ladder_pos(const space *sp, unsigned i, int v)
     return -1;
 }
 
+/* On CPUs random draws stay within NEAR steps of the start on each ladder. A CPU's budget buys few
+ * candidates (PoCL builds a program in about a second a core), and most of each ladder is far
+ * from what runs well there: on the 2-core EPYC, reduce candidates drawn from whole ladders (work-
+ * groups of up to 1024 items, up to 1024 groups a core) ran mostly at 3-17 GB/s against the
+ * defaults' 30-38, and one --quick run in eight found a better entry. The best seen (groups of 1-2
+ * items, 16-32 groups a core, one stream each: 53-57 GB/s) lies 2-4 steps from the defaults. */
+#define NEAR 3
+
+/* A random value from parameter i's ladder: anywhere on it, or (near > 0) within near steps of
+ * `from` where it is on the ladder. */
+static int draw(const space *sp, unsigned i, int from, int near, uint64_t *rng)
+{
+    int lo = 0, hi = sp->nladder[i] - 1, pos = near > 0 ? ladder_pos(sp, i, from) : -1;
+    if (pos >= 0) {
+        lo = pos - near > lo ? pos - near : lo;
+        hi = pos + near < hi ? pos + near : hi;
+    }
+    return sp->ladder[i][lo + (int)(rng_next(rng) % (uint64_t)(hi - lo + 1))];
+}
+
 typedef struct cand {
     int v[OCX__MAX_PARAMS];
     int built_ok;
@@ -652,11 +684,12 @@ typedef struct tuner {
     unsigned tried, failed;
     double t0, deadline;
     double end; /* the whole run's: the entry's first candidate may run until then (run_batch) */
-    /* Seconds so far in this entry: per program built (a batch's wall time / the programs it
-     * compiled) and per candidate evaluated; a batch holds only as many candidates as these say
-     * fit before the deadline. */
+    /* Seconds so far in this entry: per candidate built (a batch's wall time / the candidates it
+     * compiled, counted in programs) and per candidate evaluated; a batch holds only as many
+     * candidates as these say fit before the deadline. */
     double build_s, eval_s;
-    double build_max; /* the highest per-program cost of any batch so far in this entry */
+    double build_max; /* the highest per-candidate cost of any batch so far in this entry */
+    unsigned programs; /* programs a candidate builds: as many as the entry's first compiled one */
     int out_of_time; /* not even one more candidate fits */
     int compiled;    /* this entry has compiled a program of its own (its build cost is measured) */
     ocx_tune_progress progress;
@@ -824,11 +857,15 @@ static void run_batch(tuner *t, cand *c, int n)
     ocx_context_get_stats(t->ctx, &s0);
     build_batch(t, c, n);
     ocx_context_get_stats(t->ctx, &s1);
-    /* Per program compiled: programs found in a cache say nothing of what the next build costs (on
+    /* Per candidate compiled: programs found in a cache say nothing of what the next build costs (on
      * the H200 the large GEMM entry's defaults came from the cache, its next candidate then took
-     * seconds to compile and ran its entry 8 s past the budget). */
+     * seconds to compile and ran its entry 8 s past the budget). A candidate builds as many programs
+     * as the entry's first compiled one did (a reduction: one per operation timed); priced per
+     * program, a PoCL reduce entry had built a batch of six (10 s) past its deadline. */
     if (s1.programs_compiled > s0.programs_compiled) {
-        double per = (ocx__now_s() - b0) / (double)(s1.programs_compiled - s0.programs_compiled);
+        unsigned built = s1.programs_compiled - s0.programs_compiled;
+        if (!t->compiled) t->programs = built; /* one candidate (above) */
+        double per = (ocx__now_s() - b0) * t->programs / built;
         if (per > t->build_max) t->build_max = per;
         if (t->compiled)
             note_cost(&t->build_s, per);
@@ -884,23 +921,32 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
     run_batch(t, c, n);
     t->default_rate = t->best_rate;
 
-    /* 2. random samples */
+    /* 2. random samples. Where the family searches host-only parameters (GROUPS_PER_CU), each
+     * draw is followed by one of the same kernel with those drawn again: it builds nothing, where
+     * a PoCL reduce candidate builds three programs of 1-1.6 s each (2-core EPYC). */
+    int host_searched = 0, near = !is_gpu(t->ctx) ? NEAR : 0;
+    for (unsigned i = 0; i < fam->nparams; i++) host_searched |= sp.searched[i] && fam->params[i].host;
     double sample_until = ocx__now_s() + 0.4 * budget;
     int misses = 0;
     while (!stopped(t) && ocx__now_s() < sample_until && misses < 2000) {
         n = 0;
+        int sibling = 0; /* this draw keeps the previous one's kernel */
         while (n < BATCH && misses < 2000) {
             int v[OCX__MAX_PARAMS];
-            memcpy(v, start->v, sizeof v);
+            memcpy(v, sibling ? c[n - 1].v : start->v, sizeof v);
             for (unsigned i = 0; i < fam->nparams; i++)
-                if (sp.searched[i] && sp.nladder[i] > 0) v[i] = sp.ladder[i][rng_next(rng) % (uint64_t)sp.nladder[i]];
+                if (sp.searched[i] && sp.nladder[i] > 0 && (!sibling || fam->params[i].host))
+                    v[i] = draw(&sp, i, start->v[i], near, rng);
             if (fam->canonical) fam->canonical(v);
+            const int was_sibling = sibling;
+            sibling = 0;
             if (seen(t, v) || !legal(t, v)) {
-                misses++;
+                misses += !was_sibling; /* a kernel whose host settings fold away (vector, GRID=1) */
                 continue;
             }
             mark(t, v);
             memcpy(c[n++].v, v, sizeof v);
+            sibling = !was_sibling && host_searched;
         }
         run_batch(t, c, n);
     }
@@ -1036,6 +1082,11 @@ static int weight_of(const tuning_def *def)
 {
     return !strcmp(def->unit, "GFLOP/s") && strcmp(def->size_class, "small") != 0 ? 2 : 1;
 }
+/* An entry's weight in sharing out the budget. On CPUs every entry weighs the same: there a GEMM
+ * candidate costs the least (2-core EPYC, PoCL: a 768^3 candidate built and ran in under 0.5 s, a
+ * reduction's three programs took 1-1.6 s each to build), and the double share had left the
+ * reduce entry of a --quick run 2 candidates in 20 s while GEMM's converged with 23 s unused. */
+static int share_weight(const tuning_def *def, int gpu) { return gpu ? weight_of(def) : 1; }
 
 /* Seconds an entry takes before its first candidate has a rate (inputs, host reference, first build
  * and run), as seen on the H200: a second for the 1-D families, 1.5 at their large size (2^26
@@ -1184,7 +1235,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
      * costly one needs to start. */
     int remaining = 0, built_by[3 * NTUNINGS], ran[3 * NTUNINGS] = {0}, gpu = is_gpu(ctx);
     /* Per tuning of the same family and searched parameters (GEMM "small" builds the direct kernel,
-     * the other GEMM entries the tiled one): the highest per-program build cost seen so far. */
+     * the other GEMM entries the tiled one): the highest per-candidate build cost seen so far. */
     double remaining_least = 0, fam_build[NTUNINGS] = {0};
     ocx__params starts[3 * NTUNINGS];
     for (int i = 0; i < ntodo; i++) {
@@ -1201,14 +1252,14 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             if (todo[j].def->fam == fam && todo[j].def->search == todo[i].def->search && todo[j].dt == todo[i].dt &&
                 starts[j].family == fam && same_kernel(fam, &starts[i], &starts[j]))
                 built_by[i] = j;
-        remaining += weight_of(todo[i].def);
+        remaining += share_weight(todo[i].def, gpu);
         remaining_least += least_cost(todo[i].def, built_by[i] >= 0, gpu);
     }
     for (int i = 0; i < ntodo && st == OCX_OK && !(opt->stop && *opt->stop); i++) {
         const char *dname = ocx_dtype_name(todo[i].dt);
         const char *cls = todo[i].def->size_class;
         if (has_entry(root, todo[i].def->family, dname, cls)) continue; /* resumed */
-        int weight = weight_of(todo[i].def);
+        int weight = share_weight(todo[i].def, gpu);
         /* An entry starts only when its least cost still fits (so the run ends inside the budget,
          * not after it). */
         remaining_least -= least_cost(todo[i].def, built_by[i] >= 0, gpu);

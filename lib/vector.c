@@ -29,7 +29,7 @@ static const ocx__param_def vector_params[P_COUNT] = {
     /* name    gpu   cpu   min  max  pow2 */
     {"WG", 256, 512, 1, 1024, 1},
     {"VW", 4, 16, 1, 16, 1}, /* for f32/f16; f64 takes VW/2 */
-    {"GROUPS_PER_CU", 64, 8, 1, 4096, 1}, /* GRID=2 only */
+    {"GROUPS_PER_CU", 64, 8, 1, 4096, 1, 1}, /* GRID=2 only; the host's grid, no -D define */
     {"GRID", 1, 1, 1, 2, 0}, /* 1: WPT vectors per work-item; 2: grid-stride loop */
     {"NT", 0, 1, 0, 1, 0, 0, 1}, /* 1: non-temporal stores of write-only results beyond the cache (run()) */
     {"WPT", 1, 2, 1, 8, 1, 0, 1}, /* GRID=1: vectors per work-item, a global size apart */

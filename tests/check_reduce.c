@@ -300,6 +300,35 @@ START_TEST(test_one_launch)
 }
 END_TEST
 
+/* GROUPS_PER_CU shapes the host's grid only: another value builds no program (the tuner draws it
+ * without building anything), and every operation stays right with two groups in all and with
+ * many. Each value is checked to have been the one the last run took. */
+START_TEST(test_groups_per_cu)
+{
+    static const char *const gpc[] = {"GROUPS_PER_CU=1", "GROUPS_PER_CU=1024", "GROUPS_PER_CU=8"};
+    ocx_context_stats s0, s1;
+    for (int k = 0; k < 3; k++) {
+        setenv("OCX_REDUCE_PARAMS", gpc[k], 1);
+        ck_ok(ocx_context_get_stats(tctx, &s0));
+        check_all_ops(OCX_F32, 1000003, 1, 1, 500 + k, -1, 1);
+        ck_ok(ocx_context_get_stats(tctx, &s1));
+        ocx_params_info info;
+        ck_ok(ocx_last_params(&info));
+        unsetenv("OCX_REDUCE_PARAMS");
+        char ran[sizeof info.params + 2];
+        snprintf(ran, sizeof ran, " %s ", info.params);
+        char want[40];
+        snprintf(want, sizeof want, " %s ", gpc[k]);
+        ck_assert_msg(strstr(ran, want), "%s: ran %s", gpc[k], info.params);
+        if (k > 0)
+            ck_assert_msg(s1.programs_compiled == s0.programs_compiled && s1.programs_from_disk == s0.programs_from_disk,
+                          "%s built %llu programs", gpc[k],
+                          (unsigned long long)(s1.programs_compiled + s1.programs_from_disk - s0.programs_compiled -
+                                               s0.programs_from_disk));
+    }
+}
+END_TEST
+
 /* nrm2 where squaring would overflow or underflow the accumulator. */
 START_TEST(test_nrm2_scaling)
 {
@@ -612,6 +641,7 @@ int main(void)
     tcase_add_loop_test(tc, test_nan_inf_ties, 0, 3);
     tcase_add_loop_test(tc, test_accumulators, 0, 9);
     tcase_add_loop_test(tc, test_one_launch, 0, 9);
+    tcase_add_test(tc, test_groups_per_cu);
     tcase_add_loop_test(tc, test_nrm2_scaling, 0, 3);
     tcase_add_loop_test(tc, test_nrm2_mixed, 0, 3);
     tcase_add_test(tc, test_sum_1e8);
