@@ -728,18 +728,20 @@ static void report(tuner *t, const char *message)
 typedef struct build_job {
     tuner *t;
     cand *c;
+    int which[BATCH]; /* the candidates to build */
 } build_job;
 
 static void build_one(void *arg, size_t i)
 {
     build_job *j = arg;
+    cand *c = &j->c[j->which[i]];
     /* As ocx_tune set it for the entry on its own thread (per thread, as the two below). */
     ocx__gemm_nv_suspend(j->t->def->fam == &ocx__family_gemm);
     ocx__launch_build_only(1);
-    ocx__params_force(j->t->def->fam, j->c[i].v);
+    ocx__params_force(j->t->def->fam, c->v);
     ocx_event ev = NULL;
-    j->c[i].build_status = j->t->def->run(j->t->ctx, j->t->tc, &ev);
-    if (j->c[i].build_status != OCX_OK) snprintf(j->c[i].why, sizeof j->c[i].why, "%s", ocx_last_error());
+    c->build_status = j->t->def->run(j->t->ctx, j->t->tc, &ev);
+    if (c->build_status != OCX_OK) snprintf(c->why, sizeof c->why, "%s", ocx_last_error());
     ocx_event_release(ev);
     ocx__params_force(NULL, NULL);
     ocx__launch_build_only(0);
@@ -754,11 +756,34 @@ static void describe_failure(const tuner *t, const int *v, const char *what, con
     if (o < cap) snprintf(buf + o, cap - o, " %s: %s", what, error);
 }
 
-/* Compiles a batch on a few threads before any of it is timed. */
+/* Whether two parameter sets build the same programs (host-only parameters aside). */
+static int same_build(const ocx__family *fam, const int *a, const int *b)
+{
+    for (unsigned i = 0; i < fam->nparams; i++)
+        if (!fam->params[i].host && a[i] != b[i]) return 0;
+    return 1;
+}
+
+/* Compiles a batch (at most BATCH) on a few threads before any of it is timed, each kernel once: a
+ * candidate that differs from an earlier one of the batch in host-only parameters (the sampler's
+ * siblings) shares its build. On two threads at once both would compile it: the program cache does
+ * not wait for a build in flight. */
 static void build_batch(tuner *t, cand *c, int n)
 {
-    build_job j = {t, c};
-    parallel((size_t)n, 4, build_one, &j);
+    build_job j = {t, c, {0}};
+    int first[BATCH], nb = 0;
+    for (int i = 0; i < n; i++) {
+        first[i] = i;
+        for (int k = 0; k < i && first[i] == i; k++)
+            if (first[k] == k && same_build(t->def->fam, c[k].v, c[i].v)) first[i] = k;
+        if (first[i] == i) j.which[nb++] = i;
+    }
+    parallel((size_t)nb, 4, build_one, &j);
+    for (int i = 0; i < n; i++)
+        if (first[i] != i) {
+            c[i].build_status = c[first[i]].build_status;
+            memcpy(c[i].why, c[first[i]].why, sizeof c[i].why);
+        }
 }
 
 /* Device time of one run, bracketed by markers; falls back to the run's own event. */
@@ -864,7 +889,8 @@ static void run_batch(tuner *t, cand *c, int n)
      * program, a PoCL reduce entry had built a batch of six (10 s) past its deadline. */
     if (s1.programs_compiled > s0.programs_compiled) {
         unsigned built = s1.programs_compiled - s0.programs_compiled;
-        if (!t->compiled) t->programs = built; /* one candidate (above) */
+        /* one candidate (above); those of its programs that the disk cache held count too */
+        if (!t->compiled) t->programs = built + (unsigned)(s1.programs_from_disk - s0.programs_from_disk);
         double per = (ocx__now_s() - b0) * t->programs / built;
         if (per > t->build_max) t->build_max = per;
         if (t->compiled)
@@ -1120,13 +1146,6 @@ static double cold_build(const tuning_def *def, int gpu)
     return !gpu || weight_of(def) == 1 ? 0.0 : def->fam == &ocx__family_gemm ? 14.0 : 10.0;
 }
 
-/* Whether two parameter sets build the same program (host-only parameters aside). */
-static int same_kernel(const ocx__family *fam, const ocx__params *a, const ocx__params *b)
-{
-    for (unsigned i = 0; i < fam->nparams; i++)
-        if (!fam->params[i].host && a->v[i] != b->v[i]) return 0;
-    return 1;
-}
 
 static int listed(const char *list, const char *word)
 {
@@ -1234,7 +1253,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
      * to do shared out by weight, so that the early, cheap entries cannot spend the time a late,
      * costly one needs to start. */
     int remaining = 0, built_by[3 * NTUNINGS], ran[3 * NTUNINGS] = {0}, gpu = is_gpu(ctx);
-    /* Per tuning of the same family and searched parameters (GEMM "small" builds the direct kernel,
+    /* Per tuning of the same family and search list (GEMM "small" builds the direct kernel,
      * the other GEMM entries the tiled one): the highest per-candidate build cost seen so far. */
     double remaining_least = 0, fam_build[NTUNINGS] = {0};
     ocx__params starts[3 * NTUNINGS];
@@ -1250,7 +1269,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             starts[i].family = NULL;
         for (int j = 0; j < i && built_by[i] < 0 && starts[i].family; j++)
             if (todo[j].def->fam == fam && todo[j].def->search == todo[i].def->search && todo[j].dt == todo[i].dt &&
-                starts[j].family == fam && same_kernel(fam, &starts[i], &starts[j]))
+                starts[j].family == fam && same_build(fam, starts[i].v, starts[j].v))
                 built_by[i] = j;
         remaining += share_weight(todo[i].def, gpu);
         remaining_least += least_cost(todo[i].def, built_by[i] >= 0, gpu);
