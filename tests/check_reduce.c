@@ -273,10 +273,12 @@ static void forced_params(ocx_dtype dt, const char *params, const char *expect, 
 
 /* The kernels' accumulators (ACC) in both layouts, beyond what the device's defaults run: several
  * interleaved accumulators (LAYOUT 1, as GPUs would), many streams a work-item over short shares,
- * some streams shorter or empty (LAYOUT 2), and scalar lanes (VW=1; f64 halves VW=2 to 1 too).
- * Ties and NaN must still resolve to the first index across accumulators. */
-static const char *const acc_params[] = {"LAYOUT=1,ACC=2", "LAYOUT=2,ACC=8,VW=2,WG=4", "LAYOUT=2,ACC=2,VW=1,WG=2"};
-static const char *const acc_expect[] = {"ACC=2 ", "ACC=8 ", "ACC=2 "};
+ * some streams shorter or empty (LAYOUT 2), scalar lanes (VW=1; f64 halves VW=2 to 1 too), and
+ * one stream a work-item (on CPUs min and max then keep NaN apart: MINMAX_APART). Ties and NaN
+ * must still resolve to the first index across accumulators. */
+static const char *const acc_params[] = {"LAYOUT=1,ACC=2", "LAYOUT=2,ACC=8,VW=2,WG=4", "LAYOUT=2,ACC=2,VW=1,WG=2",
+                                         "LAYOUT=2,ACC=1,WG=32"};
+static const char *const acc_expect[] = {"ACC=2 ", "ACC=8 ", "ACC=2 ", "ACC=1 "};
 
 START_TEST(test_accumulators)
 {
@@ -639,7 +641,7 @@ int main(void)
     tcase_add_loop_test(tc, test_strides, 0, 3);
     tcase_add_loop_test(tc, test_exact_integers, 0, 3);
     tcase_add_loop_test(tc, test_nan_inf_ties, 0, 3);
-    tcase_add_loop_test(tc, test_accumulators, 0, 9);
+    tcase_add_loop_test(tc, test_accumulators, 0, 12);
     tcase_add_loop_test(tc, test_one_launch, 0, 9);
     tcase_add_test(tc, test_groups_per_cu);
     tcase_add_loop_test(tc, test_nrm2_scaling, 0, 3);
