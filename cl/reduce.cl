@@ -527,8 +527,9 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_nrm2(const uin
  * apart. acc_[u] takes the smaller (larger) lane by one compare and select, which NaN never wins,
  * accw_[u] a NaN of the lane if one came; both fold after the scan, so NaN still wins. With
  * UPD_MIN's NaN test on the accumulator's chain, one stream a work-item ran in-cache (2^20 f32)
- * min and max at 24-34 GB/s, kept apart 62-72 (PoCL, 2-core AVX-512 EPYC); with four streams,
- * and on the H200 (f16 at 2^28: 0.88x), the extra select cost more than the chain. */
+ * min and max at 21-37 GB/s, kept apart 40-72 (PoCL, 2-core AVX-512 EPYC, six alternating rounds
+ * of ocx-bench); with four streams, and on the H200 (f16 at 2^28: 0.88x), the extra select cost
+ * more than the chain saved. */
 #if MINMAX_APART
 #define ACC_EXT_APART(CMP, u, k)                                                                   \
     do {                                                                                           \
