@@ -1146,7 +1146,6 @@ static double cold_build(const tuning_def *def, int gpu)
     return !gpu || weight_of(def) == 1 ? 0.0 : def->fam == &ocx__family_gemm ? 14.0 : 10.0;
 }
 
-
 static int listed(const char *list, const char *word)
 {
     if (!list || !*list) return -1; /* no list: everything */

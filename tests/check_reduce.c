@@ -303,8 +303,8 @@ START_TEST(test_one_launch)
 END_TEST
 
 /* GROUPS_PER_CU shapes the host's grid only: another value builds no program (the tuner draws it
- * without building anything), and every operation stays right with two groups in all and with
- * many. Each value is checked to have been the one the last run took. */
+ * without building anything), and every operation stays right with one group a compute unit and
+ * with 1024. Each value is checked to have been the one the last run took. */
 START_TEST(test_groups_per_cu)
 {
     static const char *const gpc[] = {"GROUPS_PER_CU=1", "GROUPS_PER_CU=1024", "GROUPS_PER_CU=8"};
