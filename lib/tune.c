@@ -647,8 +647,9 @@ static int ladder_pos(const space *sp, unsigned i, int v)
  * candidates (PoCL builds a program in about a second a core), and most of each ladder is far
  * from what runs well there: on the 2-core EPYC, reduce candidates drawn from whole ladders (work-
  * groups of up to 1024 items, up to 1024 groups a core) ran mostly at 3-17 GB/s against the
- * defaults' 30-38, and one --quick run in eight found a better entry. The best seen (groups of 1-2
- * items, 16-32 groups a core, one stream each: 53-57 GB/s) lies 2-4 steps from the defaults. */
+ * defaults' 30-38, and two --quick runs in eight found a better entry (one by 4%). The best seen
+ * (groups of 1-2 items, 16-32 groups a core, one stream each: 53-57 GB/s) lies 2-4 steps from the
+ * defaults. */
 #define NEAR 3
 
 /* A random value from parameter i's ladder: anywhere on it, or (near > 0) within near steps of
