@@ -442,11 +442,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     snprintf(options + ol, sizeof options - ol, " -DCTYPE=%d -DNATIVE_F16=%d", dtype_code(c->dtype),
              compute == OCX_COMPUTE_F16);
     /* Every kernel parameter becomes a -D define (host-only ones such as DIRECT must not force a rebuild). */
-    for (unsigned i = 0; i < P_COUNT; i++) {
-        if (gemm_params[i].host) continue;
-        ol = strlen(options);
-        snprintf(options + ol, sizeof options - ol, " -D%s=%d", gemm_params[i].name, p.v[i]);
-    }
+    ocx__params_defines(&p, options, sizeof options);
     /* Layout and alignment of the call: each operand's fast dimension (one of its strides is 1), the
      * widest global vector its tile loads may use, and whether 32-bit element indices suffice. */
     int akf = sak == 1, bkf = sbn != 1;

@@ -273,7 +273,11 @@ int ocx__profile_fuzz(const char *data, size_t size, const ocx_device_info *dev)
 /* The family table, for the tuner and for profile validation. */
 extern const ocx__family *const ocx__families[];
 int ocx__param(const ocx__params *p, const char *name);
-/* Appends "-DNAME=value" for every parameter to buf (cap bytes, NUL-terminated). */
+/* Appends fam's parameters in v to buf (cap bytes, NUL-terminated) as NAME=value, the first after
+ * `first`, the others after `rest`; kernel_only: only the -D defines (host-only ones left out). */
+void ocx__params_append(const ocx__family *fam, const int *v, const char *first, const char *rest, int kernel_only,
+                        char *buf, size_t cap);
+/* Appends " -DNAME=value" for every kernel parameter to buf (cap bytes, NUL-terminated). */
 void ocx__params_defines(const ocx__params *p, char *buf, size_t cap);
 
 /* ---- launch.c: the one path every operation takes ----------------------------------------------- */

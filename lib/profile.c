@@ -347,11 +347,8 @@ static void record(const ocx__params *p, ocx_dtype dtype, const char *size_class
     snprintf(r->dtype, sizeof r->dtype, "%s", ocx_dtype_name(dtype));
     snprintf(r->size_class, sizeof r->size_class, "%s", size_class);
     snprintf(r->source, sizeof r->source, "%s", p->origin);
-    size_t o = 0;
     r->params[0] = '\0';
-    for (unsigned i = 0; i < p->family->nparams && o < sizeof r->params; i++)
-        o += (size_t)snprintf(r->params + o, sizeof r->params - o, "%s%s=%d", i ? " " : "", p->family->params[i].name,
-                              p->v[i]);
+    ocx__params_append(p->family, p->v, "", " ", 0, r->params, sizeof r->params);
 }
 
 /* OCX_<FAMILY>_PARAMS="NAME=V,…" (OCX_GEMM_PARAMS, …): a developer's override of the looked-up
@@ -438,12 +435,19 @@ int ocx__param(const ocx__params *p, const char *name)
     return i < p->family->nparams ? p->v[i] : 0;
 }
 
-void ocx__params_defines(const ocx__params *p, char *buf, size_t cap)
+void ocx__params_append(const ocx__family *fam, const int *v, const char *first, const char *rest, int kernel_only,
+                        char *buf, size_t cap)
 {
     size_t o = strlen(buf);
-    for (unsigned i = 0; i < p->family->nparams && o < cap; i++)
-        if (!p->family->params[i].host)
-            o += (size_t)snprintf(buf + o, cap - o, " -D%s=%d", p->family->params[i].name, p->v[i]);
+    int k = 0;
+    for (unsigned i = 0; i < fam->nparams && o < cap; i++)
+        if (!kernel_only || !fam->params[i].host)
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s=%d", k++ ? rest : first, fam->params[i].name, v[i]);
+}
+
+void ocx__params_defines(const ocx__params *p, char *buf, size_t cap)
+{
+    ocx__params_append(p->family, p->v, " -D", " -D", 1, buf, cap);
 }
 
 /* ---- public queries ---------------------------------------------------------------------------- */

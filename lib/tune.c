@@ -751,10 +751,10 @@ static void build_one(void *arg, size_t i)
 /* "candidate NAME=V,… failed to …: error" into buf. */
 static void describe_failure(const tuner *t, const int *v, const char *what, const char *error, char *buf, size_t cap)
 {
-    size_t o = (size_t)snprintf(buf, cap, "candidate");
-    for (unsigned i = 0; i < t->def->fam->nparams && o < cap; i++)
-        o += (size_t)snprintf(buf + o, cap - o, "%s%s=%d", i ? "," : " ", t->def->fam->params[i].name, v[i]);
-    if (o < cap) snprintf(buf + o, cap - o, " %s: %s", what, error);
+    snprintf(buf, cap, "candidate");
+    ocx__params_append(t->def->fam, v, " ", ",", 0, buf, cap);
+    size_t o = strlen(buf);
+    snprintf(buf + o, cap - o, " %s: %s", what, error);
 }
 
 /* Whether two parameter sets build the same programs (host-only parameters aside). */
@@ -775,8 +775,8 @@ static void build_batch(tuner *t, cand *c, int n)
     int first[BATCH], nb = 0;
     for (int i = 0; i < n; i++) {
         first[i] = i;
-        for (int k = 0; k < i && first[i] == i; k++)
-            if (first[k] == k && same_build(t->def->fam, c[k].v, c[i].v)) first[i] = k;
+        for (int k = 0; k < i && first[i] == i; k++) /* the first match is a kernel's first candidate */
+            if (same_build(t->def->fam, c[k].v, c[i].v)) first[i] = k;
         if (first[i] == i) j.which[nb++] = i;
     }
     parallel((size_t)nb, 4, build_one, &j);
