@@ -2,7 +2,7 @@
  * on NVIDIA, with the tuned parameter set of ../shared/anchors/clblast-h200-sgemm.md) and OpenBLAS on
  * the host, with the roofline bound from a measured FMA kernel.
  *
- * OCX_BENCH_GEMM_SIZES="MxNxK,…" replaces the size list; OCX_BENCH_GEMM_DTYPES="f32,f16,f16f32,f64,f32x3"
+ * OCX_BENCH_GEMM_SIZES="MxNxK,…" replaces the size list ("N": N x N x N); OCX_BENCH_GEMM_DTYPES="f32,f16,f16f32,f64,f32x3"
  * the dtypes (f16: f16 in and out, f16f32: f16 in, f32 out, f32x3: f32 under OCX_COMPUTE_TF32X3, on
  * NVIDIA tensor cores where OCX_PATH_NV_TF32X3 is on, beside CLBlast's f32); OCX_BENCH_GEMM_OPS="NN,TN,NT,TT" the
  * transposes of A and B (default NN; the stored matrices keep their shapes' leading dimensions). The ocx time is the kernel's device
@@ -71,49 +71,6 @@ static int clblast_tune(bench *b)
     return CLBlastOverrideParameters(dev, "Xgemm", CLBlastPrecisionSingle, 16, names, values) == CLBlastSuccess ? 0 : -1;
 }
 #endif
-
-/* Peak FMA rate of the device (f32), from a kernel of independent FMA chains. */
-static double fma_peak_gflops(bench *b)
-{
-    static const char *src =
-        "kernel void peak(global float *out, float s) {\n"
-        "  float4 a = (float4)(get_global_id(0) * 1e-9f), b0 = a + 1, b1 = a + 2, b2 = a + 3, b3 = a + 4;\n"
-        "  float4 b4 = a + 5, b5 = a + 6, b6 = a + 7, b7 = a + 8;\n"
-        "  for (int i = 0; i < 256; i++) {\n"
-        "    b0 = mad(b0, s, a); b1 = mad(b1, s, a); b2 = mad(b2, s, a); b3 = mad(b3, s, a);\n"
-        "    b4 = mad(b4, s, a); b5 = mad(b5, s, a); b6 = mad(b6, s, a); b7 = mad(b7, s, a);\n"
-        "  }\n"
-        "  float4 t = b0 + b1 + b2 + b3 + b4 + b5 + b6 + b7;\n"
-        "  out[get_global_id(0)] = t.x + t.y + t.z + t.w;\n"
-        "}\n";
-    cl_device_id dev;
-    cl_int err;
-    if (ocx_context_cl(b->ctx, NULL, &dev) != OCX_OK) return 0;
-    cl_program p = clCreateProgramWithSource(b->clctx, 1, &src, NULL, &err);
-    if (err || clBuildProgram(p, 1, &dev, "-cl-mad-enable", NULL, NULL)) return 0;
-    cl_kernel k = clCreateKernel(p, "peak", &err);
-    size_t items = (size_t)b->info.compute_units * (b->info.type == OCX_DEVICE_GPU ? 65536 : 4096);
-    cl_mem out = clCreateBuffer(b->clctx, CL_MEM_WRITE_ONLY, items * sizeof(float), NULL, &err);
-    float s = 0.999f;
-    clSetKernelArg(k, 0, sizeof out, &out);
-    clSetKernelArg(k, 1, sizeof s, &s);
-    double best = 0;
-    for (int r = 0; r < 4; r++) {
-        cl_event ev;
-        if (clEnqueueNDRangeKernel(b->queue, k, 1, NULL, &items, NULL, 0, NULL, &ev)) break;
-        clWaitForEvents(1, &ev);
-        cl_ulong t0 = 0, t1 = 0;
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-        clReleaseEvent(ev);
-        double rate = t1 > t0 ? 2.0 * 4 * 8 * 256 * (double)items / (double)(t1 - t0) : 0;
-        if (rate > best) best = rate;
-    }
-    clReleaseMemObject(out);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-    return best;
-}
 
 /* Median wall time of one call up to clFinish, after a warm-up: launch overhead included, and the
  * only fair clock for a peer such as CLBlast whose event covers only its last kernel. */
@@ -185,15 +142,21 @@ int bench_gemm(bench *b)
     const char *env = getenv("OCX_BENCH_GEMM_SIZES");
     if (env && *env) {
         const char *s = env;
+        /* "MxNxK", or "N" for N x N x N; anything else ends the list with a message. */
         while (*s && nsizes < 32) {
             char *end;
-            list[nsizes][0] = strtoul(s, &end, 10);
-            if (*end == 'x') list[nsizes][1] = strtoul(end + 1, &end, 10);
-            if (*end == 'x') list[nsizes][2] = strtoul(end + 1, &end, 10);
-            if (end == s) break;
+            size_t d[3] = {strtoul(s, &end, 10), 0, 0};
+            int dims = end == s ? 0 : 1;
+            while (dims && dims < 3 && *end == 'x') d[dims++] = strtoul(end + 1, &end, 10);
+            if ((dims != 1 && dims != 3) || (*end && *end != ',')) {
+                fprintf(stderr, "ocx-bench: OCX_BENCH_GEMM_SIZES: '%s' is not MxNxK or N; sizes after it ignored\n", s);
+                break;
+            }
+            list[nsizes][0] = d[0];
+            list[nsizes][1] = dims == 3 ? d[1] : d[0];
+            list[nsizes][2] = dims == 3 ? d[2] : d[0];
             nsizes++;
             s = *end == ',' ? end + 1 : end;
-            if (end[0] && end[0] != ',') break;
         }
     } else {
         const size_t(*src)[3] = b->quick ? quick : b->info.type == OCX_DEVICE_GPU ? gpu : cpu;
@@ -213,9 +176,7 @@ int bench_gemm(bench *b)
     const char *dts = getenv("OCX_BENCH_GEMM_DTYPES");
     if (!dts || !*dts) dts = b->info.type == OCX_DEVICE_GPU ? "f32,f16f32,f16,f64" : "f32,f16f32";
     int rc = 0;
-    double peak = fma_peak_gflops(b);
     bench_header(b, "gemm (row-major, NN unless the size says :TN etc., C = op(A)*op(B); wall time to clFinish; GFLOP/s = 2MNK/time; ratio = peer time / ocx time)");
-    if (peak > 0) bench_note(b, "gemm: measured f32 FMA peak %.1f GFLOP/s (the compute roof)", peak);
     int is_nvidia = strstr(b->info.vendor, "NVIDIA") != NULL;
     for (int pass = 0; pass < 2; pass++) {
     char dtl[64];
@@ -295,12 +256,13 @@ int bench_gemm(bench *b)
             if (!g.tuned_pass && have_used)
                 bench_note(b, "gemm: %s %s ran %s/%s %s (from %s)", size, dt, used.family, used.size_class, used.params,
                            used.source);
+            double fma_peak = in == OCX_F64 ? b->peaks.f64_gflops : b->peaks.f32_gflops; /* 0: no peaks */
             if (!g.tuned_pass && dev_ns > 0)
                 bench_note(b, "gemm: %s %s: kernel time %.1f us = %.1f GFLOP/s (%.0f%% of the %s peak)", size, dt,
                            dev_ns / 1e3, flops / dev_ns,
                            tc ? (b->peaks.tc_f16_gflops > 0 ? 100.0 * flops / dev_ns / b->peaks.tc_f16_gflops : 0.0)
-                              : peak > 0 ? 100.0 * flops / dev_ns / peak : 0.0,
-                           tc ? "tensor-core" : "f32 FMA");
+                              : fma_peak > 0 ? 100.0 * flops / dev_ns / fma_peak : 0.0,
+                           tc ? "tensor-core" : in == OCX_F64 ? "f64 FMA" : "f32 FMA");
             ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
         }
     }
