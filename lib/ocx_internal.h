@@ -219,6 +219,10 @@ typedef struct ocx__family {
      * fitted to its limits: a path only some devices have (gemm_mma: wgmma on compute capability
      * 9.0), or a dtype with rules of its own (gemm_mma's f32, which it fits itself). */
     void (*device_defaults)(const ocx_device_info *dev, ocx_dtype dtype, int *values);
+    /* NULL, or pairs of parameter names (NULL-terminated) that the tuner's hill-climb also steps
+     * together, in the same direction: a tile and the work-items that share it, so that each
+     * work-item's part stays the same where a step of either alone changes it or breaks a limit. */
+    const char *const *step_together;
 } ocx__family;
 typedef struct ocx__params {
     const ocx__family *family;
@@ -273,6 +277,8 @@ int ocx__profile_fuzz(const char *data, size_t size, const ocx_device_info *dev)
 /* The family table, for the tuner and for profile validation. */
 extern const ocx__family *const ocx__families[];
 int ocx__param(const ocx__params *p, const char *name);
+/* The index of the family's parameter `name`, or fam->nparams where it has none. */
+unsigned ocx__param_index(const ocx__family *fam, const char *name);
 /* Appends fam's parameters in v to buf (cap bytes, NUL-terminated) as NAME=value, the first after
  * `first`, the others after `rest`; kernel_only: only the -D defines (host-only ones left out). */
 void ocx__params_append(const ocx__family *fam, const int *v, const char *first, const char *rest, int kernel_only,

@@ -83,8 +83,7 @@ static void lower(int *v, const ocx__param_def *p)
     if (*v < p->min) *v = p->min;
 }
 
-/* The index of the family's parameter `name`, or fam->nparams where it has none. */
-static unsigned param_index(const ocx__family *fam, const char *name)
+unsigned ocx__param_index(const ocx__family *fam, const char *name)
 {
     unsigned i = 0;
     while (i < fam->nparams && strcmp(fam->params[i].name, name) != 0) i++;
@@ -99,7 +98,7 @@ static void fit(int *v, const ocx__family *fam, const ocx_device_info *dev, ocx_
         roomy.local_mem_bytes = roomy.local_mem_max_bytes = (uint64_t)1 << 40;
         if (!ocx__params_check(fam, v, &roomy, dtype))
             for (const char *const *name = fam->shrink_first; *name; name++) {
-                const unsigned i = param_index(fam, *name);
+                const unsigned i = ocx__param_index(fam, *name);
                 while (i < fam->nparams && v[i] > fam->params[i].min && ocx__params_check(fam, v, dev, dtype))
                     lower(&v[i], &fam->params[i]);
             }
@@ -367,7 +366,7 @@ static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, o
         char *eq = strchr(t, '='), *end = NULL;
         OCX__FAIL_IF(!eq, OCX_ERR_INVALID_ARGUMENT, "%s: '%s' is not NAME=VALUE", var, t);
         *eq = 0;
-        unsigned i = param_index(fam, t);
+        unsigned i = ocx__param_index(fam, t);
         OCX__FAIL_IF(i == fam->nparams, OCX_ERR_INVALID_ARGUMENT, "%s: %s has no parameter %s", var, fam->name, t);
         long v = strtol(eq + 1, &end, 10);
         OCX__FAIL_IF(end == eq + 1 || *end || v < INT32_MIN || v > INT32_MAX, OCX_ERR_INVALID_ARGUMENT,
@@ -431,7 +430,7 @@ void ocx__params_force(const ocx__family *fam, const int *values)
 
 int ocx__param(const ocx__params *p, const char *name)
 {
-    unsigned i = param_index(p->family, name);
+    unsigned i = ocx__param_index(p->family, name);
     return i < p->family->nparams ? p->v[i] : 0;
 }
 

@@ -10,7 +10,8 @@
  *      reject without building them, and evaluate them in batches, for about 40% of the entry's
  *      budget. Each draw is followed by one that moves only host-side parameters (no build).
  *   3. Refine: hill-climb from the best so far, trying every single-parameter step up or down its
- *      ladder; move to the best neighbour while it improves by more than 1%; stop when none does,
+ *      ladder, and the family's pairs (a tile and its work-items) stepped together; move to the best
+ *      neighbour while it improves by more than 1%; stop when none does,
  *      when a step would revisit known ground, or when the budget is spent.
  *   4. Confirm: measure the winner and the defaults again, alternately; keep the winner only if it
  *      still beats the defaults by more than 2% (timings on CPUs are noisy).
@@ -982,18 +983,29 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
     int improved = 1;
     while (improved && !stopped(t) && ocx__now_s() < t->deadline) {
         improved = 0;
-        cand nb[2 * OCX__MAX_PARAMS];
+        cand nb[4 * OCX__MAX_PARAMS];
         int m = 0;
-        for (unsigned i = 0; i < fam->nparams; i++) {
+        /* Single steps of each parameter (j == nparams), then the family's pairs stepped together. */
+        unsigned pairs = 0;
+        while (fam->step_together && fam->step_together[2 * pairs] && fam->step_together[2 * pairs + 1]) pairs++;
+        for (unsigned s = 0; s < fam->nparams + pairs; s++) {
+            unsigned i = s, j = fam->nparams;
+            if (s >= fam->nparams) {
+                i = ocx__param_index(fam, fam->step_together[2 * (s - fam->nparams)]);
+                j = ocx__param_index(fam, fam->step_together[2 * (s - fam->nparams) + 1]);
+                if (i >= fam->nparams || j >= fam->nparams || !sp.searched[j]) continue;
+            }
             if (!sp.searched[i]) continue;
-            int pos = ladder_pos(&sp, i, t->best[i]);
+            int pos = ladder_pos(&sp, i, t->best[i]), pos_j = j < fam->nparams ? ladder_pos(&sp, j, t->best[j]) : 0;
             for (int d = -1; d <= 1; d += 2) {
                 if (pos < 0 || pos + d < 0 || pos + d >= sp.nladder[i]) continue;
+                if (j < fam->nparams && (pos_j < 0 || pos_j + d < 0 || pos_j + d >= sp.nladder[j])) continue;
                 int v[OCX__MAX_PARAMS];
                 memcpy(v, t->best, sizeof v);
                 v[i] = sp.ladder[i][pos + d];
+                if (j < fam->nparams) v[j] = sp.ladder[j][pos_j + d];
                 if (fam->canonical) fam->canonical(v);
-                if (seen(t, v) || !legal(t, v)) continue;
+                if (m == (int)(sizeof nb / sizeof *nb) || seen(t, v) || !legal(t, v)) continue;
                 mark(t, v);
                 memcpy(nb[m++].v, v, sizeof v);
             }

@@ -325,6 +325,36 @@ START_TEST(test_gemm_size_classes)
 }
 END_TEST
 
+/* The pairs the tuner's hill-climb steps together name parameters of their family (a misspelt one
+ * would make it skip the pair without a word), and GEMM's pair does what it is there for: from the
+ * CPU defaults, twice the work-group tile alone breaks the 256-element register tile, and with
+ * twice the work-items it is legal. */
+START_TEST(test_step_together_pairs)
+{
+    for (const ocx__family *const *f = ocx__families; *f; f++) {
+        const char *const *s = (*f)->step_together;
+        size_t n = 0;
+        for (; s && s[n]; n++)
+            ck_assert_msg(ocx__param_index(*f, s[n]) < (*f)->nparams, "%s: no parameter %s", (*f)->name, s[n]);
+        ck_assert_msg(n % 2 == 0, "%s: %zu names, not pairs", (*f)->name, n);
+    }
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_context cpu = *ctx;
+    cpu.info.type = OCX_DEVICE_CPU;
+    ocx__params p;
+    ck_ok(ocx__params_default(&cpu, &ocx__family_gemm, OCX_F32, &p));
+    const unsigned mwg = ocx__param_index(&ocx__family_gemm, "MWG"), mdimc = ocx__param_index(&ocx__family_gemm, "MDIMC");
+    ck_assert_ptr_null(ocx__params_check(&ocx__family_gemm, p.v, &cpu.info, OCX_F32));
+    p.v[mwg] *= 2;
+    ck_assert_ptr_nonnull(ocx__params_check(&ocx__family_gemm, p.v, &cpu.info, OCX_F32));
+    p.v[mdimc] *= 2;
+    const char *why = ocx__params_check(&ocx__family_gemm, p.v, &cpu.info, OCX_F32);
+    ck_assert_msg(why == NULL, "MWG=%d MDIMC=%d: %s", p.v[mwg], p.v[mdimc], why);
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
 /* A class with built-in defaults of its own on the device (GEMM's "medium" and "short_k" on GPUs)
  * takes them before a profile's "all" entry; "large", which has none (or, for f32 on NVIDIA, those
  * of "all"), takes the "all" entry, and so does every class on a CPU. The CPU and the GPUs are the
@@ -807,6 +837,7 @@ int main(void)
     tcase_add_test(core, test_tuning_round_trip);
     tcase_add_test(core, test_size_classes);
     tcase_add_test(core, test_gemm_size_classes);
+    tcase_add_test(core, test_step_together_pairs);
     tcase_add_test(core, test_class_defaults_before_all);
     tcase_add_test(core, test_vendor_class_defaults);
     tcase_add_test(core, test_tuning_classes);
