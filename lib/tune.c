@@ -10,9 +10,9 @@
  *      reject without building them, and evaluate them in batches, for about 40% of the entry's
  *      budget. Each draw is followed by one that moves only host-side parameters (no build).
  *   3. Refine: hill-climb from the best so far, trying every single-parameter step up or down its
- *      ladder, and the family's pairs (a tile and its work-items) stepped together; move to the best
- *      neighbour while it improves by more than 1%; stop when none does,
- *      when a step would revisit known ground, or when the budget is spent.
+ *      ladder and the family's pairs (a tile and its work-items) stepped together, none twice; move
+ *      to the best neighbour while it improves by more than 1%. While the entry's budget lasts,
+ *      sample again for half of what is left and climb from the best again.
  *   4. Confirm: measure the winner and the defaults again, alternately; keep the winner only if it
  *      still beats the defaults by more than 2% (timings on CPUs are noisy).
  * Problem sizes are those of real work: beyond the caches on CPUs, at the bandwidth roof on GPUs.
@@ -932,14 +932,87 @@ static int legal(const tuner *t, const int *v)
     return ocx__params_check(t->def->fam, v, &t->ctx->info, t->dtype) == NULL;
 }
 
+/* 2. Random samples until `until` (or 2000 draws that were known or illegal). Where the family
+ * searches host-only parameters (GROUPS_PER_CU), each draw is followed by one of the same kernel
+ * with those drawn again: it builds nothing, where a PoCL reduce candidate builds three programs of
+ * 1-1.6 s each (2-core EPYC). */
+static void sample(tuner *t, const space *sp, const int *start, double until, uint64_t *rng, int *misses)
+{
+    const ocx__family *fam = t->def->fam;
+    int host_searched = 0, near = !is_gpu(t->ctx) ? NEAR : 0;
+    for (unsigned i = 0; i < fam->nparams; i++) host_searched |= sp->searched[i] && fam->params[i].host;
+    cand c[BATCH];
+    while (!stopped(t) && ocx__now_s() < until && *misses < 2000) {
+        int n = 0;
+        int sibling = 0; /* this draw keeps the previous one's kernel */
+        while (n < BATCH && *misses < 2000) {
+            int v[OCX__MAX_PARAMS];
+            memcpy(v, sibling ? c[n - 1].v : start, sizeof v);
+            for (unsigned i = 0; i < fam->nparams; i++)
+                if (sp->searched[i] && sp->nladder[i] > 0 && (!sibling || fam->params[i].host))
+                    v[i] = draw(sp, i, start[i], near, rng);
+            if (fam->canonical) fam->canonical(v);
+            const int was_sibling = sibling;
+            sibling = 0;
+            if (seen(t, v) || !legal(t, v)) {
+                *misses += !was_sibling; /* a kernel whose host settings fold away (vector, GRID=1) */
+                continue;
+            }
+            mark(t, v);
+            memcpy(c[n++].v, v, sizeof v);
+            sibling = !was_sibling && host_searched;
+        }
+        run_batch(t, c, n);
+    }
+}
+
+/* 3. Hill-climbing from the best: single steps of each parameter, then the family's pairs stepped
+ * together, while the best neighbour improves by more than 1%. */
+static void climb(tuner *t, const space *sp)
+{
+    const ocx__family *fam = t->def->fam;
+    unsigned pairs = 0;
+    while (fam->step_together && fam->step_together[2 * pairs] && fam->step_together[2 * pairs + 1]) pairs++;
+    int improved = 1;
+    while (improved && !stopped(t) && ocx__now_s() < t->deadline) {
+        improved = 0;
+        cand nb[4 * OCX__MAX_PARAMS];
+        int m = 0;
+        for (unsigned s = 0; s < fam->nparams + pairs; s++) {
+            unsigned i = s, j = fam->nparams; /* j: the pair's second, nparams for a single step */
+            if (s >= fam->nparams) {
+                i = ocx__param_index(fam, fam->step_together[2 * (s - fam->nparams)]);
+                j = ocx__param_index(fam, fam->step_together[2 * (s - fam->nparams) + 1]);
+                if (i >= fam->nparams || j >= fam->nparams || !sp->searched[j]) continue;
+            }
+            if (!sp->searched[i]) continue;
+            int pos = ladder_pos(sp, i, t->best[i]), pos_j = j < fam->nparams ? ladder_pos(sp, j, t->best[j]) : 0;
+            for (int d = -1; d <= 1; d += 2) {
+                if (pos < 0 || pos + d < 0 || pos + d >= sp->nladder[i]) continue;
+                if (j < fam->nparams && (pos_j < 0 || pos_j + d < 0 || pos_j + d >= sp->nladder[j])) continue;
+                int v[OCX__MAX_PARAMS];
+                memcpy(v, t->best, sizeof v);
+                v[i] = sp->ladder[i][pos + d];
+                if (j < fam->nparams) v[j] = sp->ladder[j][pos_j + d];
+                if (fam->canonical) fam->canonical(v);
+                if (m == (int)(sizeof nb / sizeof *nb) || seen(t, v) || !legal(t, v)) continue;
+                mark(t, v);
+                memcpy(nb[m++].v, v, sizeof v);
+            }
+        }
+        double before = t->best_rate;
+        for (int i = 0; i < m; i += BATCH) run_batch(t, nb + i, m - i < BATCH ? m - i : BATCH);
+        improved = t->best_rate > before * 1.01;
+    }
+}
+
 static void search(tuner *t, const ocx__params *start, const ocx__params *current, uint64_t *rng)
 {
     space sp;
     space_init(&sp, t->def, is_gpu(t->ctx));
-    const ocx__family *fam = t->def->fam;
     double budget = t->deadline - ocx__now_s();
     /* 1. the defaults (and the parameters in force) */
-    cand c[BATCH];
+    cand c[2];
     int n = 0;
     memcpy(c[n++].v, start->v, sizeof c[0].v);
     mark(t, start->v);
@@ -951,70 +1024,17 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
     run_batch(t, c, n);
     t->default_rate = t->best_rate;
 
-    /* 2. random samples. Where the family searches host-only parameters (GROUPS_PER_CU), each
-     * draw is followed by one of the same kernel with those drawn again: it builds nothing, where
-     * a PoCL reduce candidate builds three programs of 1-1.6 s each (2-core EPYC). */
-    int host_searched = 0, near = !is_gpu(t->ctx) ? NEAR : 0;
-    for (unsigned i = 0; i < fam->nparams; i++) host_searched |= sp.searched[i] && fam->params[i].host;
-    double sample_until = ocx__now_s() + 0.4 * budget;
+    /* 2 and 3, then again while the entry has time: a climb that converged early (on CPUs, where
+     * candidates are cheap) samples half of what is left and climbs from the best again. In --quick
+     * runs on the 2-core EPYC the GEMM entry's climb had ended 25 s before its share did. */
     int misses = 0;
-    while (!stopped(t) && ocx__now_s() < sample_until && misses < 2000) {
-        n = 0;
-        int sibling = 0; /* this draw keeps the previous one's kernel */
-        while (n < BATCH && misses < 2000) {
-            int v[OCX__MAX_PARAMS];
-            memcpy(v, sibling ? c[n - 1].v : start->v, sizeof v);
-            for (unsigned i = 0; i < fam->nparams; i++)
-                if (sp.searched[i] && sp.nladder[i] > 0 && (!sibling || fam->params[i].host))
-                    v[i] = draw(&sp, i, start->v[i], near, rng);
-            if (fam->canonical) fam->canonical(v);
-            const int was_sibling = sibling;
-            sibling = 0;
-            if (seen(t, v) || !legal(t, v)) {
-                misses += !was_sibling; /* a kernel whose host settings fold away (vector, GRID=1) */
-                continue;
-            }
-            mark(t, v);
-            memcpy(c[n++].v, v, sizeof v);
-            sibling = !was_sibling && host_searched;
-        }
-        run_batch(t, c, n);
-    }
-
-    /* 3. hill-climbing from the best */
-    int improved = 1;
-    while (improved && !stopped(t) && ocx__now_s() < t->deadline) {
-        improved = 0;
-        cand nb[4 * OCX__MAX_PARAMS];
-        int m = 0;
-        /* Single steps of each parameter (j == nparams), then the family's pairs stepped together. */
-        unsigned pairs = 0;
-        while (fam->step_together && fam->step_together[2 * pairs] && fam->step_together[2 * pairs + 1]) pairs++;
-        for (unsigned s = 0; s < fam->nparams + pairs; s++) {
-            unsigned i = s, j = fam->nparams;
-            if (s >= fam->nparams) {
-                i = ocx__param_index(fam, fam->step_together[2 * (s - fam->nparams)]);
-                j = ocx__param_index(fam, fam->step_together[2 * (s - fam->nparams) + 1]);
-                if (i >= fam->nparams || j >= fam->nparams || !sp.searched[j]) continue;
-            }
-            if (!sp.searched[i]) continue;
-            int pos = ladder_pos(&sp, i, t->best[i]), pos_j = j < fam->nparams ? ladder_pos(&sp, j, t->best[j]) : 0;
-            for (int d = -1; d <= 1; d += 2) {
-                if (pos < 0 || pos + d < 0 || pos + d >= sp.nladder[i]) continue;
-                if (j < fam->nparams && (pos_j < 0 || pos_j + d < 0 || pos_j + d >= sp.nladder[j])) continue;
-                int v[OCX__MAX_PARAMS];
-                memcpy(v, t->best, sizeof v);
-                v[i] = sp.ladder[i][pos + d];
-                if (j < fam->nparams) v[j] = sp.ladder[j][pos_j + d];
-                if (fam->canonical) fam->canonical(v);
-                if (m == (int)(sizeof nb / sizeof *nb) || seen(t, v) || !legal(t, v)) continue;
-                mark(t, v);
-                memcpy(nb[m++].v, v, sizeof v);
-            }
-        }
-        double before = t->best_rate;
-        for (int i = 0; i < m; i += BATCH) run_batch(t, nb + i, m - i < BATCH ? m - i : BATCH);
-        improved = t->best_rate > before * 1.01;
+    double until = ocx__now_s() + 0.4 * budget;
+    while (!stopped(t) && misses < 2000) {
+        sample(t, &sp, start->v, until, rng, &misses);
+        climb(t, &sp);
+        double left = t->deadline - ocx__now_s();
+        if (left <= 0) break;
+        until = ocx__now_s() + 0.5 * left;
     }
 }
 
