@@ -38,6 +38,7 @@
 #define MAX_LADDER 32
 #define MAX_VISITED 1024
 #define BATCH 6
+#define CONFIRM_TOP 3 /* candidates measured again against the defaults (confirm) */
 
 /* ---- the representative operation of each family ------------------------------------------------ */
 
@@ -685,6 +686,9 @@ typedef struct tuner {
     int nvisited;
     int best[OCX__MAX_PARAMS];
     double best_rate, default_rate;
+    int top[CONFIRM_TOP][OCX__MAX_PARAMS]; /* the fastest candidates measured, fastest first */
+    double top_rate[CONFIRM_TOP];
+    int ntop;
     unsigned tried, failed;
     double t0, deadline;
     double end; /* the whole run's: the entry's first candidate may run until then (run_batch) */
@@ -852,6 +856,20 @@ static double evaluate(tuner *t, const int *v)
     return rate;
 }
 
+/* Keeps v among the CONFIRM_TOP fastest candidates of the entry. */
+static void note_top(tuner *t, const int *v, double rate)
+{
+    if (rate <= 0) return;
+    int at = t->ntop;
+    while (at > 0 && t->top_rate[at - 1] < rate) at--;
+    if (at == CONFIRM_TOP) return;
+    int last = t->ntop < CONFIRM_TOP ? t->ntop++ : CONFIRM_TOP - 1;
+    memmove(t->top[at + 1], t->top[at], (size_t)(last - at) * sizeof t->top[0]);
+    memmove(&t->top_rate[at + 1], &t->top_rate[at], (size_t)(last - at) * sizeof t->top_rate[0]);
+    memcpy(t->top[at], v, sizeof t->top[0]);
+    t->top_rate[at] = rate;
+}
+
 /* Builds then evaluates a batch, cut to what the costs seen so far let finish by the deadline (on
  * the H200 one GEMM candidate takes seconds to compile, and a batch of 6 had run 20 s past its
  * entry's share); updates the best. */
@@ -922,6 +940,7 @@ static void run_batch(tuner *t, cand *c, int n)
             t->best_rate = r;
             memcpy(t->best, c[i].v, sizeof t->best);
         }
+        note_top(t, c[i].v, r);
         if (r < 0) describe_failure(t, c[i].v, "failed to run or verify", ocx_last_error(), why, sizeof why);
         report(t, r < 0 ? why : NULL);
     }
@@ -1028,35 +1047,55 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
      * candidates are cheap) samples half of what is left and climbs from the best again. In --quick
      * runs on the 2-core EPYC the GEMM entry's climb had ended 25 s before its share did. */
     int misses = 0;
-    double until = ocx__now_s() + 0.4 * budget;
+    double until = ocx__now_s() + 0.4 * budget, share_end = t->deadline;
     while (!stopped(t) && misses < 2000) {
         sample(t, &sp, start->v, until, rng, &misses);
         climb(t, &sp);
+        /* Later rounds leave confirm() time for its three rounds. */
+        t->deadline = share_end - 3 * (CONFIRM_TOP + 1) * t->eval_s;
         double left = t->deadline - ocx__now_s();
         if (left <= 0) break;
         until = ocx__now_s() + 0.5 * left;
     }
+    t->deadline = share_end;
+    t->out_of_time = 0; /* for the later rounds' deadline; confirm() sizes itself */
 }
 
-/* 4. Confirmation: one noisy median can crown a candidate that is no better. The winner and the
- * defaults are measured again, alternately, and the winner is kept only if it still beats the
- * defaults by more than 2%. */
+/* 4. Confirmation: one noisy median can crown a candidate that is no better (the fastest of many
+ * noisy measurements is the luckiest as often as the best). The CONFIRM_TOP fastest candidates and
+ * the defaults are measured again, alternately; the one with the highest median is kept only if it
+ * beats the defaults' median by more than 2%. On the 2-core EPYC, checking the winner alone, GEMM
+ * --quick runs whose climbs had found groups of work-items 1.3x faster kept the defaults. */
 static void confirm(tuner *t, const ocx__params *start)
 {
-    if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || interrupted(t)) return;
-    /* Up to 3 rounds, as many as the entry's share still holds (at least 1). */
-    double left = t->deadline - ocx__now_s(), per = 2 * (t->eval_s > 0 ? t->eval_s : 1);
+    if (t->best_rate <= 0 || interrupted(t)) return;
+    int (*cand)[OCX__MAX_PARAMS] = t->top, n = 0, order[CONFIRM_TOP];
+    for (int i = 0; i < t->ntop; i++)
+        if (memcmp(cand[i], start->v, sizeof cand[i]) != 0) order[n++] = i;
+    if (n == 0) return;
+    /* Up to 3 rounds, as many as the entry's share still holds (at least 1); where one round of
+     * them all does not fit, fewer candidates (at least the fastest: a 60-s H200 run ends its
+     * entries' shares in the climb). */
+    double each = t->eval_s > 0 ? t->eval_s : 1, left = t->deadline - ocx__now_s();
+    if (left < (n + 1) * each) n = left / each - 1 > 1 ? (int)(left / each) - 1 : 1;
+    double per = (n + 1) * each;
     int rounds = left >= 3 * per ? 3 : left >= 2 * per ? 2 : 1;
-    double best[3], base[3];
+    double got[CONFIRM_TOP][3], base[3];
     for (int r = 0; r < rounds; r++) {
-        best[r] = evaluate(t, t->best);
+        for (int i = 0; i < n; i++) got[i][r] = evaluate(t, cand[order[i]]);
         base[r] = evaluate(t, start->v);
     }
-    double won = ocx__median(best, rounds), was = ocx__median(base, rounds);
+    double was = ocx__median(base, rounds), won = -1;
+    int pick = -1;
+    for (int i = 0; i < n; i++) {
+        double m = ocx__median(got[i], rounds);
+        if (m > won) won = m, pick = order[i];
+    }
     if (was > 0 && won <= was * 1.02) {
         memcpy(t->best, start->v, sizeof t->best);
         t->best_rate = was;
     } else if (won > 0) {
+        memcpy(t->best, cand[pick], sizeof t->best);
         t->best_rate = won;
     }
     if (was > 0) t->default_rate = was;
