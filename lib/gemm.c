@@ -20,11 +20,14 @@
  * kept the loop rolled), and the former defaults (STAGE=2, KWG=32) 38.3 and 37.7. On NVIDIA, f32
  * products of the "all" and "large" classes take 128x128 tiles with 2-wide N vectors
  * (gemm_class_defaults), what a 555-s search found at 4096^3.
- * CPU defaults (PoCL on the 2-core AVX-512 machine): STAGE=1 (no local memory, no barriers), one
- * work-item per group computing an 8x32 tile as two 16-wide vectors per row (16 zmm accumulators).
- * At 1024^3 it ran 80-117 GFLOP/s where the former STAGE=2 set (64x64 tiles, 8x8 work-items) ran
- * 12-16, and PoCL generates its machine code in ~0.25 s instead of 0.3-0.9 s (cold start). Groups
- * of 2 work-items would double that: PoCL unrolls a 2-item work-item loop.
+ * CPU defaults (PoCL on the 2-core AVX-512 machine): STAGE=1 (no local memory, no barriers), each
+ * work-item computing an 8x32 tile as two 16-wide vectors per row (16 zmm accumulators). At 1024^3
+ * one such work-item a group ran 80-117 GFLOP/s on the AVX2 EPYC where the former STAGE=2 set (64x64
+ * tiles, 8x8 work-items) ran 12-16. Groups of 8 work-items along M (64x32 tiles) share B's columns
+ * in the cache: on the AVX-512 EPYC, the two alternating call by call in one process (median of 40
+ * rounds, GFLOP/s, one item a group against eight), 256^3-768^3 ran level (202-321 both), 1024^3
+ * 224 against 240-244 and 2048^3 101-109 against 181; the first call with empty caches (PoCL's too)
+ * took 1.45-1.52 s against 1.40-1.44. ocx-tune finds such groups through its paired steps.
  * Tried on the H200 and not kept: a ring of 3 or 4 local slices filled by cp.async (PTX, compute
  * capability 8.0+) in place of STAGE=4's register prefetch. In STAGE 2's layout it ran 8192^3 at
  * 44.6 TFLOP/s against 48.0 in the same call. k-major (16-byte copies of K-slow operands, 4-byte
@@ -35,10 +38,10 @@ enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_U
        P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */
-    {"MWG", 64, 8, 1, 256, 1, 0},
+    {"MWG", 64, 64, 1, 256, 1, 0},
     {"NWG", 128, 32, 1, 256, 1, 0},
     {"KWG", 16, 32, 1, 64, 1, 0},  /* unused by STAGE=1 */
-    {"MDIMC", 8, 1, 1, 64, 1, 0},
+    {"MDIMC", 8, 8, 1, 64, 1, 0},
     {"NDIMC", 16, 1, 1, 64, 1, 0},
     {"VWM", 4, 1, 1, 8, 1, 0},     /* unused by STAGE=1 */
     {"VWN", 4, 16, 1, 16, 1, 0},
@@ -148,9 +151,9 @@ static int gemm_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, cons
 }
 
 /* A work-group tile and its work-items along the same dimension: twice the tile on twice the
- * work-items keeps each one's register tile. On PoCL (2-core AVX-512 EPYC, 1024^3 f32) the CPU
- * defaults' 8x32 tile on one work-item ran 183-187 GFLOP/s, 32x32 on 4 work-items 257-314 (the
- * group's items share B's columns in the cache); single steps from 8x32 reach it only through
+ * work-items keeps each one's register tile. On PoCL (2-core AVX-512 EPYC, 1024^3 f32) the former
+ * CPU defaults' 8x32 tile on one work-item ran 183-187 GFLOP/s, 32x32 on 4 work-items 257-314 (the
+ * group's items share B's columns in the cache); single steps from 8x32 reached it only through
  * 4x32 register tiles (16x32 on one work-item breaks the 256-element limit). */
 static const char *const gemm_step_together[] = {"MWG", "MDIMC", "NWG", "NDIMC", NULL};
 const ocx__family ocx__family_gemm = {"gemm", "gemm", P_COUNT, gemm_params, gemm_invalid, gemm_canonical,

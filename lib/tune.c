@@ -416,8 +416,8 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
     /* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults: 128^3 on
      * GPUs, 16^3 on CPUs); "medium" is below OCX__GEMM_MEDIUM, "large" at or above OCX__GEMM_LARGE;
      * "short_k" (GPUs only) is s x s x 128, K within OCX__GEMM_SHORT_K. CPUs take 1024^3 in --quick
-     * runs too (formerly 768^3): at 768^3 on the 2-core EPYC the defaults' 8x32 tiles on one work-item
-     * ran level with 32x32 on four, which ran 1024^3 and 2048^3 at 1.1-1.6x their rate. */
+     * runs too (formerly 768^3): at 768^3 on the 2-core EPYC the former defaults' 8x32 tiles on one
+     * work-item ran level with 32x32 on four, which ran 1024^3 and 2048^3 at 1.1-1.6x their rate. */
     size_t s = !strcmp(cls, "small")    ? (is_gpu(ctx) ? 128 : 16)
                : !strcmp(cls, "medium") ? 512
                : !strcmp(cls, "large") || !strcmp(cls, "short_k") ? 8192 /* GPUs only: 2^39 >= OCX__GEMM_LARGE */
