@@ -1063,8 +1063,8 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
 
 /* 4. Confirmation: one noisy median can crown a candidate that is no better (the fastest of many
  * noisy measurements is the luckiest as often as the best). The CONFIRM_TOP fastest candidates and
- * the defaults are measured again, alternately; the one with the highest median is kept only if it
- * beats the defaults' median by more than 2%. On the 2-core EPYC, checking the winner alone, GEMM
+ * the defaults are measured again, alternately; of the candidates that beat the defaults in every
+ * round, the one with the highest median is kept if it beats the defaults' median by more than 2%. On the 2-core EPYC, checking the winner alone, GEMM
  * --quick runs whose climbs had found groups of work-items 1.3x faster kept the defaults. */
 static void confirm(tuner *t, const ocx__params *start)
 {
@@ -1085,16 +1085,20 @@ static void confirm(tuner *t, const ocx__params *start)
         for (int i = 0; i < n; i++) got[i][r] = evaluate(t, cand[order[i]]);
         base[r] = evaluate(t, start->v);
     }
+    /* A candidate counts only if it beat the defaults in every round (each round measures both
+     * within a moment of each other); of those, the highest median. */
     double was = ocx__median(base, rounds), won = -1;
     int pick = -1;
     for (int i = 0; i < n; i++) {
+        int every = 1;
+        for (int r = 0; r < rounds; r++) every &= got[i][r] > base[r];
         double m = ocx__median(got[i], rounds);
-        if (m > won) won = m, pick = order[i];
+        if ((every || was <= 0) && m > won) won = m, pick = order[i];
     }
-    if (was > 0 && won <= was * 1.02) {
+    if (was > 0 && (pick < 0 || won <= was * 1.02)) {
         memcpy(t->best, start->v, sizeof t->best);
         t->best_rate = was;
-    } else if (won > 0) {
+    } else if (pick >= 0 && won > 0) {
         memcpy(t->best, cand[pick], sizeof t->best);
         t->best_rate = won;
     }
