@@ -116,8 +116,8 @@ const char *ocx__gemm_class(double volume, size_t k)
 /* GPUs, "medium" products (M*N*K below 2^31, gemm_core): 64x64 tiles, twice as many work-groups as
  * the table's 64x128. On the H200 (wall time, CLBlast in the same run) 256^3, 512^3 and 1024^3 ran at
  * 0.77x, 0.45x and 0.80x CLBlast in 128x128 tiles; 256^3 and 512^3 at 1.13x and 1.26x in 64x64, and
- * all three at 1.2-1.7x in the 32x64 tiles the tuner found at 512^3. CPUs keep their defaults: one
- * work-item's tile is already small.
+ * all three at 1.2-1.7x in the 32x64 tiles the tuner found at 512^3. CPUs keep their defaults (64x32
+ * tiles on 8 work-items), which ran level with one work-item a group up to 768^3.
  * NVIDIA GPUs, f32 "all" and "large" (M*N*K >= 2^31, e.g. 4096^3 and 8192^3): 128x128 tiles, 8x16
  * work-items with 16x8 register tiles, 2-wide vectors along N; the other parameters the table's. A
  * 555-s search on the H200 (ocx-tune --kernels gemm --dtypes f32 --classes all,large, 162

@@ -13,8 +13,9 @@
  *      ladder and the family's pairs (a tile and its work-items) stepped together, none twice; move
  *      to the best neighbour while it improves by more than 1%. While the entry's budget lasts,
  *      sample again for half of what is left and climb from the best again.
- *   4. Confirm: measure the winner and the defaults again, alternately; keep the winner only if it
- *      still beats the defaults by more than 2% (timings on CPUs are noisy).
+ *   4. Confirm: measure up to three of the fastest candidates that beat the defaults in the search
+ *      and the defaults again, alternately; keep one only if it beat the defaults in every round
+ *      and by more than 2% on the median (timings on CPUs are noisy).
  * Problem sizes are those of real work: beyond the caches on CPUs, at the bandwidth roof on GPUs.
  * Each batch is compiled ahead of timing, on several threads (ocx__launch's build-only mode), so
  * that compilation, the dominant cost on PoCL, neither serialises with nor disturbs the timed runs.
@@ -1021,7 +1022,7 @@ static void climb(tuner *t, const space *sp)
         }
         double before = t->best_rate;
         for (int i = 0; i < m; i += BATCH) run_batch(t, nb + i, m - i < BATCH ? m - i : BATCH);
-        improved = t->best_rate > before * 1.01;
+        improved = m > 0 && t->best_rate > 0 && t->best_rate > before * 1.01;
     }
 }
 
@@ -1062,16 +1063,17 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
 }
 
 /* 4. Confirmation: one noisy median can crown a candidate that is no better (the fastest of many
- * noisy measurements is the luckiest as often as the best). The CONFIRM_TOP fastest candidates and
- * the defaults are measured again, alternately; of the candidates that beat the defaults in every
- * round, the one with the highest median is kept if it beats the defaults' median by more than 2%. On the 2-core EPYC, checking the winner alone, GEMM
+ * noisy measurements is the luckiest as often as the best). Up to CONFIRM_TOP of the fastest
+ * candidates that beat the defaults in the search are measured again with the defaults,
+ * alternately; of those that beat the defaults in every round, the one with the highest median is
+ * kept if it beats the defaults' median by more than 2%. On the 2-core EPYC, checking the winner alone, GEMM
  * --quick runs whose climbs had found groups of work-items 1.3x faster kept the defaults. */
 static void confirm(tuner *t, const ocx__params *start)
 {
-    if (t->best_rate <= 0 || interrupted(t)) return;
+    if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || interrupted(t)) return;
     int (*cand)[OCX__MAX_PARAMS] = t->top, n = 0, order[CONFIRM_TOP];
     for (int i = 0; i < t->ntop; i++)
-        if (memcmp(cand[i], start->v, sizeof cand[i]) != 0) order[n++] = i;
+        if (memcmp(cand[i], start->v, sizeof cand[i]) != 0 && t->top_rate[i] >= t->default_rate) order[n++] = i;
     if (n == 0) return;
     /* Up to 3 rounds, as many as the entry's share still holds (at least 1); where one round of
      * them all does not fit, fewer candidates (at least the fastest: a 60-s H200 run ends its
@@ -1085,15 +1087,19 @@ static void confirm(tuner *t, const ocx__params *start)
         for (int i = 0; i < n; i++) got[i][r] = evaluate(t, cand[order[i]]);
         base[r] = evaluate(t, start->v);
     }
-    /* A candidate counts only if it beat the defaults in every round (each round measures both
-     * within a moment of each other); of those, the highest median. */
+    /* A candidate counts only if it ran in every round and beat the defaults in each (a round
+     * measures both within a moment of each other); of those, the highest median. (Before the
+     * medians: ocx__median sorts in place.) */
+    int every[CONFIRM_TOP];
+    for (int i = 0; i < n; i++) {
+        every[i] = 1;
+        for (int r = 0; r < rounds; r++) every[i] &= got[i][r] > 0 && got[i][r] > base[r];
+    }
     double was = ocx__median(base, rounds), won = -1;
     int pick = -1;
     for (int i = 0; i < n; i++) {
-        int every = 1;
-        for (int r = 0; r < rounds; r++) every &= got[i][r] > base[r];
         double m = ocx__median(got[i], rounds);
-        if ((every || was <= 0) && m > won) won = m, pick = order[i];
+        if (every[i] && m > won) won = m, pick = order[i];
     }
     if (was > 0 && (pick < 0 || won <= was * 1.02)) {
         memcpy(t->best, start->v, sizeof t->best);
