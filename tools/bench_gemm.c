@@ -144,11 +144,16 @@ int bench_gemm(bench *b)
         const char *s = env;
         /* "MxNxK", or "N" for N x N x N; anything else ends the list with a message. */
         while (*s && nsizes < 32) {
-            char *end;
-            size_t d[3] = {strtoul(s, &end, 10), 0, 0};
-            int dims = end == s ? 0 : 1;
-            while (dims && dims < 3 && *end == 'x') d[dims++] = strtoul(end + 1, &end, 10);
-            if ((dims != 1 && dims != 3) || (*end && *end != ',')) {
+            char *end = (char *)s;
+            size_t d[3] = {0, 0, 0};
+            int dims = 0, ok = 1;
+            do { /* each field digits, above 0 */
+                const char *f = dims ? end + 1 : s;
+                ok = *f >= '0' && *f <= '9';
+                if (ok) d[dims++] = strtoul(f, &end, 10);
+                ok = ok && d[dims - 1] > 0;
+            } while (ok && dims < 3 && *end == 'x');
+            if (!ok || (dims != 1 && dims != 3) || (*end && *end != ',')) {
                 fprintf(stderr, "ocx-bench: OCX_BENCH_GEMM_SIZES: '%s' is not MxNxK or N; sizes after it ignored\n", s);
                 break;
             }
@@ -256,13 +261,18 @@ int bench_gemm(bench *b)
             if (!g.tuned_pass && have_used)
                 bench_note(b, "gemm: %s %s ran %s/%s %s (from %s)", size, dt, used.family, used.size_class, used.params,
                            used.source);
-            double fma_peak = in == OCX_F64 ? b->peaks.f64_gflops : b->peaks.f32_gflops; /* 0: no peaks */
+            /* The roof of the arithmetic, as ocx_roofline_eval takes it: f64, native f16 where faster, else f32. */
+            int f16_roof = in == OCX_F16 && b->peaks.f16_gflops > b->peaks.f32_gflops;
+            double fma_peak = !b->have_peaks ? 0
+                              : in == OCX_F64 ? b->peaks.f64_gflops
+                              : f16_roof      ? b->peaks.f16_gflops
+                                              : b->peaks.f32_gflops;
             if (!g.tuned_pass && dev_ns > 0)
                 bench_note(b, "gemm: %s %s: kernel time %.1f us = %.1f GFLOP/s (%.0f%% of the %s peak)", size, dt,
                            dev_ns / 1e3, flops / dev_ns,
                            tc ? (b->peaks.tc_f16_gflops > 0 ? 100.0 * flops / dev_ns / b->peaks.tc_f16_gflops : 0.0)
                               : fma_peak > 0 ? 100.0 * flops / dev_ns / fma_peak : 0.0,
-                           tc ? "tensor-core" : in == OCX_F64 ? "f64 FMA" : "f32 FMA");
+                           tc ? "tensor-core" : in == OCX_F64 ? "f64 FMA" : f16_roof ? "f16 FMA" : "f32 FMA");
             ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
         }
     }
