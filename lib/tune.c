@@ -1064,10 +1064,12 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
 
 /* 4. Confirmation: one noisy median can crown a candidate that is no better (the fastest of many
  * noisy measurements is the luckiest as often as the best). Up to CONFIRM_TOP of the fastest
- * candidates that beat the defaults in the search are measured again with the defaults,
- * alternately; of those that beat the defaults in every round, the one with the highest median is
- * kept if it beats the defaults' median by more than 2%. On the 2-core EPYC, checking the winner alone, GEMM
- * --quick runs whose climbs had found groups of work-items 1.3x faster kept the defaults. */
+ * candidates, those that measured at least default_rate in the search (the better of the defaults
+ * and the parameters in force, which may so be confirmed themselves), are measured again with the
+ * defaults, alternately; of those that beat the defaults in every round, the one with the highest
+ * median is kept if it beats the defaults' median by more than 2%. On the 2-core EPYC, checking
+ * the winner alone, GEMM --quick runs whose climbs had found groups of work-items 1.3x faster kept
+ * the defaults. */
 static void confirm(tuner *t, const ocx__params *start)
 {
     if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || interrupted(t)) return;

@@ -262,7 +262,7 @@ int bench_gemm(bench *b)
                 bench_note(b, "gemm: %s %s ran %s/%s %s (from %s)", size, dt, used.family, used.size_class, used.params,
                            used.source);
             /* The roof of the arithmetic, as ocx_roofline_eval takes it: f64, native f16 where faster, else f32. */
-            int f16_roof = in == OCX_F16 && b->peaks.f16_gflops > b->peaks.f32_gflops;
+            int f16_roof = !strcmp(dt, "f16") && b->peaks.f16_gflops > b->peaks.f32_gflops; /* f16f32: f32 */
             double fma_peak = !b->have_peaks ? 0
                               : in == OCX_F64 ? b->peaks.f64_gflops
                               : f16_roof      ? b->peaks.f16_gflops
