@@ -13,9 +13,9 @@
  *      ladder and the family's pairs (a tile and its work-items) stepped together, none twice; move
  *      to the best neighbour while it improves by more than 1%. While the entry's budget lasts,
  *      sample again for half of what is left and climb from the best again.
- *   4. Confirm: measure up to three of the fastest candidates that beat the defaults in the search
- *      and the defaults again, alternately; keep one only if it beat the defaults in every round
- *      and by more than 2% on the median (timings on CPUs are noisy).
+ *   4. Confirm: measure up to three of the fastest candidates (none slower in the search than the
+ *      defaults) and the defaults again, alternately; keep one only if it beat the defaults in
+ *      every round and by more than 2% on the median (timings on CPUs are noisy).
  * Problem sizes are those of real work: beyond the caches on CPUs, at the bandwidth roof on GPUs.
  * Each batch is compiled ahead of timing, on several threads (ocx__launch's build-only mode), so
  * that compilation, the dominant cost on PoCL, neither serialises with nor disturbs the timed runs.
