@@ -991,20 +991,22 @@ static void sample(tuner *t, const space *sp, const int *start, double until, ui
 static void climb(tuner *t, const space *sp)
 {
     const ocx__family *fam = t->def->fam;
-    unsigned pairs = 0;
-    while (fam->step_together && fam->step_together[2 * pairs] && fam->step_together[2 * pairs + 1]) pairs++;
+    /* The family's pairs whose parameters are both searched, as indices. */
+    unsigned pair[OCX__MAX_PARAMS][2], pairs = 0;
+    for (const char *const *p = fam->step_together; p && p[0] && p[1] && pairs < OCX__MAX_PARAMS; p += 2) {
+        unsigned a = ocx__param_index(fam, p[0]), b = ocx__param_index(fam, p[1]);
+        if (a < fam->nparams && b < fam->nparams && sp->searched[a] && sp->searched[b])
+            pair[pairs][0] = a, pair[pairs++][1] = b;
+    }
     int improved = 1;
     while (improved && !stopped(t) && ocx__now_s() < t->deadline) {
         improved = 0;
         cand nb[4 * OCX__MAX_PARAMS];
         int m = 0;
         for (unsigned s = 0; s < fam->nparams + pairs; s++) {
-            unsigned i = s, j = fam->nparams; /* j: the pair's second, nparams for a single step */
-            if (s >= fam->nparams) {
-                i = ocx__param_index(fam, fam->step_together[2 * (s - fam->nparams)]);
-                j = ocx__param_index(fam, fam->step_together[2 * (s - fam->nparams) + 1]);
-                if (i >= fam->nparams || j >= fam->nparams || !sp->searched[j]) continue;
-            }
+            /* j: the pair's second, nparams for a single step */
+            unsigned i = s < fam->nparams ? s : pair[s - fam->nparams][0];
+            unsigned j = s < fam->nparams ? fam->nparams : pair[s - fam->nparams][1];
             if (!sp->searched[i]) continue;
             int pos = ladder_pos(sp, i, t->best[i]), pos_j = j < fam->nparams ? ladder_pos(sp, j, t->best[j]) : 0;
             for (int d = -1; d <= 1; d += 2) {
