@@ -35,7 +35,7 @@
  * / 41.6 / 32.5 against 47.5 / 43.8 / 44.9 (4096^3 TN, 16-byte copies only: 45.0 against 46.6):
  * the copies cost more than the registers and occupancy they save. */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
-       P_COUNT };
+       P_PACK, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */
     {"MWG", 64, 64, 1, 256, 1, 0},
@@ -65,6 +65,9 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * (PoCL, AVX2: 64^3 f32 took 100-160 us in it, 22 us in the STAGE=1 tiled kernel, and the
      * call's wall time went from 0.5-0.9x CLBlast to 1.2-2.4x in all four transposes). */
     {"DIRECT", 128, 16, 1, 4096, 0, 1},
+    /* 1: the tiled kernel reads copies of the operands its loads would stride through (pack_plan);
+     * host-only. GPUs stage tiles in local memory and keep 0 (not measured with copies). */
+    {"PACK", 0, 1, 0, 1, 0, 1, 1},
 };
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
@@ -311,6 +314,70 @@ static int aligned_for(const ocx_buffer *x, const batch_offs *o, size_t batch, s
     return o->base % w == 0 && (batch < 2 || o->stride % w == 0);
 }
 
+/* PACK=1: the tiled kernel reads a dense copy of an operand whose loads would stride (the copy's
+ * kernel, cl/gemm_pack.cl, and its buffer come first on the stream; the buffer is released at once,
+ * and OpenCL keeps it until the commands that use it are done). Measured on PoCL (2-core AVX-512
+ * EPYC, f32, STAGE=1 defaults, GFLOP/s, kernel time):
+ * - A transposed B (K-fast) is gathered column by column: 1024^3 NT ran 29 and TT 25 where NN ran
+ *   315. It is copied N-fast.
+ * - A transposed A (M-fast) spreads each k's MWI loads over a row: TN ran 180. It is copied K-fast.
+ * - An N-fast B whose row pitch is a multiple of 2 KiB maps its rows onto few cache sets, so the
+ *   K x NWG panel a work-group streams does not stay in the cache: in one process, alternating,
+ *   1024^3 ran 259-287 with ldb = 1024 against 301-358 with ldb = 1040, 2048^3 181-195 against
+ *   245-292, 1536^3 (6 KiB) 265 against 299; 1280^3 (5 KiB) 372 against 388, and 512^3, 640^3 and
+ *   768^3 level. Such a B is copied when K >= 1024. (A's pitch did not matter: 1024^3 287 / 296.)
+ * The copy's pitch is an odd multiple of 64 bytes. Batches given as offset arrays are not copied,
+ * nor copies larger than the device's largest allocation (the kernel then reads the operand). */
+typedef struct operand {
+    const ocx_buffer *buf;
+    batch_offs o;
+    size_t rows, cols, sr, sc; /* op(X): rows x cols, element (r, c) at r*sr + c*sc */
+} operand;
+
+static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x, size_t batch, ocx_buffer *copy,
+                               size_t *num_wait, const ocx_event **wait)
+{
+    const size_t es = ocx_dtype_size(x->buf->dtype), align = 64 / es;
+    size_t pitch = ocx__round_up(x->cols, align);
+    if ((pitch * es) % 128 == 0) pitch += align;
+    if (x->rows > SIZE_MAX / pitch || x->rows * pitch > SIZE_MAX / es / batch ||
+        x->rows * pitch * batch * es > ctx->info.max_alloc_bytes)
+        return OCX_OK;
+    const size_t per_entry = x->rows * pitch;
+    cl_mem mem = NULL;
+    if (!ocx__launch_is_build_only()) { /* the tuner builds kernels ahead of timing: no buffer then */
+        cl_int err;
+        mem = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, per_entry * batch * es, NULL, &err);
+        if (err != CL_SUCCESS) return OCX_OK;
+    }
+    char options[32];
+    snprintf(options, sizeof options, "-DESIZE=%zu", es);
+    ocx__arg args[] = {OCX__ARG_MEM(x->buf),
+                       OCX__ARG_U64(x->buf->offset + x->o.base),
+                       OCX__ARG_U64(x->sr),
+                       OCX__ARG_U64(x->sc),
+                       OCX__ARG_U64(x->o.stride),
+                       {OCX__ARG_VALUE, sizeof(cl_mem), &mem},
+                       OCX__ARG_U64(x->rows),
+                       OCX__ARG_U64(x->cols),
+                       OCX__ARG_U64(pitch)};
+    ocx__launch_desc d = {"gemm_pack", options, "gemm_pack", 3, {ocx__round_up(x->cols, 64), x->rows, batch},
+                          {64, 1, 1}, sizeof args / sizeof *args, args};
+    ocx_status st = ocx__launch(ctx, stream, &d, *num_wait, *wait, NULL);
+    if (st != OCX_OK) {
+        if (mem) clReleaseMemObject(mem);
+        return st;
+    }
+    *copy = (ocx_buffer){ctx->context, mem, x->buf->dtype, 0, per_entry * batch, mem, 0};
+    x->buf = copy;
+    x->o = (batch_offs){NULL, 0, per_entry};
+    x->sr = pitch;
+    x->sc = 1;
+    *num_wait = 0; /* the stream's queue is in order: later commands follow the copy */
+    *wait = NULL;
+    return OCX_OK;
+}
+
 static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb, size_t m,
                             size_t n, size_t k, double alpha, const ocx_buffer *a, batch_offs oa, size_t lda,
                             const ocx_buffer *b, batch_offs ob, size_t ldb, double beta, ocx_buffer *c,
@@ -445,6 +512,39 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         p.v[P_DWGM] = small.v[P_DWGM];
         p.v[P_DKU] = small.v[P_DKU];
     }
+    /* f16 products (and f32 ones under OCX_COMPUTE_TF32X3) that would take the tiled kernel run on
+     * NVIDIA's tensor cores where the probe passed (gemm_nv.c). TF32X3 leaves "short_k" products to
+     * the f32 kernel: on the H200, 4096x4096x256 ran 24.8 TFLOP/s there against 36-38 for the f32
+     * kernel, and 16384x16384x64 13.0 against 37 (not measured apart: probably its C stores, which a
+     * K-slow B's permuted columns scatter); 8192^3 ran 54.6-54.9 against 48.0, 8192x512x8192
+     * 53.3-53.4 against 44.3-45.2 (README). */
+    const int x3 = compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0; /* f32: checked above */
+    const int nv = !use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
+                   ocx__gemm_nv_ready(ctx, a->dtype);
+
+    /* Copies the tiled kernel reads in place of strided operands (PACK, pack_operand). */
+    ocx_buffer copies[2];
+    cl_mem made[2] = {NULL, NULL};
+    if (!use_direct && !nv && p.v[P_PACK] && !koa.arr) {
+        operand xa = {ka, koa, km, k, sam, sak}, xb = {kb, kob, k, kn, sbk, sbn};
+        ocx_status st = OCX_OK;
+        if (sak != 1) {
+            st = pack_operand(ctx, stream, &xa, batch, &copies[0], &num_wait, &wait);
+            if (xa.buf == &copies[0]) made[0] = copies[0].mem;
+        }
+        if (st == OCX_OK && (sbn != 1 || (k >= 1024 && sbk * ocx_dtype_size(b->dtype) % 4096 == 0))) {
+            st = pack_operand(ctx, stream, &xb, batch, &copies[1], &num_wait, &wait);
+            if (xb.buf == &copies[1]) made[1] = copies[1].mem;
+        }
+        if (st != OCX_OK) {
+            for (int i = 0; i < 2; i++)
+                if (made[i]) clReleaseMemObject(made[i]);
+            return st;
+        }
+        ka = xa.buf, koa = xa.o, sam = xa.sr, sak = xa.sc;
+        kb = xb.buf, kob = xb.o, sbk = xb.sr, sbn = xb.sc;
+    }
+
     char options[512];
     ocx__dtype_defines(ctx, a->dtype, options, sizeof options);
     size_t ol = strlen(options);
@@ -505,20 +605,13 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                        OCX__ARG_U64(oc.arr ? 0 : oc.stride),
                        {OCX__ARG_VALUE, sizeof(cl_mem), &offs},
                        OCX__ARG_I32((offs != NULL) | flags)};
-    /* f16 products (and f32 ones under OCX_COMPUTE_TF32X3) that would take the tiled kernel run on
-     * NVIDIA's tensor cores where the probe passed (gemm_nv.c); its 16-byte copies need 16-byte
-     * alignment (8 f16 or 4 f32 elements). TF32X3 leaves "short_k" products to the f32 kernel: on
-     * the H200, 4096x4096x256 ran 24.8 TFLOP/s there against 36-38 for the f32 kernel, and
-     * 16384x16384x64 13.0 against 37 (not measured apart: probably its C stores, which a K-slow B's
-     * permuted columns scatter); 8192^3 ran 54.6-54.9 against 48.0, 8192x512x8192 53.3-53.4
-     * against 44.3-45.2 (README). Tried and not kept: copying a K-slow operand K-fast first (a
-     * tiled transpose into a temporary buffer), so that the kernel loads both through ldmatrix. In
-     * two alternating rounds (TFLOP/s) it ran 8192^3 TN at 52.0-54.1 against 49.4-50.0, but NN
-     * at 53.4-54.5 against 54.2-55.0, 4096^3 at 48.1-55.4 against 51.7-56.3, and 1024^3 at
-     * 6.6-15.4 against 23.7-26.2 (the buffer and the extra launch). */
-    const int x3 = compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0; /* f32: checked above */
-    if (!use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
-        ocx__gemm_nv_ready(ctx, a->dtype)) {
+    /* The tensor-core kernel's 16-byte copies need 16-byte alignment (8 f16 or 4 f32 elements).
+     * Tried and not kept there: copying a K-slow operand K-fast first (a tiled transpose into a
+     * temporary buffer), so that the kernel loads both through ldmatrix. In two alternating rounds
+     * (TFLOP/s) it ran 8192^3 TN at 52.0-54.1 against 49.4-50.0, but NN at 53.4-54.5 against
+     * 54.2-55.0, 4096^3 at 48.1-55.4 against 51.7-56.3, and 1024^3 at 6.6-15.4 against 23.7-26.2
+     * (the buffer and the extra launch). */
+    if (nv) {
         const int ew = 16 / (int)ocx_dtype_size(a->dtype); /* elements in 16 bytes */
         args[sizeof args / sizeof *args - 1] =
             OCX__ARG_I32((offs != NULL) | (aligned_for(ka, &koa, batch, akf ? sam : sak, ew) ? 2 : 0) |
@@ -542,6 +635,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     }
     ocx_status st = ocx__launch(ctx, stream, &d, num_wait, wait, event);
     if (offs) clReleaseMemObject(offs);
+    for (int i = 0; i < 2; i++)
+        if (made[i]) clReleaseMemObject(made[i]);
     return st;
 }
 

@@ -390,8 +390,8 @@ START_TEST(test_stages)
 {
     /* Every set names what it depends on: the defaults differ between GPUs and CPUs. */
     static const char *envs[] = {"DIRECT=1,STAGE=2,MWG=128,NWG=128,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=4,UNROLL_TILE=0",
-                                 "DIRECT=1,STAGE=2,KWG=8", "DIRECT=1,STAGE=1,MWG=16,NWG=64,MDIMC=2,NDIMC=4,VWN=4",
-                                 "DIRECT=1,STAGE=1,MWG=4,NWG=8,MDIMC=1,NDIMC=4,VWM=1,VWN=2",
+                                 "DIRECT=1,STAGE=2,KWG=8", "DIRECT=1,STAGE=1,MWG=16,NWG=64,MDIMC=2,NDIMC=4,VWN=4,PACK=0",
+                                 "DIRECT=1,STAGE=1,MWG=4,NWG=8,MDIMC=1,NDIMC=4,VWM=1,VWN=2,PACK=1",
                                  "DIRECT=1,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4,UNROLL_TILE=1",
                                  "DIRECT=1,STAGE=2,MWG=32,NWG=16,KWG=8,MDIMC=8,NDIMC=2,VWM=2,VWN=2,UNROLL_TILE=1"};
     uint64_t seed = test_seed(), rng = seed;
@@ -399,6 +399,33 @@ START_TEST(test_stages)
         gcase g = random_case(&rng, c);
         g.in = g.out = OCX_F32;
         g.kernel_env = envs[c % 6];
+        check_case(&g, seed, &rng);
+    }
+}
+END_TEST
+
+/* Copies of strided operands (PACK, lib/gemm.c: pack_operand): every layout x transpose with and
+ * without them, in strided batches (one A for all entries too), with offsets; then N-fast Bs whose
+ * 4 KiB row pitch is copied when K >= 1024 (f32 ldb = 1024, f64 ldb = 512). */
+START_TEST(test_packed)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    for (int c = 0; c < 16; c++) {
+        gcase g = random_case(&rng, 0);
+        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
+        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        g.m = 37, g.n = 45, g.k = 67;
+        g.offa = c % 3, g.offb = c % 5;
+        g.mode = MODE_STRIDED, g.batch = 3, g.stride0_a = c % 5 == 0;
+        g.kernel_env = c & 8 ? "DIRECT=1,PACK=1" : "DIRECT=1,PACK=0";
+        check_case(&g, seed, &rng);
+    }
+    const ocx_dtype wide[2] = {OCX_F32, OCX_F64};
+    for (int d = 0; d < 2; d++) {
+        if (!tdtype_ok(wide[d])) continue;
+        gcase g = {wide[d], wide[d], OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 3, d ? 512 : 1024, 1024, 0, 0, 0, 1, 2, 0,
+                   1, 0.5, MODE_STRIDED, 2, 0, 0, "DIRECT=1,PACK=1"};
         check_case(&g, seed, &rng);
     }
 }
@@ -1058,6 +1085,7 @@ int main(void)
     tcase_add_test(core, test_degenerate);
     tcase_add_test(core, test_stages);
     tcase_add_test(core, test_pipelined);
+    tcase_add_test(core, test_packed);
     tcase_add_test(core, test_bad_arguments);
     tcase_add_test(core, test_tensor_core_path);
     tcase_add_test(core, test_tensor_core_emulated);
