@@ -352,6 +352,8 @@ static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x,
     }
     char options[32];
     snprintf(options, sizeof options, "-DESIZE=%zu", es);
+    /* A transpose (sc != 1, so sr == 1) goes in 16x16 blocks (cl/gemm_pack.cl: TB). */
+    const int t = x->sc != 1;
     ocx__arg args[] = {OCX__ARG_MEM(x->buf),
                        OCX__ARG_U64(x->buf->offset + x->o.base),
                        OCX__ARG_U64(x->sr),
@@ -363,6 +365,10 @@ static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x,
                        OCX__ARG_U64(pitch)};
     ocx__launch_desc d = {"gemm_pack", options, "gemm_pack", 3, {ocx__round_up(x->cols, 64), x->rows, batch},
                           {64, 1, 1}, sizeof args / sizeof *args, args};
+    if (t)
+        d = (ocx__launch_desc){"gemm_pack", options, "gemm_pack_t", 3,
+                               {ocx__div_up(x->cols, 16), ocx__div_up(x->rows, 16), batch}, {0},
+                               sizeof args / sizeof *args, args};
     ocx_status st = ocx__launch(ctx, stream, &d, *num_wait, *wait, NULL);
     if (st != OCX_OK) {
         if (mem) clReleaseMemObject(mem);
