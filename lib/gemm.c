@@ -317,17 +317,24 @@ static int aligned_for(const ocx_buffer *x, const batch_offs *o, size_t batch, s
 /* PACK=1: the tiled kernel reads a dense copy of an operand whose loads would stride (the copy's
  * kernel, cl/gemm_pack.cl, and its buffer come first on the stream; the buffer is released at once,
  * and OpenCL keeps it until the commands that use it are done). Measured on PoCL (2-core AVX-512
- * EPYC, f32, STAGE=1 defaults, GFLOP/s, kernel time):
- * - A transposed B (K-fast) is gathered column by column: 1024^3 NT ran 29 and TT 25 where NN ran
- *   315. It is copied N-fast.
- * - A transposed A (M-fast) spreads each k's MWI loads over a row: TN ran 180. It is copied K-fast.
- * - An N-fast B whose row pitch is a multiple of 2 KiB maps its rows onto few cache sets, so the
- *   K x NWG panel a work-group streams does not stay in the cache: in one process, alternating,
- *   1024^3 ran 259-287 with ldb = 1024 against 301-358 with ldb = 1040, 2048^3 181-195 against
- *   245-292, 1536^3 (6 KiB) 265 against 299; 1280^3 (5 KiB) 372 against 388, and 512^3, 640^3 and
- *   768^3 level. Such a B is copied when K >= 1024. (A's pitch did not matter: 1024^3 287 / 296.)
- * The copy's pitch is an odd multiple of 64 bytes. Batches given as offset arrays are not copied,
- * nor copies larger than the device's largest allocation (the kernel then reads the operand). */
+ * EPYC, f32, the STAGE=1 defaults), PACK=0 and 1 alternating call by call in one process (median of
+ * 9 rounds, GFLOP/s, wall time of the call):
+ * - A transposed B (K-fast) is gathered column by column; it is copied N-fast. NT ran 256^3 at 188
+ *   against 50, 512^3 266 against 40, 1024^3 319 against 24, 2048^3 266 against 22; TT 1024^3 274
+ *   against 31.
+ * - A transposed A (M-fast) spreads each k's MWI loads over a row; it is copied K-fast once it holds
+ *   4 MiB or more. TN ran 1024^3 at 285 against 174 and 2048^3 260 against 128, but with the copy
+ *   256^3 ran 119 against 179 and 512^3 193 against 247 (the copy's launch; A still fits in the cache).
+ * - An N-fast B whose row pitch is a multiple of 4 KiB maps its rows onto few cache sets, so the
+ *   K x NWG panel a work-group streams does not stay in the cache; it is copied when K >= 1024.
+ *   NN ran 1024^3 at 340 against 281 and 2048^3 285 against 195; 3072^3 277 against 193. With a
+ *   pitch of 2 KiB times an odd number the copy did not pay (1536^3 343 against 361, 2560^3 286
+ *   against 276), nor below K = 1024 (512^3, 768^3 level with a padded ldb); A's pitch did not matter.
+ * The copy's pitch is an odd multiple of 64 bytes. On the H200 the copies cost more than they saved
+ * (f32 4096^3 NN 39.7-43.0 TFLOP/s against 46.3-46.9, TN 32.4-38.2 against 47.4-48.0; 1024^3 NN
+ * 10.5-14.6 against 23.2-24.8, more than a copy at the card's bandwidth costs: probably the buffer
+ * created per call, not measured apart), so GPUs default to 0. Batches given as offset arrays are not copied, nor copies
+ * larger than the device's largest allocation (the kernel then reads the operand). */
 typedef struct operand {
     const ocx_buffer *buf;
     batch_offs o;
@@ -534,7 +541,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     if (!use_direct && !nv && p.v[P_PACK] && !koa.arr) {
         operand xa = {ka, koa, km, k, sam, sak}, xb = {kb, kob, k, kn, sbk, sbn};
         ocx_status st = OCX_OK;
-        if (sak != 1) {
+        if (sak != 1 && (double)km * (double)k * (double)ocx_dtype_size(a->dtype) >= 4194304.0) {
             st = pack_operand(ctx, stream, &xa, batch, &copies[0], &num_wait, &wait);
             if (xa.buf == &copies[0]) made[0] = copies[0].mem;
         }
