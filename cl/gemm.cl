@@ -261,12 +261,38 @@
 #define PK8(t) vload8(0, (t))
 #define PK16(t) vload16(0, (t))
 #define PACK(n, t) CAT(PK, n)(t)
+/* KFV (default 1): a K-fast operand's slice is fetched in blocks of LPTX consecutive slow rows a
+ * work-item (its l-th vector from row s0 + l; the work-items along the fast dimension still take
+ * consecutive vectors of a row), so that STORE_SLICE transposes in registers and writes 4-wide
+ * vectors along the slow dimension: one local store where there were 4. On the H200 (f32, the
+ * 128x128 tiles, two alternating rounds, TFLOP/s) NT ran 8192^3 at 46.9-47.0 against 46.0-46.2 and
+ * 4096^3 at 44.8-45.5 against 44.4-44.9, TT 47.3-47.4 against 46.9-47.0 and 45.6-46.0 against
+ * 45.0-45.7; NN level (48.0-48.1 against 48.0-48.2; TN, M-fast A, is not concerned and runs 49.2).
+ * Blocks spread along the slow dimension across a warp instead (conflict-free stores, but each load
+ * instruction reading 16 bytes of 32 rows) ran NN 8192^3 at 43.3 against 48.0. Where the slice does
+ * not divide so (KFB_A, KFB_B false), vector e of the slice goes to work-item e % WG. */
+#ifndef KFV
+#define KFV 1
+#endif
+#define KFV_ON(KF, FX, XV, NVX, LPTX, LMX)                                                         \
+    (KFV && (KF) && (LPTX) % 4 == 0 && (NVX) % WG == 0 && WG % ((FX) / (XV)) == 0 && (LMX) % 4 == 0)
+#define KFB_A KFV_ON(AKF, FA, AV, NVA, LPTA, LMA)
+#define KFB_B KFV_ON(BKF, FB, BV, NVB, LPTB, LMB)
+/* Fast (f) and slow (s) position of a work-item's l-th vector of a slice. */
+#define SLICE_POS(KFB, FX, XV, LPTX, l, f, s)                                                      \
+    if (KFB) {                                                                                     \
+        f = (tid % ((FX) / (XV))) * (XV);                                                          \
+        s = (tid / ((FX) / (XV))) * (LPTX) + (l);                                                  \
+    } else {                                                                                       \
+        f = (((l) * WG + tid) % ((FX) / (XV))) * (XV);                                             \
+        s = ((l) * WG + tid) / ((FX) / (XV));                                                      \
+    }
 /* Registers P[LPTX][XV] <- slice of X; slow/fast as in COPY_SLICE. */
-#define FETCH_SLICE(P, X, XV, FX, NVX, LPTX, base, sld, slim, flim, checked)                      \
+#define FETCH_SLICE(P, X, XV, FX, NVX, LPTX, KFB, base, sld, slim, flim, checked)                 \
     for (int l = 0; l < LPTX; l++) {                                                               \
-        const int e = l * WG + tid;                                                                \
-        if (NVX % WG != 0 && e >= NVX) break;                                                      \
-        const int f = (e % (FX / XV)) * XV, s = e / (FX / XV);                                     \
+        if (NVX % WG != 0 && l * WG + tid >= NVX) break;                                           \
+        int f, s;                                                                                  \
+        SLICE_POS(KFB, FX, XV, LPTX, l, f, s)                                                      \
         const global SA *src = X + (base) + (IDX)s * (sld) + (IDX)f;                                \
         if (!(checked)) {                                                                          \
             UNPACK(XV, GLD(XV, src), P[l]);                                                        \
@@ -276,7 +302,14 @@
         }                                                                                          \
     }
 /* Registers -> k-major local rows of length LMX. KF: the operand is K-fast (transpose). */
-#define STORE_SLICE(Xs, P, XV, FX, NVX, LPTX, LMX, KF)                                             \
+#define STORE_SLICE(Xs, P, XV, FX, NVX, LPTX, LMX, KF, KFB)                                        \
+    if (KFB) {                                                                                     \
+        int f, s;                                                                                  \
+        SLICE_POS(1, FX, XV, LPTX, 0, f, s)                                                        \
+        for (int l = 0; l < LPTX; l += 4)                                                          \
+            for (int c = 0; c < XV; c++)                                                           \
+                LST(4, (Xs) + (f + c) * (LMX) + s + l, (VT(4))(P[l][c], P[l + 1][c], P[l + 2][c], P[l + 3][c])); \
+    } else                                                                                         \
     for (int l = 0; l < LPTX; l++) {                                                               \
         const int e = l * WG + tid;                                                                \
         if (NVX % WG != 0 && e >= NVX) break;                                                      \
@@ -288,14 +321,14 @@
         }                                                                                          \
     }
 #if AKF
-#define FETCH_A(k0, chk) FETCH_SLICE(pa, A, AV, FA, NVA, LPTA, oa + m0 * sam + (k0), sam, M - m0, K - (k0), chk)
+#define FETCH_A(k0, chk) FETCH_SLICE(pa, A, AV, FA, NVA, LPTA, KFB_A, oa + m0 * sam + (k0), sam, M - m0, K - (k0), chk)
 #else
-#define FETCH_A(k0, chk) FETCH_SLICE(pa, A, AV, FA, NVA, LPTA, oa + (k0) * sak + m0, sak, K - (k0), M - m0, chk)
+#define FETCH_A(k0, chk) FETCH_SLICE(pa, A, AV, FA, NVA, LPTA, 0, oa + (k0) * sak + m0, sak, K - (k0), M - m0, chk)
 #endif
 #if BKF
-#define FETCH_B(k0, chk) FETCH_SLICE(pb, B, BV, FB, NVB, LPTB, ob + n0 * sbn + (k0), sbn, N - n0, K - (k0), chk)
+#define FETCH_B(k0, chk) FETCH_SLICE(pb, B, BV, FB, NVB, LPTB, KFB_B, ob + n0 * sbn + (k0), sbn, N - n0, K - (k0), chk)
 #else
-#define FETCH_B(k0, chk) FETCH_SLICE(pb, B, BV, FB, NVB, LPTB, ob + (k0) * sbk + n0, sbk, K - (k0), N - n0, chk)
+#define FETCH_B(k0, chk) FETCH_SLICE(pb, B, BV, FB, NVB, LPTB, 0, ob + (k0) * sbk + n0, sbk, K - (k0), N - n0, chk)
 #endif
 #define FETCH(k0)                                                                                  \
     do {                                                                                           \
@@ -469,8 +502,8 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
     FETCH((IDX)0);
     int buf = 0;
     for (IDX k0 = 0; k0 < K; k0 += KWG) {
-        STORE_SLICE(As[buf], pa, AV, FA, NVA, LPTA, LMA, AKF);
-        STORE_SLICE(Bs[buf], pb, BV, FB, NVB, LPTB, LMB, BKF);
+        STORE_SLICE(As[buf], pa, AV, FA, NVA, LPTA, LMA, AKF, KFB_A);
+        STORE_SLICE(Bs[buf], pb, BV, FB, NVB, LPTB, LMB, BKF, KFB_B);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (k0 + KWG < K) FETCH(k0 + KWG);
         MULTIPLY(As[buf], Bs[buf]);
