@@ -65,7 +65,7 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * (PoCL, AVX2: 64^3 f32 took 100-160 us in it, 22 us in the STAGE=1 tiled kernel, and the
      * call's wall time went from 0.5-0.9x CLBlast to 1.2-2.4x in all four transposes). */
     {"DIRECT", 128, 16, 1, 4096, 0, 1},
-    /* 1: the tiled kernel reads copies of the operands its loads would stride through (pack_plan);
+    /* 1: the tiled kernel reads copies of the operands its loads would stride through (pack_operand);
      * host-only. GPUs stage tiles in local memory and keep 0 (not measured with copies). */
     {"PACK", 0, 1, 0, 1, 0, 1, 1},
 };
@@ -341,10 +341,14 @@ typedef struct operand {
     size_t rows, cols, sr, sc; /* op(X): rows x cols, element (r, c) at r*sr + c*sc */
 } operand;
 
+/* Copies operand x and points it at the copy; leaves it as it was (and returns OCX_OK) where the
+ * copy does not fit or the device runs out of memory for it. An operand that every batch entry
+ * shares (stride 0) is copied once. */
 static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x, size_t batch, ocx_buffer *copy,
                                size_t *num_wait, const ocx_event **wait)
 {
     const size_t es = ocx_dtype_size(x->buf->dtype), align = 64 / es;
+    if (x->o.stride == 0) batch = 1;
     size_t pitch = ocx__round_up(x->cols, align);
     if ((pitch * es) % 128 == 0) pitch += align;
     if (x->rows > SIZE_MAX / pitch || x->rows * pitch > SIZE_MAX / es / batch ||
@@ -370,8 +374,11 @@ static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x,
                        OCX__ARG_U64(x->rows),
                        OCX__ARG_U64(x->cols),
                        OCX__ARG_U64(pitch)};
-    ocx__launch_desc d = {"gemm_pack", options, "gemm_pack", 3, {ocx__round_up(x->cols, 64), x->rows, batch},
-                          {64, 1, 1}, sizeof args / sizeof *args, args};
+    size_t wg = 64; /* gemm_pack's work-groups: up to 64 work-items along its rows */
+    if (wg > ctx->info.max_work_group_size) wg = ctx->info.max_work_group_size;
+    if (wg > ctx->info.max_work_item_sizes[0]) wg = ctx->info.max_work_item_sizes[0];
+    ocx__launch_desc d = {"gemm_pack", options, "gemm_pack", 3, {ocx__round_up(x->cols, wg), x->rows, batch},
+                          {wg, 1, 1}, sizeof args / sizeof *args, args};
     if (t)
         d = (ocx__launch_desc){"gemm_pack", options, "gemm_pack_t", 3,
                                {ocx__div_up(x->cols, 16), ocx__div_up(x->rows, 16), batch}, {0},
@@ -379,11 +386,12 @@ static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x,
     ocx_status st = ocx__launch(ctx, stream, &d, *num_wait, *wait, NULL);
     if (st != OCX_OK) {
         if (mem) clReleaseMemObject(mem);
-        return st;
+        /* Drivers that allocate at first use report a buffer too large for the device here. */
+        return st == OCX_ERR_OUT_OF_MEMORY ? OCX_OK : st;
     }
     *copy = (ocx_buffer){ctx->context, mem, x->buf->dtype, 0, per_entry * batch, mem, 0};
     x->buf = copy;
-    x->o = (batch_offs){NULL, 0, per_entry};
+    x->o = (batch_offs){NULL, 0, batch > 1 ? per_entry : 0};
     x->sr = pitch;
     x->sc = 1;
     *num_wait = 0; /* the stream's queue is in order: later commands follow the copy */

@@ -32,6 +32,7 @@ typedef struct gcase {
     int nan_c;     /* C starts as NaN (only meaningful with beta = 0) */
     const char *kernel_env; /* OCX_GEMM_PARAMS for this case (NULL: defaults) */
     ocx_gemm_compute compute; /* single and strided modes */
+    int view;                 /* A and B are views 5 elements into larger buffers */
 } gcase;
 
 static void describe(const gcase *g, char *buf, size_t cap)
@@ -93,7 +94,24 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
             tset(g->out, hc, i, NAN);
             rc[i] = NAN;
         }
-    ocx_buffer *A = tbuffer(g->in, na, ha), *B = tbuffer(g->in, nb, hb), *C = tbuffer(g->out, nc, hc);
+    ocx_buffer *A, *B, *C = tbuffer(g->out, nc, hc), *parent[2] = {NULL, NULL};
+    if (g->view) {
+        /* Each parent holds 5 elements before the view (copies of its first ones). */
+        void *src[2] = {ha, hb};
+        size_t len[2] = {na, nb};
+        ocx_buffer **views[2] = {&A, &B};
+        for (int i = 0; i < 2; i++) {
+            char *h = malloc((len[i] + 5) * ein);
+            memcpy(h, src[i], 5 * ein);
+            memcpy(h + 5 * ein, src[i], len[i] * ein);
+            parent[i] = tbuffer(g->in, len[i] + 5, h);
+            ck_ok(ocx_buffer_view(parent[i], 5, len[i], views[i]));
+            free(h);
+        }
+    } else {
+        A = tbuffer(g->in, na, ha);
+        B = tbuffer(g->in, nb, hb);
+    }
     if (g->kernel_env)
         setenv("OCX_GEMM_PARAMS", g->kernel_env, 1);
     else
@@ -172,6 +190,8 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
     ocx_buffer_destroy(A);
     ocx_buffer_destroy(B);
     ocx_buffer_destroy(C);
+    for (int i = 0; i < 2; i++)
+        if (parent[i]) ocx_buffer_destroy(parent[i]);
     free(ha), free(hb), free(hc), free(ra), free(rb), free(rc);
     return bad;
 }
@@ -404,9 +424,12 @@ START_TEST(test_stages)
 }
 END_TEST
 
-/* Copies of strided operands (PACK, lib/gemm.c: pack_operand): every layout x transpose with and
- * without them, in strided batches (one A for all entries too), with offsets; then N-fast Bs whose
- * 4 KiB row pitch is copied when K >= 1024 (f32 ldb = 1024, f64 ldb = 512). */
+/* Copies of strided operands (PACK, lib/gemm.c: pack_operand), with both settings in every layout x
+ * transpose, in strided batches with offsets; with PACK=1 the cases whose kernel-side B is K-fast
+ * copy it, one of them (c = 11) shared by every entry (copied once), and the odd ones read A and B
+ * through buffer views. Then the copies that only large operands get: an N-fast B whose 4 KiB row
+ * pitch is copied when K >= 1024 (f32 ldb = 1024, f64 ldb = 512), and a transposed A of 4 MiB
+ * (f32 1024 x 1024), alone and in a batch that shares it. */
 START_TEST(test_packed)
 {
     uint64_t seed = test_seed(), rng = seed;
@@ -417,7 +440,9 @@ START_TEST(test_packed)
         g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
         g.m = 37, g.n = 45, g.k = 67;
         g.offa = c % 3, g.offb = c % 5;
-        g.mode = MODE_STRIDED, g.batch = 3, g.stride0_a = c % 5 == 0;
+        if (g.alpha == 0) g.alpha = -0.5; /* alpha = 0 reads neither A nor B */
+        g.mode = MODE_STRIDED, g.batch = 3, g.stride0_a = (c & 3) == 3;
+        g.view = c & 1;
         g.kernel_env = c & 8 ? "DIRECT=1,PACK=1" : "DIRECT=1,PACK=0";
         check_case(&g, seed, &rng);
     }
@@ -426,6 +451,11 @@ START_TEST(test_packed)
         if (!tdtype_ok(wide[d])) continue;
         gcase g = {wide[d], wide[d], OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 3, d ? 512 : 1024, 1024, 0, 0, 0, 1, 2, 0,
                    1, 0.5, MODE_STRIDED, 2, 0, 0, "DIRECT=1,PACK=1"};
+        check_case(&g, seed, &rng);
+    }
+    for (int shared = 0; shared < 2; shared++) {
+        gcase g = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_N, 1024, 3, 1024, 0, 1, 0, 3, 0, 0,
+                   -1, 1, MODE_STRIDED, 1 + shared, shared, 0, "DIRECT=1,PACK=1"};
         check_case(&g, seed, &rng);
     }
 }
