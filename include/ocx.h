@@ -634,7 +634,11 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *   - Asynchronous: returns once enqueued on `stream` (NULL: default) after the wait list; `event`
  *     (may be NULL) completes when C is written. Thread-safe like every enqueueing call.
  *   - Small products take a direct kernel, larger ones the tiled kernel; both handle any shape, leading
- *     dimension and offset without padding copies.
+ *     dimension and offset. Where the GEMM parameter PACK is 1 (CPUs' default), the tiled kernel may
+ *     first copy a transposed operand, or one whose row pitch is a multiple of 4 KiB, into a
+ *     temporary buffer on the same stream (device memory of that operand's size, released when the
+ *     work is done; without the memory the operand is read in place). `event` is then the GEMM
+ *     kernel's: it completes after the copies, and its profiling time covers the kernel alone.
  */
 typedef enum ocx_layout { OCX_ROW_MAJOR = 0, OCX_COL_MAJOR = 1 } ocx_layout;
 typedef enum ocx_op { OCX_OP_N = 0, OCX_OP_T = 1 } ocx_op;
