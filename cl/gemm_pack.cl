@@ -7,12 +7,12 @@
  * `cols` to `pitch` are left as they were: the GEMM kernels never read them.
  *
  * gemm_pack: rows stay rows (sc == 1); work-item (c, r, b), dimension 0 rounded up past cols.
- * gemm_pack_t: a transpose (sr == 1, not read; sc the source's row pitch); work-item (c/TB, r/TB, b) copies a
- * TB x TB block, reading TB runs along the source's rows and writing TB runs along the copy's. One
- * element a work-item (the source read TB runs apart at every step) took PoCL longer than the GEMM
- * that followed: 1024^3 TN ran 137 GFLOP/s in all where NN ran 308. Its loops are left to the
- * compiler: unrolled whole, they added 0.4 s to PoCL's first build of this file (the first GEMM of
- * a process with empty caches, 1024^3 NN: 1.9-2.0 s against 1.5-1.6).
+ * gemm_pack_t: a transpose (sr == 1, not read; sc the source's row pitch); work-item (c/TB, r/TB, b)
+ * copies a TB x TB block, reading TB runs along the source's rows and writing TB runs along the
+ * copy's. One element a work-item (the source read TB runs apart at every step) took PoCL longer
+ * than the GEMM that followed: 1024^3 TN ran 137 GFLOP/s in all where NN ran 308. Its loops are
+ * left to the compiler: unrolled whole, they added 0.4 s to PoCL's first build of this file (the
+ * first GEMM of a process with empty caches, 1024^3 NN: 1.9-2.0 s against 1.5-1.6).
  *
  * Parameters (-D): ESIZE  bytes of an element (2, 4 or 8).
  */

@@ -66,7 +66,7 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * call's wall time went from 0.5-0.9x CLBlast to 1.2-2.4x in all four transposes). */
     {"DIRECT", 128, 16, 1, 4096, 0, 1},
     /* 1: the tiled kernel reads copies of the operands its loads would stride through (pack_operand);
-     * host-only. GPUs stage tiles in local memory and keep 0 (not measured with copies). */
+     * host-only. GPUs stage tiles in local memory and keep 0 (the copies lost on the H200). */
     {"PACK", 0, 1, 0, 1, 0, 1, 1},
 };
 
@@ -333,8 +333,9 @@ static int aligned_for(const ocx_buffer *x, const batch_offs *o, size_t batch, s
  * The copy's pitch is an odd multiple of 64 bytes. On the H200 the copies cost more than they saved
  * (f32 4096^3 NN 39.7-43.0 TFLOP/s against 46.3-46.9, TN 32.4-38.2 against 47.4-48.0; 1024^3 NN
  * 10.5-14.6 against 23.2-24.8, more than a copy at the card's bandwidth costs: probably the buffer
- * created per call, not measured apart), so GPUs default to 0. Batches given as offset arrays are not copied, nor copies
- * larger than the device's largest allocation (the kernel then reads the operand). */
+ * created per call, not measured apart), so GPUs default to 0. Batches given as offset arrays are
+ * not copied, nor copies larger than the device's largest allocation (the kernel then reads the
+ * operand). */
 typedef struct operand {
     const ocx_buffer *buf;
     batch_offs o;

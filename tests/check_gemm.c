@@ -410,7 +410,8 @@ START_TEST(test_stages)
 {
     /* Every set names what it depends on: the defaults differ between GPUs and CPUs. */
     static const char *envs[] = {"DIRECT=1,STAGE=2,MWG=128,NWG=128,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=4,UNROLL_TILE=0",
-                                 "DIRECT=1,STAGE=2,KWG=8", "DIRECT=1,STAGE=1,MWG=16,NWG=64,MDIMC=2,NDIMC=4,VWN=4,PACK=0",
+                                 "DIRECT=1,STAGE=2,KWG=8",
+                                 "DIRECT=1,STAGE=1,MWG=16,NWG=64,MDIMC=2,NDIMC=4,VWN=4,PACK=0",
                                  "DIRECT=1,STAGE=1,MWG=4,NWG=8,MDIMC=1,NDIMC=4,VWM=1,VWN=2,PACK=1",
                                  "DIRECT=1,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4,UNROLL_TILE=1",
                                  "DIRECT=1,STAGE=2,MWG=32,NWG=16,KWG=8,MDIMC=8,NDIMC=2,VWM=2,VWN=2,UNROLL_TILE=1"};
