@@ -266,7 +266,7 @@
  * consecutive vectors of a row), so that STORE_SLICE transposes in registers and writes 4-wide
  * vectors along the slow dimension: one local store where there were 4. On the H200 (f32, the
  * 128x128 tiles, two alternating rounds, TFLOP/s) NT ran 8192^3 at 46.9-47.0 against 46.0-46.2 and
- * 4096^3 at 44.8-45.5 against 44.4-44.9, TT 47.3-47.4 against 46.9-47.0 and 45.6-46.0 against
+ * 4096^3 at 44.8-45.5 against 44.4-44.9, TT 47.3-47.4 against 46.8-47.0 and 45.6-46.0 against
  * 45.0-45.7; NN level (48.0-48.1 against 48.0-48.2; TN, M-fast A, is not concerned and runs 49.2).
  * Blocks spread along the slow dimension across a warp instead (conflict-free stores, but each load
  * instruction reading 16 bytes of 32 rows) ran NN 8192^3 at 43.3 against 48.0. Where the slice does
