@@ -46,6 +46,11 @@ double bench_time_pair_ns(bench *b, bench_run_fn fn, void *arg, bench_run_fn pee
  * min(peak FLOP/s, bandwidth × AI) for its dtype, the efficiency against that bound. */
 void bench_row(bench *b, const char *group, const char *op, const char *dtype, const char *size, double ns,
                double bytes, double flops, const char *peer, double peer_ns);
+/* The roofline place of an op's result, as bench_row takes it: dtype as rows name it ("f16f32" computes
+ * in f32), ops that ran on the tensor cores ("…-tc") on their roof, bw > 0 in place of the measured
+ * bandwidth. 0 when there is no roof (peaks not measured, or none for that arithmetic). */
+int bench_roofline(const bench *b, const char *op, const char *dtype, double flops, double bytes, double ns, double bw,
+                   ocx_roofline *r);
 void bench_note(bench *b, const char *fmt, ...);
 void bench_header(bench *b, const char *title);
 

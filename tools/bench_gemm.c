@@ -261,18 +261,16 @@ int bench_gemm(bench *b)
             if (!g.tuned_pass && have_used)
                 bench_note(b, "gemm: %s %s ran %s/%s %s (from %s)", size, dt, used.family, used.size_class, used.params,
                            used.source);
-            /* The roof of the arithmetic, as ocx_roofline_eval takes it: f64, native f16 where faster, else f32. */
-            int f16_roof = !strcmp(dt, "f16") && b->peaks.f16_gflops > b->peaks.f32_gflops; /* f16f32: f32 */
-            double fma_peak = !b->have_peaks ? 0
-                              : in == OCX_F64 ? b->peaks.f64_gflops
-                              : f16_roof      ? b->peaks.f16_gflops
-                                              : b->peaks.f32_gflops;
-            if (!g.tuned_pass && dev_ns > 0)
+            if (!g.tuned_pass && dev_ns > 0) {
+                /* The kernel's share of the compute roof its row is placed under (no bytes: that roof alone). */
+                ocx_roofline r;
+                int roof = bench_roofline(b, op, dt, flops, 0, dev_ns, 0, &r);
+                const char *name = tc ? "tensor-core" : in == OCX_F64 ? "f64 FMA"
+                                   : roof && r.peak_gflops > b->peaks.f32_gflops ? "f16 FMA" /* native f16 */
+                                   : "f32 FMA";
                 bench_note(b, "gemm: %s %s: kernel time %.1f us = %.1f GFLOP/s (%.0f%% of the %s peak)", size, dt,
-                           dev_ns / 1e3, flops / dev_ns,
-                           tc ? (b->peaks.tc_f16_gflops > 0 ? 100.0 * flops / dev_ns / b->peaks.tc_f16_gflops : 0.0)
-                              : fma_peak > 0 ? 100.0 * flops / dev_ns / fma_peak : 0.0,
-                           tc ? "tensor-core" : in == OCX_F64 ? "f64 FMA" : f16_roof ? "f16 FMA" : "f32 FMA");
+                           dev_ns / 1e3, flops / dev_ns, roof ? 100.0 * r.efficiency : 0.0, name);
+            }
             ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
         }
     }

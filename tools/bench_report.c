@@ -58,21 +58,26 @@ void bench_header(bench *b, const char *title)
            "time[us]", "GB/s", "GFLOP/s", "AI", "bound", "%bound", "peer", "peer[us]", "ours/x");
 }
 
+int bench_roofline(const bench *b, const char *op, const char *dtype, double flops, double bytes, double ns, double bw,
+                   ocx_roofline *r)
+{
+    /* Ops that ran on the tensor cores ("…-tc") take the tensor cores' roof. */
+    ocx_peaks pk = b->peaks;
+    size_t ol = strlen(op);
+    int tc = ol > 3 && strcmp(op + ol - 3, "-tc") == 0;
+    if (tc) pk.f16_gflops = pk.tc_f16_gflops;
+    return b->have_peaks && ns > 0 && (!tc || pk.tc_f16_gflops > 0) &&
+           ocx_roofline_eval(&pk, tc ? OCX_F16 : dtype_of(dtype), flops, bytes, ns, bw, r) == OCX_OK;
+}
+
 void bench_row(bench *b, const char *group, const char *op, const char *dtype, const char *size, double ns,
                double bytes, double flops, const char *peer, double peer_ns)
 {
     double gbps = bytes > 0 && ns > 0 ? bytes / ns : 0;
     double gflops = flops > 0 && ns > 0 ? flops / ns : 0;
     double ratio = peer_ns > 0 && ns > 0 ? peer_ns / ns : 0;
-    /* Rows of ops that ran on the tensor cores ("…-tc") take the tensor cores' roof. */
-    ocx_peaks pk = b->peaks;
-    size_t ol = strlen(op);
-    int tc = ol > 3 && strcmp(op + ol - 3, "-tc") == 0;
-    if (tc) pk.f16_gflops = pk.tc_f16_gflops;
     ocx_roofline r;
-    int roof = b->have_peaks && ns > 0 && (!tc || pk.tc_f16_gflops > 0) &&
-               ocx_roofline_eval(&pk, tc ? OCX_F16 : dtype_of(dtype), flops, bytes, ns, row_bandwidth(b, group, op),
-                                 &r) == OCX_OK;
+    int roof = bench_roofline(b, op, dtype, flops, bytes, ns, row_bandwidth(b, group, op), &r);
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f}", "group", group, "op", op, "dtype", dtype,
                           "size", size, "time_us", ns / 1e3, "gb_per_s", gbps, "gflop_per_s", gflops, "bytes", bytes,
                           "flops", flops);
