@@ -33,6 +33,8 @@
  *           them). NVIDIA's compiler keeps it rolled unless told: on an H200 STAGE=4 with KWG=16 ran
  *           42 TFLOP/s rolled, 46 unrolled whole; STAGE=2 gained from 2 and lost from 8.
  *   UNROLL_TILE  1: the loops over the register tile unrolled whole (see TILE_UNROLL)
+ *   GM      work-group order: the grid's groups, in launch order, take the tiles GM tile-rows at a
+ *           time (1: row after row; lib/gemm.c has the measurements)
  *   Chosen by gemm.c from the call: AKF (1: sak == 1, A is K-fast; 0: sam == 1), BKF (1: sbk == 1,
  *   B is K-fast; 0: sbn == 1), AV BV (global vector widths: up to 4, dividing the tile's fast extent),
  *   IDX32 (1: every element index fits 32 bits).
@@ -95,6 +97,9 @@
 #endif
 #ifndef UNROLL_TILE
 #define UNROLL_TILE 0
+#endif
+#ifndef GM
+#define GM 1
 #endif
 
 #define CAT_(a, b) a##b
@@ -404,7 +409,16 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
     const IDX sam = (IDX)sam_, sak = (IDX)sak_, sbk = (IDX)sbk_, sbn = (IDX)sbn_;
     const int tid = (int)get_local_id(0);
     const int tn = tid % NDIMC, tm = tid / NDIMC;
+#if GM > 1
+    /* The grid's groups in launch order, GM tile-rows at a time (column after column of GM tiles),
+     * so that the groups running together share rows of A and columns of B in the caches. */
+    const IDX tiles_n = (IDX)get_num_groups(0), tiles_m = (IDX)get_num_groups(1);
+    const IDX pid = (IDX)get_group_id(1) * tiles_n + (IDX)get_group_id(0), band = (IDX)GM * tiles_n;
+    const IDX first_m = pid / band * (IDX)GM, rows = min((IDX)GM, tiles_m - first_m);
+    const IDX n0 = (pid % band) / rows * NWG, m0 = (first_m + (pid % band) % rows) * MWG;
+#else
     const IDX n0 = (IDX)get_group_id(0) * NWG, m0 = (IDX)get_group_id(1) * MWG;
+#endif
     BATCH_BASES();
 
 #if STAGE == 1

@@ -35,7 +35,7 @@
  * / 41.6 / 32.5 against 47.5 / 43.8 / 44.9 (4096^3 TN, 16-byte copies only: 45.0 against 46.6):
  * the copies cost more than the registers and occupancy they save. */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
-       P_PACK, P_COUNT };
+       P_PACK, P_GM, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */
     {"MWG", 64, 64, 1, 256, 1, 0},
@@ -68,6 +68,15 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     /* 1: the tiled kernel reads copies of the operands its loads would stride through (pack_operand);
      * host-only. GPUs stage tiles in local memory and keep 0 (the copies lost on the H200). */
     {"PACK", 0, 1, 0, 1, 0, 1, 1},
+    /* Work-group order (cl/gemm.cl): the tiled kernel's groups take the tiles GM tile-rows at a
+     * time, column after column within each band (1: row after row). Not searched by ocx-tune: the
+     * sizes it measures do not show it. PoCL (2-core AVX-512 EPYC, f32 NN, GM=1 / 8 alternating call
+     * by call in one process, median GFLOP/s of 5-9 rounds): 128^3, 256^3, 768^3, 1024^3 level (58 / 59, 152 / 152,
+     * 379 / 379, 342 / 336), 2048^3 293 / 354, 3072^3 268 / 350; 2048^3 NT 255 / 318, TN 254 / 291,
+     * TT 240 / 303 (the tiles that share a band of A rows and a run of B columns stay in the cache).
+     * H200 (f32, two alternating rounds, TFLOP/s, GM=1 / 8 / 16): 8192^3 TN 49.3 / 49.5 / 49.6-49.7
+     * but NN 48.0-48.1 / 44.8-44.9 / 45.1 (4096^3 NN 46.5-46.7 / 43.6 / 43.4-43.9); GPUs keep 1. */
+    {"GM", 1, 8, 1, 64, 0, 0, 1},
 };
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;

@@ -404,16 +404,17 @@ END_TEST
 /* The tiled kernel in the shapes PoCL's defaults (STAGE=1, one work-item of 8x32 with 16-wide
  * vectors) leave out: local-memory staging (STAGE=2) with the GPU's default set and with 16-wide
  * vectors, STAGE=1 with several work-items per group and narrower vectors, and the GPUs' register
- * tile loops unrolled whole (UNROLL_TILE=1, in small tiles: PoCL takes minutes over large ones).
- * Separate builds of the tiled kernel, so only f32. */
+ * tile loops unrolled whole (UNROLL_TILE=1, in small tiles: PoCL takes minutes over large ones);
+ * work-group orders by bands of 1 (the GPUs' default), 3 and 5 tile-rows (a partial last band
+ * wherever the tile-rows are no multiple). Separate builds of the tiled kernel, so only f32. */
 START_TEST(test_stages)
 {
     /* Every set names what it depends on: the defaults differ between GPUs and CPUs. */
     static const char *envs[] = {"DIRECT=1,STAGE=2,MWG=128,NWG=128,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=4,UNROLL_TILE=0",
                                  "DIRECT=1,STAGE=2,KWG=8",
-                                 "DIRECT=1,STAGE=1,MWG=16,NWG=64,MDIMC=2,NDIMC=4,VWN=4,PACK=0",
-                                 "DIRECT=1,STAGE=1,MWG=4,NWG=8,MDIMC=1,NDIMC=4,VWM=1,VWN=2,PACK=1",
-                                 "DIRECT=1,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4,UNROLL_TILE=1",
+                                 "DIRECT=1,STAGE=1,MWG=16,NWG=64,MDIMC=2,NDIMC=4,VWN=4,PACK=0,GM=1",
+                                 "DIRECT=1,STAGE=1,MWG=4,NWG=8,MDIMC=1,NDIMC=4,VWM=1,VWN=2,PACK=1,GM=3",
+                                 "DIRECT=1,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4,UNROLL_TILE=1,GM=5",
                                  "DIRECT=1,STAGE=2,MWG=32,NWG=16,KWG=8,MDIMC=8,NDIMC=2,VWM=2,VWN=2,UNROLL_TILE=1"};
     uint64_t seed = test_seed(), rng = seed;
     for (int c = 0; c < 18; c++) {
