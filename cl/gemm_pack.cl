@@ -1,7 +1,8 @@
 /* gemm_pack.cl — copies one GEMM operand into a dense row-major buffer (lib/gemm.c: PACK).
  *
  * Element (r, c) of batch entry b, read from src[off + b*stride + r*sr + c*sc], goes to
- * dst[(b*rows + r)*pitch + c]: a transposed operand comes out with its other dimension fast, and
+ * dst[at + (b*rows + r)*pitch + c] (dst: the stream's scratch buffer, which may hold two copies):
+ * a transposed operand comes out with its other dimension fast, and
  * rows come out `pitch` elements apart (gemm.c picks a pitch that spreads them over the cache sets).
  * Elements are copied bit for bit, so one program per element size serves every dtype. Columns from
  * `cols` to `pitch` are left as they were: the GEMM kernels never read them.
@@ -28,22 +29,22 @@
 #endif
 
 kernel void gemm_pack(const global T *restrict src, const ulong off, const ulong sr, const ulong sc,
-                      const ulong stride, global T *restrict dst, const ulong rows, const ulong cols,
-                      const ulong pitch)
+                      const ulong stride, global T *restrict dst, const ulong at, const ulong rows,
+                      const ulong cols, const ulong pitch)
 {
     const ulong c = get_global_id(0), r = get_global_id(1), b = get_global_id(2);
     if (c >= cols) return;
-    dst[(b * rows + r) * pitch + c] = src[off + b * stride + r * sr + c * sc];
+    dst[at + (b * rows + r) * pitch + c] = src[off + b * stride + r * sr + c * sc];
 }
 
 #define TB 16
 kernel void gemm_pack_t(const global T *restrict src, const ulong off, const ulong sr, const ulong sc,
-                        const ulong stride, global T *restrict dst, const ulong rows, const ulong cols,
-                        const ulong pitch)
+                        const ulong stride, global T *restrict dst, const ulong at, const ulong rows,
+                        const ulong cols, const ulong pitch)
 {
     const ulong c0 = get_global_id(0) * TB, r0 = get_global_id(1) * TB, b = get_global_id(2);
     const global T *s = src + off + b * stride;
-    global T *d = dst + b * rows * pitch;
+    global T *d = dst + at + b * rows * pitch;
     if (c0 + TB <= cols && r0 + TB <= rows) {
         T t[TB][TB];
         for (int j = 0; j < TB; j++)
@@ -54,4 +55,26 @@ kernel void gemm_pack_t(const global T *restrict src, const ulong off, const ulo
         for (ulong i = r0; i < rows && i < r0 + TB; i++)
             for (ulong j = c0; j < cols && j < c0 + TB; j++) d[i * pitch + j] = s[j * sc + i];
     }
+}
+
+/* gemm_pack_tl: the same transpose through local memory, for GPUs (the kernels that stage tiles
+ * in local memory, STAGE >= 2, take it): a work-group of 32 x 8 work-items moves a 32 x 32 block,
+ * reading 32-element runs along the source's rows (dimension 0 walks the copy's rows r) and writing
+ * 32-element runs along the copy's (the block's columns c); rows padded by one element against bank
+ * conflicts. Work-item (r, c/4, b). */
+#define TL 32
+__attribute__((reqd_work_group_size(TL, 8, 1))) kernel void
+gemm_pack_tl(const global T *restrict src, const ulong off, const ulong sr, const ulong sc, const ulong stride,
+             global T *restrict dst, const ulong at, const ulong rows, const ulong cols, const ulong pitch)
+{
+    local T t[TL][TL + 1];
+    const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
+    const ulong r0 = get_group_id(0) * TL, c0 = get_group_id(1) * TL, b = get_global_id(2);
+    const global T *s = src + off + b * stride;
+    global T *d = dst + at + b * rows * pitch;
+    for (int j = ly; j < TL; j += 8)
+        if (r0 + lx < rows && c0 + j < cols) t[j][lx] = s[(c0 + j) * sc + r0 + lx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = ly; j < TL; j += 8)
+        if (r0 + j < rows && c0 + lx < cols) d[(r0 + j) * pitch + c0 + lx] = t[lx][j];
 }

@@ -234,8 +234,9 @@ OCX_API ocx_stream *ocx_context_stream(ocx_context *ctx);
 /*! ocx_stream_create() : a new in-order stream (command queue with profiling) on ctx's device.
  *  Work on different streams may overlap; order across streams comes from events. */
 OCX_API ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **stream);
-/*! ocx_stream_destroy() : waits for the stream's work, then releases it. Accepts NULL; ignores the
- *  default stream (the context owns it). */
+/*! ocx_stream_destroy() : waits for the stream's work, then releases it and its scratch buffer (the
+ *  reductions' partial results, GEMM's operand copies). Accepts NULL; ignores the default stream
+ *  (the context owns it). */
 OCX_API void ocx_stream_destroy(ocx_stream *stream);
 /*! ocx_stream_flush() : submits queued work to the device without waiting. NULL: default stream. */
 OCX_API ocx_status ocx_stream_flush(ocx_context *ctx, ocx_stream *stream);
@@ -635,10 +636,14 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     (may be NULL) completes when C is written. Thread-safe like every enqueueing call.
  *   - Small products take a direct kernel, larger ones the tiled kernel; both handle any shape, leading
  *     dimension and offset. Where the GEMM parameter PACK is 1 (CPUs' default), the tiled kernel may
- *     first copy a transposed operand, or one whose row pitch is a multiple of 4 KiB, into a
- *     temporary buffer on the same stream (device memory of that operand's size, released when the
- *     work is done; without the memory the operand is read in place). `event` is then the GEMM
- *     kernel's: it completes after the copies, and its profiling time covers the kernel alone.
+ *     first copy an operand it would read with strides into the stream's scratch buffer, on the same
+ *     stream: on CPUs a transposed one, or one whose row pitch is a multiple of 4 KiB; for the
+ *     kernels that stage tiles in local memory (GPUs) a K-fast one (A not transposed in row-major, B
+ *     transposed) when the product's other dimension is 4096 or more. The scratch buffer is kept
+ *     between calls, as large as the largest copies yet (at most the size of A plus B), until the
+ *     stream is destroyed (the default stream's: the context); without the memory the operands are
+ *     read in place. `event` is then the GEMM kernel's: it completes after the copies, and its
+ *     profiling time covers the kernel alone.
  */
 typedef enum ocx_layout { OCX_ROW_MAJOR = 0, OCX_COL_MAJOR = 1 } ocx_layout;
 typedef enum ocx_op { OCX_OP_N = 0, OCX_OP_T = 1 } ocx_op;

@@ -324,8 +324,9 @@ static int aligned_for(const ocx_buffer *x, const batch_offs *o, size_t batch, s
 }
 
 /* PACK=1: the tiled kernel reads a dense copy of an operand whose loads would stride (the copy's
- * kernel, cl/gemm_pack.cl, and its buffer come first on the stream; the buffer is released at once,
- * and OpenCL keeps it until the commands that use it are done). Measured on PoCL (2-core AVX-512
+ * kernel, cl/gemm_pack.cl, comes first on the stream, into the stream's scratch buffer, which is
+ * kept between calls: a buffer created and released per call cost the H200 0.24 ms at 4096^3 and
+ * 0.75 ms at 8192^3, more than the copies). Measured on PoCL (2-core AVX-512
  * EPYC, f32, the STAGE=1 defaults), PACK=0 and 1 alternating call by call in one process (median of
  * 9 rounds, GFLOP/s, wall time of the call):
  * - A transposed B (K-fast) is gathered column by column; it is copied N-fast. NT ran 256^3 at 188
@@ -351,36 +352,40 @@ typedef struct operand {
     size_t rows, cols, sr, sc; /* op(X): rows x cols, element (r, c) at r*sr + c*sc */
 } operand;
 
-/* Copies operand x and points it at the copy; leaves it as it was (and returns OCX_OK) where the
- * copy does not fit or the device runs out of memory for it. An operand that every batch entry
- * shares (stride 0) is copied once. */
-static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x, size_t batch, ocx_buffer *copy,
-                               size_t *num_wait, const ocx_event **wait)
+/* Where a copy of operand x would go: its row pitch (an odd multiple of 64 bytes) and its elements
+ * (0: larger than the device's largest allocation; the kernel then reads x in place). An operand
+ * that every batch entry shares (stride 0) is copied once. */
+static size_t pack_size(const ocx_context *ctx, const operand *x, size_t es, size_t batch, size_t *pitch)
 {
-    const size_t es = ocx_dtype_size(x->buf->dtype), align = 64 / es;
+    const size_t align = 64 / es;
     if (x->o.stride == 0) batch = 1;
-    size_t pitch = ocx__round_up(x->cols, align);
-    if ((pitch * es) % 128 == 0) pitch += align;
-    if (x->rows > SIZE_MAX / pitch || x->rows * pitch > SIZE_MAX / es / batch ||
-        x->rows * pitch * batch * es > ctx->info.max_alloc_bytes)
-        return OCX_OK;
+    size_t p = ocx__round_up(x->cols, align);
+    if ((p * es) % 128 == 0) p += align;
+    *pitch = p;
+    if (x->rows > SIZE_MAX / p || x->rows * p > SIZE_MAX / es / batch || x->rows * p * batch * es > ctx->info.max_alloc_bytes)
+        return 0;
+    return x->rows * p * batch;
+}
+
+/* Copies operand x to element `at` of mem (the stream's scratch buffer; NULL when the tuner only
+ * builds) with row pitch `pitch`, and points x at the copy (*copy describes it). local_t: a
+ * transpose goes through local memory (gemm_pack_tl). */
+static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x, size_t batch, int local_t, cl_mem mem,
+                               size_t at, size_t pitch, ocx_buffer *copy, size_t *num_wait, const ocx_event **wait)
+{
+    const size_t es = ocx_dtype_size(x->buf->dtype);
+    if (x->o.stride == 0) batch = 1;
     const size_t per_entry = x->rows * pitch;
-    cl_mem mem = NULL;
-    if (!ocx__launch_is_build_only()) { /* the tuner builds kernels ahead of timing: no buffer then */
-        cl_int err;
-        mem = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, per_entry * batch * es, NULL, &err);
-        if (err != CL_SUCCESS) return OCX_OK;
-    }
     char options[32];
     snprintf(options, sizeof options, "-DESIZE=%zu", es);
-    /* A transpose (sc != 1, so sr == 1) goes in 16x16 blocks (cl/gemm_pack.cl: TB). */
-    const int t = x->sc != 1;
+    const int t = x->sc != 1; /* a transpose (sc != 1, so sr == 1) */
     ocx__arg args[] = {OCX__ARG_MEM(x->buf),
                        OCX__ARG_U64(x->buf->offset + x->o.base),
                        OCX__ARG_U64(x->sr),
                        OCX__ARG_U64(x->sc),
                        OCX__ARG_U64(x->o.stride),
                        {OCX__ARG_VALUE, sizeof(cl_mem), &mem},
+                       OCX__ARG_U64(at),
                        OCX__ARG_U64(x->rows),
                        OCX__ARG_U64(x->cols),
                        OCX__ARG_U64(pitch)};
@@ -389,17 +394,17 @@ static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x,
     if (wg > ctx->info.max_work_item_sizes[0]) wg = ctx->info.max_work_item_sizes[0];
     ocx__launch_desc d = {"gemm_pack", options, "gemm_pack", 3, {ocx__round_up(x->cols, wg), x->rows, batch},
                           {wg, 1, 1}, sizeof args / sizeof *args, args};
-    if (t)
+    if (t && local_t && ctx->info.max_work_group_size >= 256 && ctx->info.max_work_item_sizes[0] >= 32 &&
+        ctx->info.max_work_item_sizes[1] >= 8)
+        d = (ocx__launch_desc){"gemm_pack", options, "gemm_pack_tl", 3,
+                               {ocx__round_up(x->rows, 32), ocx__div_up(x->cols, 32) * 8, batch}, {32, 8, 1},
+                               sizeof args / sizeof *args, args};
+    else if (t)
         d = (ocx__launch_desc){"gemm_pack", options, "gemm_pack_t", 3,
                                {ocx__div_up(x->cols, 16), ocx__div_up(x->rows, 16), batch}, {0},
                                sizeof args / sizeof *args, args};
-    ocx_status st = ocx__launch(ctx, stream, &d, *num_wait, *wait, NULL);
-    if (st != OCX_OK) {
-        if (mem) clReleaseMemObject(mem);
-        /* Drivers that allocate at first use report a buffer too large for the device here. */
-        return st == OCX_ERR_OUT_OF_MEMORY ? OCX_OK : st;
-    }
-    *copy = (ocx_buffer){ctx->context, mem, x->buf->dtype, 0, per_entry * batch, mem, 0};
+    OCX__FORWARD(ocx__launch(ctx, stream, &d, *num_wait, *wait, NULL));
+    *copy = (ocx_buffer){ctx->context, mem, x->buf->dtype, at, per_entry * batch, mem, 0};
     x->buf = copy;
     x->o = (batch_offs){NULL, 0, batch > 1 ? per_entry : 0};
     x->sr = pitch;
@@ -553,26 +558,47 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     const int nv = !use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
                    ocx__gemm_nv_ready(ctx, a->dtype);
 
-    /* Copies the tiled kernel reads in place of strided operands (PACK, pack_operand). */
+    /* Copies the tiled kernel reads in place of strided operands (PACK, pack_operand), in the
+     * stream's scratch buffer (A's copy first, B's after it); the stream stays locked (held) until
+     * the GEMM is enqueued, so no other call's scratch use comes in between. */
     ocx_buffer copies[2];
-    cl_mem made[2] = {NULL, NULL};
+    ocx_stream *held = NULL;
     if (!use_direct && !nv && p.v[P_PACK] && !koa.arr) {
-        operand xa = {ka, koa, km, k, sam, sak}, xb = {kb, kob, k, kn, sbk, sbn};
-        ocx_status st = OCX_OK;
-        if (sak != 1 && (double)km * (double)k * (double)ocx_dtype_size(a->dtype) >= 4194304.0) {
-            st = pack_operand(ctx, stream, &xa, batch, &copies[0], &num_wait, &wait);
-            if (xa.buf == &copies[0]) made[0] = copies[0].mem;
+        /* STAGE=1 reads A K-fast; the local-memory kernels store both slices k-major, so they read
+         * A M-fast (xa then describes op(A)^T: rows along k). */
+        const int cpu_k = p.v[P_STAGE] == 1;
+        const size_t es = ocx_dtype_size(a->dtype);
+        operand xa = cpu_k ? (operand){ka, koa, km, k, sam, sak} : (operand){ka, koa, k, km, sak, sam};
+        operand xb = {kb, kob, k, kn, sbk, sbn};
+        const int want_a = xa.sc != 1 && (cpu_k ? (double)km * (double)k * (double)es >= 4194304.0 : kn >= 4096);
+        const int want_b = sbn != 1 ? cpu_k || km >= 4096 : cpu_k && k >= 1024 && sbk * es % 4096 == 0;
+        size_t pa = 0, pb = 0;
+        size_t na = want_a ? pack_size(ctx, &xa, es, batch, &pa) : 0;
+        size_t nb = want_b ? pack_size(ctx, &xb, es, batch, &pb) : 0;
+        const size_t at_b = ocx__round_up(na, 64 / es); /* B's copy starts 64-byte aligned */
+        if (na && nb && (at_b + nb) * es > ctx->info.max_alloc_bytes) nb = 0; /* A's copy alone */
+        if (na || nb) {
+            cl_mem mem = NULL; /* the tuner builds kernels ahead of timing: no buffer then */
+            ocx_status st = OCX_OK;
+            if (!ocx__launch_is_build_only() &&
+                ocx__stream_scratch(ctx, stream, (nb ? at_b + nb : na) * es, &held, &mem) != OCX_OK)
+                na = 0, nb = 0, held = NULL; /* no room for the copies: the kernel reads in place */
+            if (na) st = pack_operand(ctx, stream, &xa, batch, !cpu_k, mem, 0, pa, &copies[0], &num_wait, &wait);
+            if (st == OCX_OK && nb)
+                st = pack_operand(ctx, stream, &xb, batch, !cpu_k, mem, na ? at_b : 0, pb, &copies[1], &num_wait, &wait);
+            /* A driver that allocates at first use reports a scratch buffer too large for the device
+             * at the first launch into it: that copy is left out (and the buffer dropped). */
+            if (st == OCX_ERR_OUT_OF_MEMORY) {
+                if (xa.buf != &copies[0] && held) ocx__stream_scratch_drop(held);
+                st = OCX_OK;
+            }
+            if (st != OCX_OK) {
+                if (held) pthread_mutex_unlock(&held->lock);
+                return st;
+            }
         }
-        if (st == OCX_OK && (sbn != 1 || (k >= 1024 && sbk * ocx_dtype_size(b->dtype) % 4096 == 0))) {
-            st = pack_operand(ctx, stream, &xb, batch, &copies[1], &num_wait, &wait);
-            if (xb.buf == &copies[1]) made[1] = copies[1].mem;
-        }
-        if (st != OCX_OK) {
-            for (int i = 0; i < 2; i++)
-                if (made[i]) clReleaseMemObject(made[i]);
-            return st;
-        }
-        ka = xa.buf, koa = xa.o, sam = xa.sr, sak = xa.sc;
+        ka = xa.buf, koa = xa.o;
+        sam = cpu_k ? xa.sr : xa.sc, sak = cpu_k ? xa.sc : xa.sr;
         kb = xb.buf, kob = xb.o, sbk = xb.sr, sbn = xb.sc;
     }
 
@@ -665,9 +691,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                                {wg, 1, 1}, sizeof args / sizeof *args, args};
     }
     ocx_status st = ocx__launch(ctx, stream, &d, num_wait, wait, event);
+    if (held) pthread_mutex_unlock(&held->lock);
     if (offs) clReleaseMemObject(offs);
-    for (int i = 0; i < 2; i++)
-        if (made[i]) clReleaseMemObject(made[i]);
     return st;
 }
 

@@ -127,6 +127,8 @@ ocx_status ocx__stream_resolve(ocx_context *ctx, ocx_stream *stream, cl_command_
  * unlocks: commands on one in-order stream run in order, so the next user finds the buffer free. */
 ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t bytes, ocx_stream **out_stream,
                                cl_mem *scratch);
+/* Releases the stream's scratch buffer (its lock held); the next ocx__stream_scratch makes a new one. */
+void ocx__stream_scratch_drop(ocx_stream *s);
 /* The lock and scratch of a stream (created ones and the context's default): init returns 0 on
  * success; fini releases the scratch buffer and the queue. */
 int ocx__stream_init(ocx_stream *s);

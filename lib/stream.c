@@ -37,6 +37,7 @@ ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t byte
         /* A released buffer lives on until the commands already enqueued with it are done. */
         if (s->scratch) clReleaseMemObject(s->scratch);
         size_t grow = 2 * s->scratch_bytes > bytes ? 2 * s->scratch_bytes : bytes;
+        if (grow > ctx->info.max_alloc_bytes && bytes <= ctx->info.max_alloc_bytes) grow = ctx->info.max_alloc_bytes;
         cl_int err;
         s->scratch = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, grow, NULL, &err);
         if (err != CL_SUCCESS) s->scratch = NULL;
@@ -49,6 +50,13 @@ ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t byte
     *out_stream = s;
     *scratch = s->scratch;
     return OCX_OK;
+}
+
+void ocx__stream_scratch_drop(ocx_stream *s)
+{
+    if (s->scratch) clReleaseMemObject(s->scratch);
+    s->scratch = NULL;
+    s->scratch_bytes = 0;
 }
 
 ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **out)

@@ -7,6 +7,7 @@
 #include "ocx_internal.h" /* ocx__launch_build_only */
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,9 +430,12 @@ END_TEST
 /* Copies of strided operands (PACK, lib/gemm.c: pack_operand), with both settings in every layout x
  * transpose, in strided batches with offsets; with PACK=1 the cases whose kernel-side B is K-fast
  * copy it, one of them (c = 11) shared by every entry (copied once), and the odd ones read A and B
- * through buffer views. Then the copies that only large operands get: an N-fast B whose 4 KiB row
- * pitch is copied when K >= 1024 (f32 ldb = 1024, f64 ldb = 512), and a transposed A of 4 MiB
- * (f32 1024 x 1024), alone and in a batch that shares it. */
+ * through buffer views and take a local-memory kernel (PACK_STAGED: the GPUs' copies, transposed
+ * through local memory). Then the copies that only large operands get: an N-fast B whose 4 KiB row
+ * pitch is copied when K >= 1024 (f32 ldb = 1024, f64 ldb = 512), a transposed A of 4 MiB (f32
+ * 1024 x 1024) alone and in a batch that shares it; and PACK_STAGED's: a K-fast A copied M-fast
+ * where N >= 4096 (alone and shared), a K-fast B copied N-fast where M >= 4096, and both at once. */
+#define PACK_STAGED "DIRECT=1,PACK=1,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"
 START_TEST(test_packed)
 {
     uint64_t seed = test_seed(), rng = seed;
@@ -445,7 +449,7 @@ START_TEST(test_packed)
         if (g.alpha == 0) g.alpha = -0.5; /* alpha = 0 reads neither A nor B */
         g.mode = MODE_STRIDED, g.batch = 3, g.stride0_a = (c & 3) == 3;
         g.view = c & 1;
-        g.kernel_env = c & 8 ? "DIRECT=1,PACK=1" : "DIRECT=1,PACK=0";
+        g.kernel_env = !(c & 8) ? "DIRECT=1,PACK=0" : c & 1 ? PACK_STAGED : "DIRECT=1,PACK=1";
         check_case(&g, seed, &rng);
     }
     const ocx_dtype wide[2] = {OCX_F32, OCX_F64};
@@ -459,7 +463,79 @@ START_TEST(test_packed)
         gcase g = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_N, 1024, 3, 1024, 0, 1, 0, 3, 0, 0,
                    -1, 1, MODE_STRIDED, 1 + shared, shared, 0, "DIRECT=1,PACK=1"};
         check_case(&g, seed, &rng);
+        /* The local-memory kernels' copies: a K-fast A when N >= 4096, a K-fast B when M >= 4096. */
+        gcase s = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 64, 4096, 64, 1, 0, 2, 3, 1, 0,
+                   0.5, -1, MODE_STRIDED, 1 + shared, shared, 0, PACK_STAGED};
+        check_case(&s, seed, &rng);
     }
+    /* Both (B's copy after A's in the scratch buffer), and B's alone. */
+    gcase both = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 4096, 4096, 3, 0, 1, 0, 1, 2, 0,
+                  1, 0, MODE_SINGLE, 1, 0, 1, PACK_STAGED};
+    check_case(&both, seed, &rng);
+    gcase b_only = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 4096, 5, 67, 0, 0, 0, 0, 1, 0,
+                    -1, 0.5, MODE_STRIDED, 2, 0, 0, PACK_STAGED};
+    check_case(&b_only, seed, &rng);
+}
+END_TEST
+
+/* Two host threads multiplying on the same (default) stream with copies (PACK=1, STAGE=1: NT's B is
+ * copied; the CPUs' defaults, named here), queueing without waiting: each product is its own.
+ * (Without the stream's lock from the copies to the GEMM's launch, one thread's copy lands in the
+ * scratch buffer between the other's copy and its kernel.) Small integers: the products are exact. */
+#define GT_RUNS 40
+enum { GT_M = 24, GT_N = 40, GT_K = 56 };
+typedef struct gemm_job {
+    ocx_buffer *a, *b, *c[GT_RUNS];
+    float want[GT_M * GT_N];
+    int bad;
+} gemm_job;
+
+static void *gemm_worker(void *arg)
+{
+    gemm_job *j = arg;
+    for (int i = 0; i < GT_RUNS; i++)
+        if (ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, GT_M, GT_N, GT_K, 1, j->a, 0, GT_K, j->b, 0, GT_K,
+                     0, j->c[i], 0, GT_N, 0, NULL, NULL) != OCX_OK)
+            j->bad++;
+    return NULL;
+}
+
+START_TEST(test_shared_stream_threads)
+{
+    setenv("OCX_GEMM_PARAMS", "DIRECT=1,STAGE=1,MWG=8,NWG=16,MDIMC=1,NDIMC=2,VWN=4,PACK=1", 1);
+    static gemm_job j[2];
+    for (int t = 0; t < 2; t++) {
+        float ha[GT_M * GT_K], hb[GT_N * GT_K]; /* B stored N x K (op T) */
+        for (int i = 0; i < GT_M * GT_K; i++) ha[i] = (float)((i * 7 + t) % 5 - 2);
+        for (int i = 0; i < GT_N * GT_K; i++) hb[i] = (float)((i * 3 + 2 * t) % 7 - 3);
+        for (int m = 0; m < GT_M; m++)
+            for (int n = 0; n < GT_N; n++) {
+                float s = 0;
+                for (int k = 0; k < GT_K; k++) s += ha[m * GT_K + k] * hb[n * GT_K + k];
+                j[t].want[m * GT_N + n] = s;
+            }
+        j[t].a = tbuffer(OCX_F32, GT_M * GT_K, ha);
+        j[t].b = tbuffer(OCX_F32, GT_N * GT_K, hb);
+        for (int i = 0; i < GT_RUNS; i++) j[t].c[i] = tpoisoned(OCX_F32, GT_M * GT_N);
+    }
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, gemm_worker, &j[1]), 0);
+    gemm_worker(&j[0]);
+    pthread_join(th, NULL);
+    ck_ok(ocx_stream_finish(tctx, NULL));
+    static float out[GT_M * GT_N];
+    for (int t = 0; t < 2; t++) {
+        for (int i = 0; i < GT_RUNS; i++) {
+            ck_ok(ocx_buffer_read(tctx, NULL, j[t].c[i], 0, GT_M * GT_N, out, 0, NULL, NULL));
+            j[t].bad += memcmp(out, j[t].want, sizeof out) != 0;
+            ocx_buffer_destroy(j[t].c[i]);
+        }
+        ocx_buffer_destroy(j[t].a);
+        ocx_buffer_destroy(j[t].b);
+    }
+    unsetenv("OCX_GEMM_PARAMS");
+    ck_assert_msg(j[0].bad == 0 && j[1].bad == 0, "wrong or failed products: %d and %d of %d", j[0].bad, j[1].bad,
+                  GT_RUNS);
 }
 END_TEST
 
@@ -1118,6 +1194,7 @@ int main(void)
     tcase_add_test(core, test_stages);
     tcase_add_test(core, test_pipelined);
     tcase_add_test(core, test_packed);
+    tcase_add_test(core, test_shared_stream_threads);
     tcase_add_test(core, test_bad_arguments);
     tcase_add_test(core, test_tensor_core_path);
     tcase_add_test(core, test_tensor_core_emulated);
