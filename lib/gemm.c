@@ -35,7 +35,7 @@
  * / 41.6 / 32.5 against 47.5 / 43.8 / 44.9 (4096^3 TN, 16-byte copies only: 45.0 against 46.6):
  * the copies cost more than the registers and occupancy they save. */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
-       P_PACK, P_GM, P_COUNT };
+       P_PACK, P_GM, P_PACKN, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */
     {"MWG", 64, 64, 1, 256, 1, 0},
@@ -66,8 +66,8 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * call's wall time went from 0.5-0.9x CLBlast to 1.2-2.4x in all four transposes). */
     {"DIRECT", 128, 16, 1, 4096, 0, 1},
     /* 1: the tiled kernel reads copies of the operands its loads would stride through (pack_operand);
-     * host-only. GPUs stage tiles in local memory and keep 0 (the copies lost on the H200). */
-    {"PACK", 0, 1, 0, 1, 0, 1, 1},
+     * host-only. */
+    {"PACK", 1, 1, 0, 1, 0, 1, 1},
     /* Work-group order (cl/gemm.cl): the tiled kernel's groups take the tiles GM tile-rows at a
      * time, column after column within each band (1: row after row). Not searched by ocx-tune: the
      * sizes it measures do not show it. PoCL (2-core AVX-512 EPYC, f32 NN, GM=1 / 8 alternating call
@@ -75,8 +75,18 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * 379 / 379, 342 / 336), 2048^3 293 / 354, 3072^3 268 / 350; 2048^3 NT 255 / 318, TN 254 / 291,
      * TT 240 / 303 (the tiles that share a band of A rows and a run of B columns stay in the cache).
      * H200 (f32, two alternating rounds, TFLOP/s, GM=1 / 8 / 16): 8192^3 TN 49.3 / 49.5 / 49.6-49.7
-     * but NN 48.0-48.1 / 44.8-44.9 / 45.1 (4096^3 NN 46.5-46.7 / 43.6 / 43.4-43.9); GPUs keep 1. */
-    {"GM", 1, 8, 1, 64, 0, 0, 1},
+     * but NN 48.0-48.1 / 44.8-44.9 / 45.1 (4096^3 NN 46.5-46.7 / 43.6 / 43.4-43.9): the kernels that
+     * stage tiles in local memory take 1 wherever an operand is K-fast (ocx_gemm_ex). With the
+     * copies (PACK) all four layouts read both operands MN-fast at 4096^3 and 8192^3, and GM=16 ran
+     * them 0.3-2% faster than 1 (4096^3 NN / NT / TN / TT 47.4-47.5 / 46.6 / 48.1 / 47.3 against
+     * 47.1-47.3 / 45.6-45.8 / 47.2-47.8 / 46.4-46.6; 8192^3 49.2-49.3 / 48.7-48.8 / 49.6-49.7 /
+     * 49.1-49.2 against 48.9-49.1 / 48.4 / 49.4 / 48.7). */
+    {"GM", 16, 8, 1, 64, 0, 0, 1},
+    /* The local-memory kernels (STAGE >= 2) copy a K-fast A where N >= PACKN (and K is above the
+     * "short_k" class's 256), a K-fast B where M >= PACKN: the copy's cost grows with K times the
+     * operand's own dimension, what it saves with the product (host-only; STAGE=1 has rules of its
+     * own, pack_operand's comment). */
+    {"PACKN", 4096, 4096, 1, 1048576, 0, 1, 1},
 };
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
@@ -570,8 +580,10 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         const size_t es = ocx_dtype_size(a->dtype);
         operand xa = cpu_k ? (operand){ka, koa, km, k, sam, sak} : (operand){ka, koa, k, km, sak, sam};
         operand xb = {kb, kob, k, kn, sbk, sbn};
-        const int want_a = xa.sc != 1 && (cpu_k ? (double)km * (double)k * (double)es >= 4194304.0 : kn >= 4096);
-        const int want_b = sbn != 1 ? cpu_k || km >= 4096 : cpu_k && k >= 1024 && sbk * es % 4096 == 0;
+        const size_t packn = (size_t)p.v[P_PACKN];
+        const int want_a =
+            xa.sc != 1 && (cpu_k ? (double)km * (double)k * (double)es >= 4194304.0 : kn >= packn && k > OCX__GEMM_SHORT_K);
+        const int want_b = sbn != 1 ? cpu_k || km >= packn : cpu_k && k >= 1024 && sbk * es % 4096 == 0;
         size_t pa = 0, pb = 0;
         size_t na = want_a ? pack_size(ctx, &xa, es, batch, &pa) : 0;
         size_t nb = want_b ? pack_size(ctx, &xb, es, batch, &pb) : 0;
@@ -602,6 +614,14 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         kb = xb.buf, kob = xb.o, sbk = xb.sr, sbn = xb.sc;
     }
 
+    /* Bands of tile-rows (GM) only where a local-memory kernel reads both operands MN-fast: on the
+     * H200 a K-fast operand under bands ran up to 7% slower (GM in the table above). */
+    const int akf = sak == 1, bkf = sbn != 1;
+    if (p.v[P_STAGE] >= 2 && (akf || bkf) && p.v[P_GM] != 1) {
+        p.v[P_GM] = 1;
+        ocx__params_record(&p, a->dtype, cls);
+    }
+
     char options[512];
     ocx__dtype_defines(ctx, a->dtype, options, sizeof options);
     size_t ol = strlen(options);
@@ -611,7 +631,6 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     ocx__params_defines(&p, options, sizeof options);
     /* Layout and alignment of the call: each operand's fast dimension (one of its strides is 1), the
      * widest global vector its tile loads may use, and whether 32-bit element indices suffice. */
-    int akf = sak == 1, bkf = sbn != 1;
     int av = load_width(akf ? p.v[P_KWG] : p.v[P_MWG]), bv = load_width(bkf ? p.v[P_KWG] : p.v[P_NWG]);
     int flags = (aligned_for(ka, &koa, batch, akf ? sam : sak, av) ? 2 : 0) |
                 (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, bv) ? 4 : 0);

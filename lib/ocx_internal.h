@@ -185,7 +185,7 @@ void ocx__programs_release(ocx_context *ctx);
 /* ---- profile.c: kernel parameters --------------------------------------------------------------- */
 /* Each kernel family declares its parameters, their ranges and its constraints once; the operations,
  * and later the tuner, go through this table. */
-#define OCX__MAX_PARAMS 16
+#define OCX__MAX_PARAMS 24
 typedef struct ocx__param_def {
     const char *name;    /* the -D define */
     int def_gpu, def_cpu;/* built-in defaults per device type */
@@ -231,6 +231,9 @@ typedef struct ocx__params {
     int v[OCX__MAX_PARAMS];
     const char *origin; /* "built-in", "forced" (tuner), or the profile file's path */
 } ocx__params;
+/* Makes p what ocx_last_params() reports (lookups do; a caller that changes values after its
+ * lookup records them again). */
+void ocx__params_record(const ocx__params *p, ocx_dtype dtype, const char *size_class);
 /* Parameters for (family, dtype, size class): a forced set (tuner), else the first profile file that
  * has a valid entry for them ($OCX_PROFILE_DIR, user data dir, installed), else the built-in defaults
  * fitted to the device. size_class NULL means "all". Records what was used for ocx_last_params(). */

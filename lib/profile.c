@@ -339,7 +339,7 @@ static int entry_from(ocx_context *ctx, struct ocx__profiles *pr, const profile_
     return 0;
 }
 
-static void record(const ocx__params *p, ocx_dtype dtype, const char *size_class)
+void ocx__params_record(const ocx__params *p, ocx_dtype dtype, const char *size_class)
 {
     ocx_params_info *r = &last_params;
     snprintf(r->family, sizeof r->family, "%s", p->family->name);
@@ -413,7 +413,7 @@ ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtyp
         pthread_mutex_unlock(&ctx->lock);
         OCX__FORWARD(env_override(ctx, fam, dtype, out));
     }
-    record(out, dtype, size_class);
+    ocx__params_record(out, dtype, size_class);
     return OCX_OK;
 }
 

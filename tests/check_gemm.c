@@ -433,9 +433,9 @@ END_TEST
  * through buffer views and take a local-memory kernel (PACK_STAGED: the GPUs' copies, transposed
  * through local memory). Then the copies that only large operands get: an N-fast B whose 4 KiB row
  * pitch is copied when K >= 1024 (f32 ldb = 1024, f64 ldb = 512), a transposed A of 4 MiB (f32
- * 1024 x 1024) alone and in a batch that shares it; and PACK_STAGED's: a K-fast A copied M-fast
- * where N >= 4096 (alone and shared), a K-fast B copied N-fast where M >= 4096, and both at once. */
-#define PACK_STAGED "DIRECT=1,PACK=1,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"
+ * 1024 x 1024) alone and in a batch that shares it; and PACK_STAGED's (PACKN=40): a K-fast A
+ * copied M-fast (alone and shared), a K-fast B copied N-fast, and both at once. */
+#define PACK_STAGED "DIRECT=1,PACK=1,PACKN=40,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"
 START_TEST(test_packed)
 {
     uint64_t seed = test_seed(), rng = seed;
@@ -463,18 +463,37 @@ START_TEST(test_packed)
         gcase g = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_N, 1024, 3, 1024, 0, 1, 0, 3, 0, 0,
                    -1, 1, MODE_STRIDED, 1 + shared, shared, 0, "DIRECT=1,PACK=1"};
         check_case(&g, seed, &rng);
-        /* The local-memory kernels' copies: a K-fast A when N >= 4096, a K-fast B when M >= 4096. */
-        gcase s = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 64, 4096, 64, 1, 0, 2, 3, 1, 0,
+        /* The local-memory kernels' copies (PACKN=40 here): a K-fast A where N >= PACKN and K > 256. */
+        gcase s = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 37, 45, 301, 1, 0, 2, 3, 1, 0,
                    0.5, -1, MODE_STRIDED, 1 + shared, shared, 0, PACK_STAGED};
         check_case(&s, seed, &rng);
     }
-    /* Both (B's copy after A's in the scratch buffer), and B's alone. */
-    gcase both = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 4096, 4096, 3, 0, 1, 0, 1, 2, 0,
+    /* A K-fast B where M >= PACKN: with A's (B's copy after it in the scratch buffer), alone, and
+     * under a lower M (no copy). */
+    gcase both = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 41, 43, 258, 0, 1, 0, 1, 2, 0,
                   1, 0, MODE_SINGLE, 1, 0, 1, PACK_STAGED};
     check_case(&both, seed, &rng);
-    gcase b_only = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 4096, 5, 67, 0, 0, 0, 0, 1, 0,
+    gcase b_only = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 40, 5, 67, 0, 0, 0, 0, 1, 0,
                     -1, 0.5, MODE_STRIDED, 2, 0, 0, PACK_STAGED};
     check_case(&b_only, seed, &rng);
+    b_only.m = 39;
+    check_case(&b_only, seed, &rng);
+    /* A local-memory kernel that reads a K-fast operand (NN's A, no copy here) takes the tiles row
+     * after row whatever GM says, and ocx_last_params() reports that; TN keeps GM's bands. */
+    setenv("OCX_GEMM_PARAMS", "DIRECT=1,PACK=0,GM=5,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4", 1);
+    ocx_buffer *x = tpoisoned(OCX_F32, 40 * 40), *y = tpoisoned(OCX_F32, 40 * 40), *z = tpoisoned(OCX_F32, 40 * 40);
+    for (int t = 0; t < 2; t++) {
+        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, t ? OCX_OP_T : OCX_OP_N, OCX_OP_N, 40, 40, 40, 1, x, 0, 40, y, 0, 40, 0,
+                       z, 0, 40, 0, NULL, NULL));
+        ocx_params_info info;
+        ck_ok(ocx_last_params(&info));
+        ck_assert_msg(strstr(info.params, t ? "GM=5 " : "GM=1 "), "%s: %s", t ? "TN" : "NN", info.params);
+    }
+    ck_ok(ocx_stream_finish(tctx, NULL));
+    unsetenv("OCX_GEMM_PARAMS");
+    ocx_buffer_destroy(x);
+    ocx_buffer_destroy(y);
+    ocx_buffer_destroy(z);
 }
 END_TEST
 
