@@ -617,7 +617,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     /* Bands of tile-rows (GM) only where a local-memory kernel reads both operands MN-fast: on the
      * H200 a K-fast operand under bands ran up to 7% slower (GM in the table above). */
     const int akf = sak == 1, bkf = sbn != 1;
-    if (p.v[P_STAGE] >= 2 && (akf || bkf) && p.v[P_GM] != 1) {
+    if (!use_direct && !nv && p.v[P_STAGE] >= 2 && (akf || bkf) && p.v[P_GM] != 1) {
         p.v[P_GM] = 1;
         ocx__params_record(&p, a->dtype, cls);
     }
