@@ -350,12 +350,17 @@ static int aligned_for(const ocx_buffer *x, const batch_offs *o, size_t batch, s
  *   NN ran 1024^3 at 340 against 281 and 2048^3 285 against 195; 3072^3 277 against 193. With a
  *   pitch of 2 KiB times an odd number the copy did not pay (1536^3 343 against 361, 2560^3 286
  *   against 276), nor below K = 1024 (512^3, 768^3 level with a padded ldb); A's pitch did not matter.
- * The copy's pitch is an odd multiple of 64 bytes. On the H200 the copies cost more than they saved
- * (f32 4096^3 NN 39.7-43.0 TFLOP/s against 46.3-46.9, TN 32.4-38.2 against 47.4-48.0; 1024^3 NN
- * 10.5-14.6 against 23.2-24.8, more than a copy at the card's bandwidth costs: probably the buffer
- * created per call, not measured apart), so GPUs default to 0. Batches given as offset arrays are
- * not copied, nor copies larger than the device's largest allocation (the kernel then reads the
- * operand). */
+ * The copy's pitch is an odd multiple of 64 bytes.
+ * The kernels that stage tiles in local memory (STAGE >= 2, GPUs) keep both slices k-major, and read
+ * an M-fast A and an N-fast B fastest: a K-fast operand's slice rows are KWG elements (64 bytes)
+ * apart in global memory. They copy a K-fast A M-fast where N >= PACKN and K is above the short_k
+ * class's 256 (16384x16384x64 NN lost 4% with it), a K-fast B N-fast where M >= PACKN, transposed
+ * through local memory (gemm_pack_tl). On the H200 (f32, two alternating rounds, TFLOP/s, with the
+ * bands of GM=16 against the former PACK=0, GM=1) 8192^3 NN / NT / TT ran 49.3 / 48.8 / 49.2
+ * against 48.0-48.2 / 47.0-47.1 / 47.4, 4096^3 47.5-47.7 / 46.6-46.8 / 47.2-47.4 against
+ * 46.6-46.7 / 45.4-45.5 / 45.6-46.0, 512x8192x8192 NN 46.0-46.2 against 43.8-43.9 and
+ * 4096x4096x256 NT 37.7 against 32.9-33.0 (README). Batches given as offset arrays are not copied,
+ * nor copies larger than the device's largest allocation (the kernel then reads the operand). */
 typedef struct operand {
     const ocx_buffer *buf;
     batch_offs o;
