@@ -15,10 +15,13 @@
  * left to the compiler: unrolled whole, they added 0.4 s to PoCL's first build of this file (the
  * first GEMM of a process with empty caches, 1024^3 NN: 1.9-2.0 s against 1.5-1.6).
  *
- * Parameters (-D): ESIZE  bytes of an element (2, 4 or 8).
+ * Parameters (-D): ESIZE  bytes of an element (2, 4 or 8); PACK_TL  1: gemm_pack_tl too.
  */
 #ifndef ESIZE
 #define ESIZE 4
+#endif
+#ifndef PACK_TL
+#define PACK_TL 0
 #endif
 #if ESIZE == 2
 #define T ushort
@@ -61,7 +64,9 @@ kernel void gemm_pack_t(const global T *restrict src, const ulong off, const ulo
  * in local memory, STAGE >= 2, take it): a work-group of 32 x 8 work-items moves a 32 x 32 block,
  * reading 32-element runs along the source's rows (dimension 0 walks the copy's rows r) and writing
  * 32-element runs along the copy's (the block's columns c); rows padded by one element against bank
- * conflicts. Work-item (r, c/4, b). */
+ * conflicts. Work-item (r, c/4, b). Built with PACK_TL=1 only (on devices whose work-groups take
+ * 256 items), so that its required work-group size reaches no other compiler. */
+#if PACK_TL
 #define TL 32
 __attribute__((reqd_work_group_size(TL, 8, 1))) kernel void
 gemm_pack_tl(const global T *restrict src, const ulong off, const ulong sr, const ulong sc, const ulong stride,
@@ -78,3 +83,4 @@ gemm_pack_tl(const global T *restrict src, const ulong off, const ulong sr, cons
     for (int j = ly; j < TL; j += 8)
         if (r0 + j < rows && c0 + lx < cols) d[(r0 + j) * pitch + c0 + lx] = t[lx][j];
 }
+#endif

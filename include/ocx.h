@@ -635,15 +635,16 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *   - Asynchronous: returns once enqueued on `stream` (NULL: default) after the wait list; `event`
  *     (may be NULL) completes when C is written. Thread-safe like every enqueueing call.
  *   - Small products take a direct kernel, larger ones the tiled kernel; both handle any shape, leading
- *     dimension and offset. Where the GEMM parameter PACK is 1 (CPUs' default), the tiled kernel may
+ *     dimension and offset. Where the GEMM parameter PACK is 1 (the default), the tiled kernel may
  *     first copy an operand it would read with strides into the stream's scratch buffer, on the same
  *     stream: on CPUs a transposed one, or one whose row pitch is a multiple of 4 KiB; for the
  *     kernels that stage tiles in local memory (GPUs) a K-fast one (A not transposed in row-major, B
- *     transposed) when the product's other dimension is 4096 or more. The scratch buffer is kept
- *     between calls, as large as the largest copies yet (at most the size of A plus B), until the
- *     stream is destroyed (the default stream's: the context); without the memory the operands are
- *     read in place. `event` is then the GEMM kernel's: it completes after the copies, and its
- *     profiling time covers the kernel alone.
+ *     transposed) where the product's other dimension is at least the parameter PACKN (4096; for
+ *     A, K above 256 as well). A copy's rows are padded to an odd multiple of 64 bytes. The scratch
+ *     buffer is kept between calls, as large as the largest copies made on the stream (A's and B's
+ *     together), until the stream is destroyed (the default stream's: the context); without the
+ *     memory the operands are read in place. `event` is then the GEMM kernel's: it completes after
+ *     the copies, and its profiling time covers the kernel alone.
  */
 typedef enum ocx_layout { OCX_ROW_MAJOR = 0, OCX_COL_MAJOR = 1 } ocx_layout;
 typedef enum ocx_op { OCX_OP_N = 0, OCX_OP_T = 1 } ocx_op;

@@ -391,9 +391,11 @@ static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x,
     const size_t es = ocx_dtype_size(x->buf->dtype);
     if (x->o.stride == 0) batch = 1;
     const size_t per_entry = x->rows * pitch;
-    char options[32];
-    snprintf(options, sizeof options, "-DESIZE=%zu", es);
     const int t = x->sc != 1; /* a transpose (sc != 1, so sr == 1) */
+    local_t = t && local_t && ctx->info.max_work_group_size >= 256 && ctx->info.max_work_item_sizes[0] >= 32 &&
+              ctx->info.max_work_item_sizes[1] >= 8;
+    char options[32]; /* gemm_pack_tl is built only where it runs (its required work-group size) */
+    snprintf(options, sizeof options, "-DESIZE=%zu%s", es, local_t ? " -DPACK_TL=1" : "");
     ocx__arg args[] = {OCX__ARG_MEM(x->buf),
                        OCX__ARG_U64(x->buf->offset + x->o.base),
                        OCX__ARG_U64(x->sr),
@@ -409,8 +411,7 @@ static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x,
     if (wg > ctx->info.max_work_item_sizes[0]) wg = ctx->info.max_work_item_sizes[0];
     ocx__launch_desc d = {"gemm_pack", options, "gemm_pack", 3, {ocx__round_up(x->cols, wg), x->rows, batch},
                           {wg, 1, 1}, sizeof args / sizeof *args, args};
-    if (t && local_t && ctx->info.max_work_group_size >= 256 && ctx->info.max_work_item_sizes[0] >= 32 &&
-        ctx->info.max_work_item_sizes[1] >= 8)
+    if (local_t)
         d = (ocx__launch_desc){"gemm_pack", options, "gemm_pack_tl", 3,
                                {ocx__round_up(x->rows, 32), ocx__div_up(x->cols, 32) * 8, batch}, {32, 8, 1},
                                sizeof args / sizeof *args, args};
@@ -597,6 +598,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (na || nb) {
             cl_mem mem = NULL; /* the tuner builds kernels ahead of timing: no buffer then */
             ocx_status st = OCX_OK;
+            char saved[1024]; /* a copy left out is no failure of the call: its message is put back */
+            snprintf(saved, sizeof saved, "%s", ocx_last_error());
             if (!ocx__launch_is_build_only() &&
                 ocx__stream_scratch(ctx, stream, (nb ? at_b + nb : na) * es, &held, &mem) != OCX_OK)
                 na = 0, nb = 0, held = NULL; /* no room for the copies: the kernel reads in place */
@@ -609,6 +612,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                 if (xa.buf != &copies[0] && held) ocx__stream_scratch_drop(held);
                 st = OCX_OK;
             }
+            if (st == OCX_OK) ocx__error_restore(saved);
             if (st != OCX_OK) {
                 if (held) pthread_mutex_unlock(&held->lock);
                 return st;

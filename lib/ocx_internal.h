@@ -100,7 +100,7 @@ struct ocx_stream_s {
     cl_command_queue queue;
     int is_default;
     pthread_mutex_t lock; /* guards scratch, from ocx__stream_scratch until the user's last enqueue */
-    cl_mem scratch;       /* for intermediate results between launches (reductions) */
+    cl_mem scratch;       /* intermediate results between launches (reductions), GEMM's operand copies */
     size_t scratch_bytes;
 };
 
@@ -124,7 +124,8 @@ struct ocx_context_s {
 ocx_status ocx__stream_resolve(ocx_context *ctx, ocx_stream *stream, cl_command_queue *queue);
 /* The stream's scratch buffer, at least `bytes` long, with stream->lock taken (NULL stream: the
  * default one, returned in *out_stream). The caller enqueues everything that uses the buffer, then
- * unlocks: commands on one in-order stream run in order, so the next user finds the buffer free. */
+ * unlocks: commands on one in-order stream run in order, so the next user finds the buffer free.
+ * On failure the lock is not held. */
 ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t bytes, ocx_stream **out_stream,
                                cl_mem *scratch);
 /* Releases the stream's scratch buffer (its lock held); the next ocx__stream_scratch makes a new one. */

@@ -36,8 +36,8 @@ ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t byte
     if (s->scratch_bytes < bytes) {
         /* A released buffer lives on until the commands already enqueued with it are done. */
         if (s->scratch) clReleaseMemObject(s->scratch);
-        size_t grow = 2 * s->scratch_bytes > bytes ? 2 * s->scratch_bytes : bytes;
-        if (grow > ctx->info.max_alloc_bytes && bytes <= ctx->info.max_alloc_bytes) grow = ctx->info.max_alloc_bytes;
+        /* Doubling while small (the reductions' partials); a GEMM's copies get what they ask for. */
+        size_t grow = 2 * s->scratch_bytes > bytes && bytes < (1u << 20) ? 2 * s->scratch_bytes : bytes;
         cl_int err;
         s->scratch = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, grow, NULL, &err);
         if (err != CL_SUCCESS) s->scratch = NULL;

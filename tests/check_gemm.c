@@ -406,8 +406,9 @@ END_TEST
  * vectors) leave out: local-memory staging (STAGE=2) with the GPU's default set and with 16-wide
  * vectors, STAGE=1 with several work-items per group and narrower vectors, and the GPUs' register
  * tile loops unrolled whole (UNROLL_TILE=1, in small tiles: PoCL takes minutes over large ones);
- * work-group orders by bands of 1 (the GPUs' default), 3 and 5 tile-rows (a partial last band
- * wherever the tile-rows are no multiple). Separate builds of the tiled kernel, so only f32. */
+ * work-group orders by bands of 1, 3 and 5 tile-rows (a partial last band wherever the tile-rows are
+ * no multiple), and 3 in a local-memory kernel reading both operands MN-fast (TN, else the host takes
+ * 1), over 8 tile-rows. Separate builds of the tiled kernel, so only f32. */
 START_TEST(test_stages)
 {
     /* Every set names what it depends on: the defaults differ between GPUs and CPUs. */
@@ -424,14 +425,17 @@ START_TEST(test_stages)
         g.kernel_env = envs[c % 6];
         check_case(&g, seed, &rng);
     }
+    gcase bands = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_N, 117, 70, 33, 2, 1, 3, 1, 2, 3, -0.5, 0.5,
+                   MODE_STRIDED, 2, 0, 0, "DIRECT=1,PACK=0,GM=3,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"};
+    check_case(&bands, seed, &rng);
 }
 END_TEST
 
 /* Copies of strided operands (PACK, lib/gemm.c: pack_operand), with both settings in every layout x
  * transpose, in strided batches with offsets; with PACK=1 the cases whose kernel-side B is K-fast
- * copy it, one of them (c = 11) shared by every entry (copied once), and the odd ones read A and B
- * through buffer views and take a local-memory kernel (PACK_STAGED: the GPUs' copies, transposed
- * through local memory). Then the copies that only large operands get: an N-fast B whose 4 KiB row
+ * copy it, one of them (c = 11) shared by every entry (copied once); the odd ones read A and B
+ * through buffer views, and those with PACK=1 (9, 11, 13, 15) take a local-memory kernel
+ * (PACK_STAGED: the GPUs' copies, transposed through local memory). Then the copies that only large operands get: an N-fast B whose 4 KiB row
  * pitch is copied when K >= 1024 (f32 ldb = 1024, f64 ldb = 512), a transposed A of 4 MiB (f32
  * 1024 x 1024) alone and in a batch that shares it; and PACK_STAGED's (PACKN=40): a K-fast A
  * copied M-fast (alone and shared), a K-fast B copied N-fast, and both at once. */
