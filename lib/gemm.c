@@ -71,9 +71,10 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     /* Work-group order (cl/gemm.cl): the tiled kernel's groups take the tiles GM tile-rows at a
      * time, column after column within each band (1: row after row). Not searched by ocx-tune: the
      * sizes it measures do not show it. PoCL (2-core AVX-512 EPYC, f32 NN, GM=1 / 8 alternating call
-     * by call in one process, median GFLOP/s of 5-9 rounds): 128^3, 256^3, 768^3, 1024^3 level (58 / 59, 152 / 152,
-     * 379 / 379, 342 / 336), 2048^3 293 / 354, 3072^3 268 / 350; 2048^3 NT 255 / 318, TN 254 / 291,
-     * TT 240 / 303 (the tiles that share a band of A rows and a run of B columns stay in the cache).
+     * by call in one process, median GFLOP/s of 5-9 rounds): 128^3, 256^3, 768^3, 1024^3 level (58 /
+     * 59, 152 / 152, 379 / 379, 342 / 336), 2048^3 293 / 354, 3072^3 268 / 350; 2048^3 NT 255 / 318,
+     * TN 254 / 291, TT 240 / 303 (the tiles that share a band of A rows and a run of B columns stay in
+     * the cache).
      * H200 (f32, two alternating rounds, TFLOP/s, GM=1 / 8 / 16): 8192^3 TN 49.3 / 49.5 / 49.6-49.7
      * but NN 48.0-48.1 / 44.8-44.9 / 45.1 (4096^3 NN 46.5-46.7 / 43.6 / 43.4-43.9): the kernels that
      * stage tiles in local memory take 1 wherever an operand is K-fast (ocx_gemm_ex). With the
@@ -377,7 +378,8 @@ static size_t pack_size(const ocx_context *ctx, const operand *x, size_t es, siz
     size_t p = ocx__round_up(x->cols, align);
     if ((p * es) % 128 == 0) p += align;
     *pitch = p;
-    if (x->rows > SIZE_MAX / p || x->rows * p > SIZE_MAX / es / batch || x->rows * p * batch * es > ctx->info.max_alloc_bytes)
+    if (x->rows > SIZE_MAX / p || x->rows * p > SIZE_MAX / es / batch ||
+        x->rows * p * batch * es > ctx->info.max_alloc_bytes)
         return 0;
     return x->rows * p * batch;
 }
@@ -587,8 +589,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         operand xa = cpu_k ? (operand){ka, koa, km, k, sam, sak} : (operand){ka, koa, k, km, sak, sam};
         operand xb = {kb, kob, k, kn, sbk, sbn};
         const size_t packn = (size_t)p.v[P_PACKN];
-        const int want_a =
-            xa.sc != 1 && (cpu_k ? (double)km * (double)k * (double)es >= 4194304.0 : kn >= packn && k > OCX__GEMM_SHORT_K);
+        const int want_a = xa.sc != 1 && (cpu_k ? (double)km * (double)k * (double)es >= 4194304.0
+                                                 : kn >= packn && k > OCX__GEMM_SHORT_K);
         const int want_b = sbn != 1 ? cpu_k || km >= packn : cpu_k && k >= 1024 && sbk * es % 4096 == 0;
         size_t pa = 0, pb = 0;
         size_t na = want_a ? pack_size(ctx, &xa, es, batch, &pa) : 0;
@@ -605,7 +607,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                 na = 0, nb = 0, held = NULL; /* no room for the copies: the kernel reads in place */
             if (na) st = pack_operand(ctx, stream, &xa, batch, !cpu_k, mem, 0, pa, &copies[0], &num_wait, &wait);
             if (st == OCX_OK && nb)
-                st = pack_operand(ctx, stream, &xb, batch, !cpu_k, mem, na ? at_b : 0, pb, &copies[1], &num_wait, &wait);
+                st = pack_operand(ctx, stream, &xb, batch, !cpu_k, mem, na ? at_b : 0, pb, &copies[1], &num_wait,
+                                  &wait);
             /* A driver that allocates at first use reports a scratch buffer too large for the device
              * at the first launch into it: that copy is left out (and the buffer dropped). */
             if (st == OCX_ERR_OUT_OF_MEMORY) {

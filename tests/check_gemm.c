@@ -426,7 +426,8 @@ START_TEST(test_stages)
         check_case(&g, seed, &rng);
     }
     gcase bands = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_N, 117, 70, 33, 2, 1, 3, 1, 2, 3, -0.5, 0.5,
-                   MODE_STRIDED, 2, 0, 0, "DIRECT=1,PACK=0,GM=3,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"};
+                   MODE_STRIDED, 2, 0, 0,
+                   "DIRECT=1,PACK=0,GM=3,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"};
     check_case(&bands, seed, &rng);
 }
 END_TEST
@@ -435,10 +436,11 @@ END_TEST
  * transpose, in strided batches with offsets; with PACK=1 the cases whose kernel-side B is K-fast
  * copy it, one of them (c = 11) shared by every entry (copied once); the odd ones read A and B
  * through buffer views, and those with PACK=1 (9, 11, 13, 15) take a local-memory kernel
- * (PACK_STAGED: the GPUs' copies, transposed through local memory). Then the copies that only large operands get: an N-fast B whose 4 KiB row
- * pitch is copied when K >= 1024 (f32 ldb = 1024, f64 ldb = 512), a transposed A of 4 MiB (f32
- * 1024 x 1024) alone and in a batch that shares it; and PACK_STAGED's (PACKN=40): a K-fast A
- * copied M-fast (alone and shared), a K-fast B copied N-fast, and both at once. */
+ * (PACK_STAGED: the GPUs' copies, transposed through local memory). Then the copies that only
+ * large operands get: an N-fast B whose 4 KiB row pitch is copied when K >= 1024 (f32 ldb = 1024,
+ * f64 ldb = 512), a transposed A of 4 MiB (f32 1024 x 1024) alone and in a batch that shares it;
+ * and PACK_STAGED's (PACKN=40): a K-fast A copied M-fast (alone and shared), a K-fast B copied
+ * N-fast, and both at once. */
 #define PACK_STAGED "DIRECT=1,PACK=1,PACKN=40,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"
 START_TEST(test_packed)
 {
@@ -487,8 +489,8 @@ START_TEST(test_packed)
     setenv("OCX_GEMM_PARAMS", "DIRECT=1,PACK=0,GM=5,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4", 1);
     ocx_buffer *x = tpoisoned(OCX_F32, 40 * 40), *y = tpoisoned(OCX_F32, 40 * 40), *z = tpoisoned(OCX_F32, 40 * 40);
     for (int t = 0; t < 2; t++) {
-        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, t ? OCX_OP_T : OCX_OP_N, OCX_OP_N, 40, 40, 40, 1, x, 0, 40, y, 0, 40, 0,
-                       z, 0, 40, 0, NULL, NULL));
+        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, t ? OCX_OP_T : OCX_OP_N, OCX_OP_N, 40, 40, 40, 1, x, 0, 40, y, 0, 40,
+                       0, z, 0, 40, 0, NULL, NULL));
         ocx_params_info info;
         ck_ok(ocx_last_params(&info));
         ck_assert_msg(strstr(info.params, t ? "GM=5 " : "GM=1 "), "%s: %s", t ? "TN" : "NN", info.params);
