@@ -368,13 +368,15 @@ typedef struct operand {
     size_t rows, cols, sr, sc; /* op(X): rows x cols, element (r, c) at r*sr + c*sc */
 } operand;
 
+/* Entries a copy of x holds: an operand that every batch entry shares (stride 0) is copied once. */
+static size_t copied_entries(const operand *x, size_t batch) { return x->o.stride == 0 ? 1 : batch; }
+
 /* Where a copy of operand x would go: its row pitch (an odd multiple of 64 bytes) and its elements
- * (0: larger than the device's largest allocation; the kernel then reads x in place). An operand
- * that every batch entry shares (stride 0) is copied once. */
+ * (0: larger than the device's largest allocation; the kernel then reads x in place). */
 static size_t pack_size(const ocx_context *ctx, const operand *x, size_t es, size_t batch, size_t *pitch)
 {
     const size_t align = 64 / es;
-    if (x->o.stride == 0) batch = 1;
+    batch = copied_entries(x, batch);
     size_t p = ocx__round_up(x->cols, align);
     if ((p * es) % 128 == 0) p += align;
     *pitch = p;
@@ -391,7 +393,7 @@ static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x,
                                size_t at, size_t pitch, ocx_buffer *copy, size_t *num_wait, const ocx_event **wait)
 {
     const size_t es = ocx_dtype_size(x->buf->dtype);
-    if (x->o.stride == 0) batch = 1;
+    batch = copied_entries(x, batch);
     const size_t per_entry = x->rows * pitch;
     const int t = x->sc != 1; /* a transpose (sc != 1, so sr == 1) */
     local_t = t && local_t && ctx->info.max_work_group_size >= 256 && ctx->info.max_work_item_sizes[0] >= 32 &&
@@ -615,11 +617,11 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                 if (xa.buf != &copies[0] && held) ocx__stream_scratch_drop(held);
                 st = OCX_OK;
             }
-            if (st == OCX_OK) ocx__error_restore(saved);
             if (st != OCX_OK) {
                 if (held) pthread_mutex_unlock(&held->lock);
                 return st;
             }
+            ocx__error_restore(saved);
         }
         ka = xa.buf, koa = xa.o;
         sam = cpu_k ? xa.sr : xa.sc, sak = cpu_k ? xa.sc : xa.sr;
