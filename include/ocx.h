@@ -238,6 +238,13 @@ OCX_API ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **stream);
  *  reductions' partial results, GEMM's operand copies). Accepts NULL; ignores the default stream
  *  (the context owns it). */
 OCX_API void ocx_stream_destroy(ocx_stream *stream);
+/*! ocx_stream_trim() : releases the stream's scratch buffer (NULL: the default stream's), which stays
+ *  otherwise as large as the largest use made of it until the stream is destroyed: up to A's and B's
+ *  copies together after a GEMM that copied both. The next call that needs a scratch buffer creates
+ *  it again. Work already enqueued with it is unaffected (OpenCL frees it once that work is done).
+ *  *released (may be NULL): the bytes the buffer held, 0 where there was none. Waits for a call that
+ *  is enqueueing on the stream from another thread. */
+OCX_API ocx_status ocx_stream_trim(ocx_context *ctx, ocx_stream *stream, size_t *released);
 /*! ocx_stream_flush() : submits queued work to the device without waiting. NULL: default stream. */
 OCX_API ocx_status ocx_stream_flush(ocx_context *ctx, ocx_stream *stream);
 /*! ocx_stream_finish() : blocks until all work on the stream is done. NULL: default stream. */
@@ -642,7 +649,8 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     transposed) where the product's other dimension is at least the parameter PACKN (4096; for
  *     A, K above 256 as well). A copy's rows are padded to an odd multiple of 64 bytes. The scratch
  *     buffer is kept between calls, as large as the largest copies made on the stream (A's and B's
- *     together), until the stream is destroyed (the default stream's: the context); without the
+ *     together), until ocx_stream_trim() or until the stream is destroyed (the default stream's:
+ *     the context); without the
  *     memory the operands are read in place. `event` is then the GEMM kernel's: it completes after
  *     the copies, and its profiling time covers the kernel alone.
  */

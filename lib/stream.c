@@ -90,6 +90,19 @@ void ocx_stream_destroy(ocx_stream *s)
     free(s);
 }
 
+ocx_status ocx_stream_trim(ocx_context *ctx, ocx_stream *stream, size_t *released)
+{
+    if (released) *released = 0;
+    cl_command_queue q = NULL;
+    OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
+    ocx_stream *s = stream ? stream : &ctx->stream;
+    pthread_mutex_lock(&s->lock);
+    if (released) *released = s->scratch_bytes;
+    ocx__stream_scratch_drop(s);
+    pthread_mutex_unlock(&s->lock);
+    return OCX_OK;
+}
+
 ocx_status ocx_stream_flush(ocx_context *ctx, ocx_stream *stream)
 {
     cl_command_queue q = NULL;

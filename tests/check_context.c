@@ -172,6 +172,7 @@ START_TEST(test_interop_own_queue_and_bad_arguments)
     float v[4] = {1, 2, 3, 4};
     ck_status(ocx_buffer_write(b, NULL, ba, 0, 4, v, 0, NULL, NULL), OCX_ERR_CONTEXT_MISMATCH);
     ck_status(ocx_stream_finish(b, ocx_context_stream(a)), OCX_ERR_CONTEXT_MISMATCH);
+    ck_status(ocx_stream_trim(b, ocx_context_stream(a), NULL), OCX_ERR_CONTEXT_MISMATCH);
     cl_mem m = clCreateBuffer(own_ctx, CL_MEM_READ_WRITE, 16, NULL, &err);
     ocx_buffer *w = NULL;
     ck_status(ocx_buffer_wrap(b, m, OCX_F32, 4, &w), OCX_ERR_CONTEXT_MISMATCH);

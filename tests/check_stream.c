@@ -1,5 +1,5 @@
 /* check_stream — several in-order streams, wait lists ordering work across them, markers, events
- * with profiling, bad arguments. */
+ * with profiling, releasing the scratch buffer, bad arguments. */
 #include "testutil.h"
 
 START_TEST(test_wait_lists_order_two_streams)
@@ -77,6 +77,58 @@ START_TEST(test_nothing_blocks_until_asked)
 }
 END_TEST
 
+/* ocx_stream_trim() releases a stream's scratch buffer (here the reductions' partials): what it
+ * held comes back in *released, a second trim finds none, and a reduction queued behind a gate that
+ * has not fired still reads its partials after the trim (OpenCL keeps the buffer until it is done). */
+START_TEST(test_trim)
+{
+    const size_t n = 1 << 20;
+    float *x = malloc(n * sizeof *x);
+    double want = 0;
+    for (size_t i = 0; i < n; i++) want += x[i] = (float)((int)(i * 7919 % 13) - 6); /* exact in f32 */
+    ocx_buffer *bx = tbuffer(OCX_F32, n, x), *r = tpoisoned(OCX_F32, 1);
+    ocx_stream *s = NULL;
+    ck_ok(ocx_stream_create(tctx, &s));
+    size_t released = 1;
+    ck_ok(ocx_stream_trim(tctx, s, &released));
+    ck_assert_uint_eq(released, 0);
+    double got = 0;
+    ck_ok(ocx_reduce_host(tctx, s, OCX_REDUCE_SUM, n, bx, 1, NULL, 1, &got, NULL, 0, NULL));
+    ck_assert_double_eq(got, want);
+    ck_ok(ocx_stream_trim(tctx, s, &released));
+    ck_assert_uint_gt(released, 0);
+    ck_ok(ocx_stream_trim(tctx, s, &released));
+    ck_assert_uint_eq(released, 0);
+
+    cl_context c;
+    ck_ok(ocx_context_cl(tctx, &c, NULL));
+    cl_int err;
+    cl_event gate = clCreateUserEvent(c, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_ok(ocx_reduce(tctx, s, OCX_REDUCE_SUM, n, bx, 1, NULL, 1, r, 1, &gate, NULL));
+    ck_ok(ocx_stream_trim(tctx, s, &released));
+    ck_assert_uint_gt(released, 0);
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    float back = 0;
+    ck_ok(ocx_buffer_read(tctx, s, r, 0, 1, &back, 0, NULL, NULL));
+    ck_assert_float_eq(back, (float)want);
+    clReleaseEvent(gate);
+
+    /* The default stream (NULL) and bad arguments. */
+    ck_ok(ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, n, bx, 1, NULL, 1, &got, NULL, 0, NULL));
+    ck_ok(ocx_stream_trim(tctx, NULL, NULL));
+    ck_ok(ocx_stream_trim(tctx, ocx_context_stream(tctx), &released));
+    ck_assert_uint_eq(released, 0);
+    released = 1;
+    ck_status(ocx_stream_trim(NULL, s, &released), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_uint_eq(released, 0);
+    ocx_stream_destroy(s);
+    ocx_buffer_destroy(bx);
+    ocx_buffer_destroy(r);
+    free(x);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     ocx_stream *s = (ocx_stream *)1;
@@ -111,6 +163,7 @@ int main(void)
     tcase_add_checked_fixture(core, tctx_setup, tctx_teardown);
     tcase_add_test(core, test_wait_lists_order_two_streams);
     tcase_add_test(core, test_nothing_blocks_until_asked);
+    tcase_add_test(core, test_trim);
     tcase_add_test(core, test_bad_arguments);
     suite_add_tcase(s, core);
     return trun(s);
