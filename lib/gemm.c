@@ -65,7 +65,7 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * (PoCL, AVX2: 64^3 f32 took 100-160 us in it, 22 us in the STAGE=1 tiled kernel, and the
      * call's wall time went from 0.5-0.9x CLBlast to 1.2-2.4x in all four transposes). */
     {"DIRECT", 128, 16, 1, 4096, 0, 1},
-    /* 1: the tiled kernel reads copies of the operands its loads would stride through (pack_operand);
+    /* 1: the tiled kernel reads copies of the operands its loads would stride through (pack_plan_make);
      * host-only. */
     {"PACK", 1, 1, 0, 1, 0, 1, 1},
     /* Work-group order (cl/gemm.cl): the tiled kernel's groups take the tiles GM tile-rows at a
@@ -86,7 +86,7 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     /* The local-memory kernels (STAGE >= 2) copy a K-fast A where N >= PACKN (and K is above the
      * "short_k" class's 256), a K-fast B where M >= PACKN: the copy's cost grows with K times the
      * operand's own dimension, what it saves with the product (host-only; STAGE=1 has rules of its
-     * own, pack_operand's comment). */
+     * own, pack_plan_make's comment). */
     {"PACKN", 4096, 4096, 1, 1048576, 0, 1, 1},
 };
 
@@ -386,11 +386,23 @@ static size_t pack_size(const ocx_context *ctx, const operand *x, size_t es, siz
     return x->rows * p * batch;
 }
 
-/* Copies operand x to element `at` of mem (the stream's scratch buffer; NULL when the tuner only
- * builds) with row pitch `pitch`, and points x at the copy (*copy describes it). local_t: a
- * transpose goes through local memory (gemm_pack_tl). */
-static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x, size_t batch, int local_t, cl_mem mem,
-                               size_t at, size_t pitch, ocx_buffer *copy, size_t *num_wait, const ocx_event **wait)
+/* A copy of an operand, planned (and its kernel built) before the stream is locked, so that a first
+ * call's compilation holds up no other thread feeding the stream; launched once the stream's scratch
+ * buffer is held. The launch's arguments point into the plan, which must stay where it is. */
+typedef struct pack_plan {
+    operand orig;    /* the operand as given: read in place where the copy is left out */
+    ocx_buffer copy; /* the copy; its mem is the scratch buffer, set once the stream is held */
+    cl_ulong u[8];   /* the copy kernel's integer arguments */
+    ocx__arg args[10];
+    char options[32];
+    ocx__launch_desc d; /* the copy's launch, its kernel built */
+} pack_plan;
+
+/* Plans a copy of operand x to element `at` of the scratch buffer with row pitch `pitch`, builds
+ * its kernel, and points x at the copy. local_t: a transpose goes through local memory
+ * (gemm_pack_tl). */
+static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int local_t, size_t at, size_t pitch,
+                                 pack_plan *pl)
 {
     const size_t es = ocx_dtype_size(x->buf->dtype);
     batch = copied_entries(x, batch);
@@ -398,39 +410,37 @@ static ocx_status pack_operand(ocx_context *ctx, ocx_stream *stream, operand *x,
     const int t = x->sc != 1; /* a transpose (sc != 1, so sr == 1) */
     local_t = t && local_t && ctx->info.max_work_group_size >= 256 && ctx->info.max_work_item_sizes[0] >= 32 &&
               ctx->info.max_work_item_sizes[1] >= 8;
-    char options[32]; /* gemm_pack_tl is built only where it runs (its required work-group size) */
-    snprintf(options, sizeof options, "-DESIZE=%zu%s", es, local_t ? " -DPACK_TL=1" : "");
-    ocx__arg args[] = {OCX__ARG_MEM(x->buf),
-                       OCX__ARG_U64(x->buf->offset + x->o.base),
-                       OCX__ARG_U64(x->sr),
-                       OCX__ARG_U64(x->sc),
-                       OCX__ARG_U64(x->o.stride),
-                       {OCX__ARG_VALUE, sizeof(cl_mem), &mem},
-                       OCX__ARG_U64(at),
-                       OCX__ARG_U64(x->rows),
-                       OCX__ARG_U64(x->cols),
-                       OCX__ARG_U64(pitch)};
+    /* gemm_pack_tl is built only where it runs (its required work-group size) */
+    snprintf(pl->options, sizeof pl->options, "-DESIZE=%zu%s", es, local_t ? " -DPACK_TL=1" : "");
+    pl->orig = *x;
+    pl->copy = (ocx_buffer){ctx->context, NULL, x->buf->dtype, at, per_entry * batch, NULL, 0};
+    const cl_ulong u[8] = {x->buf->offset + x->o.base, x->sr, x->sc, x->o.stride, at, x->rows, x->cols, pitch};
+    memcpy(pl->u, u, sizeof u);
+    /* gemm_pack(src, its offset, sr, sc, entry stride, dst, at, rows, cols, pitch) */
+    for (int i = 0; i < 8; i++)
+        pl->args[i < 4 ? i + 1 : i + 2] = (ocx__arg){OCX__ARG_VALUE, sizeof(cl_ulong), &pl->u[i]};
+    pl->args[0] = OCX__ARG_MEM(pl->orig.buf);
+    pl->args[5] = OCX__ARG_MEM(&pl->copy);
     size_t wg = 64; /* gemm_pack's work-groups: up to 64 work-items along its rows */
     if (wg > ctx->info.max_work_group_size) wg = ctx->info.max_work_group_size;
     if (wg > ctx->info.max_work_item_sizes[0]) wg = ctx->info.max_work_item_sizes[0];
-    ocx__launch_desc d = {"gemm_pack", options, "gemm_pack", 3, {ocx__round_up(x->cols, wg), x->rows, batch},
-                          {wg, 1, 1}, sizeof args / sizeof *args, args};
+    const unsigned nargs = sizeof pl->args / sizeof *pl->args;
     if (local_t)
-        d = (ocx__launch_desc){"gemm_pack", options, "gemm_pack_tl", 3,
-                               {ocx__round_up(x->rows, 32), ocx__div_up(x->cols, 32) * 8, batch}, {32, 8, 1},
-                               sizeof args / sizeof *args, args};
+        pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack_tl", 3,
+                                   {ocx__round_up(x->rows, 32), ocx__div_up(x->cols, 32) * 8, batch}, {32, 8, 1},
+                                   nargs, pl->args, NULL};
     else if (t)
-        d = (ocx__launch_desc){"gemm_pack", options, "gemm_pack_t", 3,
-                               {ocx__div_up(x->cols, 16), ocx__div_up(x->rows, 16), batch}, {0},
-                               sizeof args / sizeof *args, args};
-    OCX__FORWARD(ocx__launch(ctx, stream, &d, *num_wait, *wait, NULL));
-    *copy = (ocx_buffer){ctx->context, mem, x->buf->dtype, at, per_entry * batch, mem, 0};
-    x->buf = copy;
+        pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack_t", 3,
+                                   {ocx__div_up(x->cols, 16), ocx__div_up(x->rows, 16), batch}, {0}, nargs, pl->args,
+                                   NULL};
+    else
+        pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack", 3,
+                                   {ocx__round_up(x->cols, wg), x->rows, batch}, {wg, 1, 1}, nargs, pl->args, NULL};
+    OCX__FORWARD(ocx__kernel_get(ctx, pl->d.source, pl->d.options, pl->d.kernel, &pl->d.prebuilt));
+    x->buf = &pl->copy;
     x->o = (batch_offs){NULL, 0, batch > 1 ? per_entry : 0};
     x->sr = pitch;
     x->sc = 1;
-    *num_wait = 0; /* the stream's queue is in order: later commands follow the copy */
-    *wait = NULL;
     return OCX_OK;
 }
 
@@ -441,7 +451,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                             const ocx_event *wait, ocx_event *event)
 {
     if (event) *event = NULL;
-    OCX__FORWARD(ocx__check_context(ctx));
+    cl_command_queue queue;
+    OCX__FORWARD(ocx__stream_resolve(ctx, stream, &queue)); /* checks ctx and the stream's context */
     OCX__FORWARD(ocx__check_wait(num_wait, wait));
     OCX__FAIL_IF(layout != OCX_ROW_MAJOR && layout != OCX_COL_MAJOR, OCX_ERR_INVALID_ARGUMENT,
                  "ocx_gemm: layout %d is neither OCX_ROW_MAJOR nor OCX_COL_MAJOR", (int)layout);
@@ -578,18 +589,21 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     const int nv = !use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
                    ocx__gemm_nv_ready(ctx, a->dtype);
 
-    /* Copies the tiled kernel reads in place of strided operands (PACK, pack_operand), in the
-     * stream's scratch buffer (A's copy first, B's after it); the stream stays locked (held) until
-     * the GEMM is enqueued, so no other call's scratch use comes in between. */
-    ocx_buffer copies[2];
-    ocx_stream *held = NULL;
-    if (!use_direct && !nv && p.v[P_PACK] && !koa.arr) {
-        /* STAGE=1 reads A K-fast; the local-memory kernels store both slices k-major, so they read
-         * A M-fast (xa then describes op(A)^T: rows along k). */
-        const int cpu_k = p.v[P_STAGE] == 1;
+    /* Copies the tiled kernel reads in place of strided operands (PACK, pack_plan), in the stream's
+     * scratch buffer (A's copy first, B's after it). Every kernel is built first; the stream is then
+     * locked (held) from taking the buffer until the GEMM is enqueued, so no other call's scratch
+     * use comes in between. */
+    pack_plan plans[2];
+    int planned[2] = {0, 0};
+    const int packing = !use_direct && !nv && p.v[P_PACK] && !koa.arr;
+    /* STAGE=1 reads A K-fast; the local-memory kernels store both slices k-major, so they read A
+     * M-fast (xa then describes op(A)^T: rows along k). */
+    const int cpu_k = p.v[P_STAGE] == 1;
+    operand xa = cpu_k ? (operand){ka, koa, km, k, sam, sak} : (operand){ka, koa, k, km, sak, sam};
+    operand xb = {kb, kob, k, kn, sbk, sbn};
+    size_t scratch_bytes = 0;
+    if (packing) {
         const size_t es = ocx_dtype_size(a->dtype);
-        operand xa = cpu_k ? (operand){ka, koa, km, k, sam, sak} : (operand){ka, koa, k, km, sak, sam};
-        operand xb = {kb, kob, k, kn, sbk, sbn};
         const size_t packn = (size_t)p.v[P_PACKN];
         const int want_a = xa.sc != 1 && (cpu_k ? (double)km * (double)k * (double)es >= 4194304.0
                                                  : kn >= packn && k > OCX__GEMM_SHORT_K);
@@ -599,62 +613,105 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         size_t nb = want_b ? pack_size(ctx, &xb, es, batch, &pb) : 0;
         const size_t at_b = ocx__round_up(na, 64 / es); /* B's copy starts 64-byte aligned */
         if (na && nb && (at_b + nb) * es > ctx->info.max_alloc_bytes) nb = 0; /* A's copy alone */
-        if (na || nb) {
-            cl_mem mem = NULL; /* the tuner builds kernels ahead of timing: no buffer then */
-            ocx_status st = OCX_OK;
-            char saved[1024]; /* a copy left out is no failure of the call: its message is put back */
-            snprintf(saved, sizeof saved, "%s", ocx_last_error());
-            if (!ocx__launch_is_build_only() &&
-                ocx__stream_scratch(ctx, stream, (nb ? at_b + nb : na) * es, &held, &mem) != OCX_OK)
-                na = 0, nb = 0, held = NULL; /* no room for the copies: the kernel reads in place */
-            if (na) st = pack_operand(ctx, stream, &xa, batch, !cpu_k, mem, 0, pa, &copies[0], &num_wait, &wait);
-            if (st == OCX_OK && nb)
-                st = pack_operand(ctx, stream, &xb, batch, !cpu_k, mem, na ? at_b : 0, pb, &copies[1], &num_wait,
-                                  &wait);
-            /* A driver that allocates at first use reports a scratch buffer too large for the device
-             * at the first launch into it: that copy is left out (and the buffer dropped). */
-            if (st == OCX_ERR_OUT_OF_MEMORY) {
-                if (xa.buf != &copies[0] && held) ocx__stream_scratch_drop(held);
-                st = OCX_OK;
-            }
-            if (st != OCX_OK) {
+        scratch_bytes = (nb ? (na ? at_b : 0) + nb : na) * es;
+        if (na) OCX__FORWARD(pack_plan_make(ctx, &xa, batch, !cpu_k, 0, pa, &plans[0]));
+        if (nb) OCX__FORWARD(pack_plan_make(ctx, &xb, batch, !cpu_k, na ? at_b : 0, pb, &plans[1]));
+        planned[0] = na != 0, planned[1] = nb != 0;
+    }
+
+    /* The GEMM's kernel for the operands as they will be read; then, where copies are planned, the
+     * stream is held and they are launched. A copy left out (no memory for it) sends the loop round
+     * again for the kernel that reads that operand in place. */
+    char options[512];
+    int flags = 0;
+    cl_kernel kernel = NULL;
+    ocx_stream *held = NULL;
+    for (int copied = 0;;) {
+        if (packing) {
+            ka = xa.buf, koa = xa.o;
+            sam = cpu_k ? xa.sr : xa.sc, sak = cpu_k ? xa.sc : xa.sr;
+            kb = xb.buf, kob = xb.o, sbk = xb.sr, sbn = xb.sc;
+        }
+        /* Bands of tile-rows (GM) only where a local-memory kernel reads both operands MN-fast: on
+         * the H200 a K-fast operand under bands ran up to 7% slower (GM in the table above). */
+        const int akf = sak == 1, bkf = sbn != 1;
+        if (!use_direct && !nv && p.v[P_STAGE] >= 2 && (akf || bkf) && p.v[P_GM] != 1) {
+            p.v[P_GM] = 1;
+            ocx__params_record(&p, a->dtype, cls);
+        }
+        ocx__dtype_defines(ctx, a->dtype, options, sizeof options);
+        size_t ol = strlen(options);
+        snprintf(options + ol, sizeof options - ol, " -DCTYPE=%d -DNATIVE_F16=%d", dtype_code(c->dtype),
+                 compute == OCX_COMPUTE_F16);
+        /* Every kernel parameter becomes a -D define (host-only ones such as DIRECT must not force a
+         * rebuild). */
+        ocx__params_defines(&p, options, sizeof options);
+        /* Layout and alignment of the call: each operand's fast dimension (one of its strides is 1),
+         * the widest global vector its tile loads may use, and whether 32-bit element indices
+         * suffice. */
+        int av = load_width(akf ? p.v[P_KWG] : p.v[P_MWG]), bv = load_width(bkf ? p.v[P_KWG] : p.v[P_NWG]);
+        flags = (aligned_for(ka, &koa, batch, akf ? sam : sak, av) ? 2 : 0) |
+                (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, bv) ? 4 : 0);
+        const ocx_buffer *bufs[3] = {ka, kb, c};
+        int idx32 = 1;
+        for (int i = 0; i < 3; i++)
+            if (bufs[i]->offset + bufs[i]->length > 0xFFFFFFFFu) idx32 = 0;
+        ol = strlen(options);
+        snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d", akf, bkf, av,
+                 bv, idx32);
+        ocx_status st = nv ? OCX_OK
+                           : ocx__kernel_get(ctx, use_direct ? "gemm_direct" : "gemm", options,
+                                             use_direct ? "gemm_direct" : "gemm_tiled", &kernel);
+        if (st != OCX_OK) {
+            if (held) pthread_mutex_unlock(&held->lock);
+            return st;
+        }
+        if (copied || !(planned[0] || planned[1]) || ocx__launch_is_build_only()) break;
+        copied = 1;
+
+        char saved[1024]; /* a copy left out is no failure of the call: its message is put back */
+        snprintf(saved, sizeof saved, "%s", ocx_last_error());
+        cl_mem mem = NULL;
+        int left_out = 0;
+        if (ocx__stream_scratch(ctx, stream, scratch_bytes, &held, &mem) != OCX_OK) {
+            held = NULL; /* no room for the copies: the kernel reads the operands in place */
+            left_out = 3;
+        }
+        for (int i = 0; i < 2 && !left_out; i++) {
+            if (!planned[i]) continue;
+            plans[i].copy.mem = plans[i].copy.root = mem;
+            st = ocx__launch(ctx, stream, &plans[i].d, num_wait, wait, NULL);
+            if (st == OCX_OK) {
+                num_wait = 0; /* the stream's queue is in order: later commands follow the copy */
+                wait = NULL;
+            } else if (st == OCX_ERR_OUT_OF_MEMORY) {
+                /* A driver that allocates at first use reports a scratch buffer too large for the
+                 * device at the first launch into it: that copy is left out (and, where it is A's or
+                 * B's alone, the buffer dropped), and so is B's after A's. */
+                left_out = i + 1;
+            } else {
                 if (held) pthread_mutex_unlock(&held->lock);
                 return st;
             }
-            ocx__error_restore(saved);
         }
-        ka = xa.buf, koa = xa.o;
-        sam = cpu_k ? xa.sr : xa.sc, sak = cpu_k ? xa.sc : xa.sr;
-        kb = xb.buf, kob = xb.o, sbk = xb.sr, sbn = xb.sc;
+        if (!left_out) break;
+        if (left_out == 2 && planned[0]) { /* B's alone: A's copy stays in the buffer */
+            xb = plans[1].orig;
+            planned[1] = 0;
+        } else {
+            if (held) {
+                ocx__stream_scratch_drop(held);
+                pthread_mutex_unlock(&held->lock);
+                held = NULL;
+            }
+            if (planned[0]) xa = plans[0].orig;
+            if (planned[1]) xb = plans[1].orig;
+            planned[0] = planned[1] = 0;
+        }
+        ocx__error_restore(saved);
     }
 
-    /* Bands of tile-rows (GM) only where a local-memory kernel reads both operands MN-fast: on the
-     * H200 a K-fast operand under bands ran up to 7% slower (GM in the table above). */
     const int akf = sak == 1, bkf = sbn != 1;
-    if (!use_direct && !nv && p.v[P_STAGE] >= 2 && (akf || bkf) && p.v[P_GM] != 1) {
-        p.v[P_GM] = 1;
-        ocx__params_record(&p, a->dtype, cls);
-    }
-
-    char options[512];
-    ocx__dtype_defines(ctx, a->dtype, options, sizeof options);
-    size_t ol = strlen(options);
-    snprintf(options + ol, sizeof options - ol, " -DCTYPE=%d -DNATIVE_F16=%d", dtype_code(c->dtype),
-             compute == OCX_COMPUTE_F16);
-    /* Every kernel parameter becomes a -D define (host-only ones such as DIRECT must not force a rebuild). */
-    ocx__params_defines(&p, options, sizeof options);
-    /* Layout and alignment of the call: each operand's fast dimension (one of its strides is 1), the
-     * widest global vector its tile loads may use, and whether 32-bit element indices suffice. */
-    int av = load_width(akf ? p.v[P_KWG] : p.v[P_MWG]), bv = load_width(bkf ? p.v[P_KWG] : p.v[P_NWG]);
-    int flags = (aligned_for(ka, &koa, batch, akf ? sam : sak, av) ? 2 : 0) |
-                (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, bv) ? 4 : 0);
-    const ocx_buffer *bufs[3] = {ka, kb, c};
-    int idx32 = 1;
-    for (int i = 0; i < 3; i++)
-        if (bufs[i]->offset + bufs[i]->length > 0xFFFFFFFFu) idx32 = 0;
-    ol = strlen(options);
-    snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d", akf, bkf, av, bv,
-             idx32);
 
     /* Offsets per batch entry, when given as arrays, go to the device in a small read-only buffer
      * (copied at creation; OpenCL keeps it alive until the kernel is done with it). */
@@ -716,12 +773,12 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         size_t gn = (size_t)p.v[P_DWGN], gm = (size_t)p.v[P_DWGM];
         d = (ocx__launch_desc){"gemm_direct", options, "gemm_direct", 3,
                                {ocx__round_up(kn, gn), ocx__round_up(km, gm), batch}, {gn, gm, 1},
-                               sizeof args / sizeof *args, args};
+                               sizeof args / sizeof *args, args, kernel};
     } else {
         size_t wg = (size_t)p.v[P_MDIMC] * (size_t)p.v[P_NDIMC];
         d = (ocx__launch_desc){"gemm", options, "gemm_tiled", 3,
                                {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), batch},
-                               {wg, 1, 1}, sizeof args / sizeof *args, args};
+                               {wg, 1, 1}, sizeof args / sizeof *args, args, kernel};
     }
     ocx_status st = ocx__launch(ctx, stream, &d, num_wait, wait, event);
     if (held) pthread_mutex_unlock(&held->lock);

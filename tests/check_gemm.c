@@ -432,7 +432,7 @@ START_TEST(test_stages)
 }
 END_TEST
 
-/* Copies of strided operands (PACK, lib/gemm.c: pack_operand), with both settings in every layout x
+/* Copies of strided operands (PACK, lib/gemm.c: pack_plan_make), with both settings in every layout x
  * transpose, in strided batches with offsets; with PACK=1 the cases whose kernel-side B is K-fast
  * copy it, one of them (c = 11) shared by every entry (copied once); the odd ones read A and B
  * through buffer views, and those with PACK=1 (9, 11, 13, 15) take a local-memory kernel
