@@ -83,11 +83,17 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * 47.1-47.3 / 45.6-45.8 / 47.2-47.8 / 46.4-46.6; 8192^3 49.2-49.3 / 48.7-48.8 / 49.6-49.7 /
      * 49.1-49.2 against 48.9-49.1 / 48.4 / 49.4 / 48.7). */
     {"GM", 16, 8, 1, 64, 0, 0, 1},
-    /* The local-memory kernels (STAGE >= 2) copy a K-fast A where N >= PACKN (and K is above the
-     * "short_k" class's 256), a K-fast B where M >= PACKN: the copy's cost grows with K times the
-     * operand's own dimension, what it saves with the product (host-only; STAGE=1 has rules of its
-     * own, pack_plan_make's comment). */
-    {"PACKN", 4096, 4096, 1, 1048576, 0, 1, 1},
+    /* A copy of one operand pays only where the other operand's dimension is at least PACKN: the
+     * copy's cost grows with K times the operand's own dimension, what it saves with the product
+     * (host-only). The local-memory kernels (STAGE >= 2) copy a K-fast A where N >= PACKN (and K
+     * is above the "short_k" class's 256), a K-fast B where M >= PACKN. STAGE=1 copies a transposed
+     * A (of 4 MiB or more) where N >= PACKN and a 4-KiB-pitched B where M >= PACKN, but a K-fast B
+     * always: gathered in place it ran 4x2048x2048 NT at 1.6 GFLOP/s against 5.9 with the copy
+     * (pack_plan_make's comment). PoCL (2-core AVX-512 EPYC, f32, M = K = 2048, median GFLOP/s of
+     * 3 rounds, PACK=1 / 0): TN with N = 16, 32, 64, 128, 256 ran 31 / 63, 61 / 108, 101 / 114,
+     * 129 / 126, 186 / 125; NN (ldb = 2048) with M = 16, 64, 128, 256 33 / 39, 129 / 124,
+     * 170 / 163, 231 / 196. */
+    {"PACKN", 4096, 128, 1, 1048576, 0, 1, 1},
 };
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
@@ -344,11 +350,12 @@ static int aligned_for(const ocx_buffer *x, const batch_offs *o, size_t batch, s
  *   against 50, 512^3 266 against 40, 1024^3 319 against 24, 2048^3 266 against 22; TT 1024^3 274
  *   against 31.
  * - A transposed A (M-fast) spreads each k's MWI loads over a row; it is copied K-fast once it holds
- *   4 MiB or more. TN ran 1024^3 at 285 against 174 and 2048^3 260 against 128, but with the copy
- *   256^3 ran 119 against 179 and 512^3 193 against 247 (the copy's launch; A still fits in the cache).
+ *   4 MiB or more and N >= PACKN (PACKN's comment has the thin products). TN ran 1024^3 at 285
+ *   against 174 and 2048^3 260 against 128, but with the copy 256^3 ran 119 against 179 and 512^3
+ *   193 against 247 (the copy's launch; A still fits in the cache).
  * - An N-fast B whose row pitch is a multiple of 4 KiB maps its rows onto few cache sets, so the
- *   K x NWG panel a work-group streams does not stay in the cache; it is copied when K >= 1024.
- *   NN ran 1024^3 at 340 against 281 and 2048^3 285 against 195; 3072^3 277 against 193. With a
+ *   K x NWG panel a work-group streams does not stay in the cache; it is copied when K >= 1024
+ *   and M >= PACKN. NN ran 1024^3 at 340 against 281 and 2048^3 285 against 195; 3072^3 277 against 193. With a
  *   pitch of 2 KiB times an odd number the copy did not pay (1536^3 343 against 361, 2560^3 286
  *   against 276), nor below K = 1024 (512^3, 768^3 level with a padded ldb); A's pitch did not matter.
  * The copy's pitch is an odd multiple of 64 bytes.
@@ -589,6 +596,29 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     const int nv = !use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
                    ocx__gemm_nv_ready(ctx, a->dtype);
 
+    /* The CPU kernel (STAGE=1) on products narrower than its tile: column vectors no wider than N
+     * (N below VWN took the kernel's dot-product path) and a tile no wider than N needs, so that
+     * work-items do not compute clamped copies of the last column. PoCL (2-core AVX-512 EPYC, f32,
+     * median GFLOP/s of 3 rounds): 2048x4x2048 NN / NT ran 49 / 59 with VWN = NWG = 4 against 3.5
+     * with the defaults' VWN = 16, NWG = 32; 2048x16x2048 NN / NT 150 / 264 with NWG = 16 against
+     * 112 / 194. ocx_last_params() reports the values used. */
+    if (!use_direct && !nv && p.v[P_STAGE] == 1 && (kn < (size_t)p.v[P_NWG] || km < (size_t)p.v[P_MWG])) {
+        int vwn = p.v[P_VWN], nwg = p.v[P_NWG], mwg = p.v[P_MWG], mdimc = p.v[P_MDIMC];
+        if (kn < (size_t)nwg) {
+            while (vwn > 1 && (size_t)vwn > kn) vwn /= 2;
+            for (nwg = p.v[P_NDIMC] * vwn; (size_t)nwg < kn && nwg < p.v[P_NWG];) nwg *= 2;
+        }
+        if (km < (size_t)mwg) {
+            const int mwi = mwg / mdimc;
+            for (mwg = 1; (size_t)mwg < km;) mwg *= 2;
+            mdimc = mwg > mwi ? mwg / mwi : 1;
+        }
+        if (vwn != p.v[P_VWN] || nwg != p.v[P_NWG] || mwg != p.v[P_MWG] || mdimc != p.v[P_MDIMC]) {
+            p.v[P_VWN] = vwn, p.v[P_NWG] = nwg, p.v[P_MWG] = mwg, p.v[P_MDIMC] = mdimc;
+            ocx__params_record(&p, a->dtype, cls);
+        }
+    }
+
     /* Copies the tiled kernel reads in place of strided operands (PACK, pack_plan), in the stream's
      * scratch buffer (A's copy first, B's after it). Every kernel is built first; the stream is then
      * locked (held) from taking the buffer until the GEMM is enqueued, so no other call's scratch
@@ -605,9 +635,10 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     if (packing) {
         const size_t es = ocx_dtype_size(a->dtype);
         const size_t packn = (size_t)p.v[P_PACKN];
-        const int want_a = xa.sc != 1 && (cpu_k ? (double)km * (double)k * (double)es >= 4194304.0
-                                                 : kn >= packn && k > OCX__GEMM_SHORT_K);
-        const int want_b = sbn != 1 ? cpu_k || km >= packn : cpu_k && k >= 1024 && sbk * es % 4096 == 0;
+        const int want_a = xa.sc != 1 && kn >= packn &&
+                           (cpu_k ? (double)km * (double)k * (double)es >= 4194304.0 : k > OCX__GEMM_SHORT_K);
+        const int want_b =
+            sbn != 1 ? cpu_k || km >= packn : cpu_k && km >= packn && k >= 1024 && sbk * es % 4096 == 0;
         size_t pa = 0, pb = 0;
         size_t na = want_a ? pack_size(ctx, &xa, es, batch, &pa) : 0;
         size_t nb = want_b ? pack_size(ctx, &xb, es, batch, &pb) : 0;

@@ -438,7 +438,8 @@ END_TEST
  * through buffer views, and those with PACK=1 (9, 11, 13, 15) take a local-memory kernel
  * (PACK_STAGED: the GPUs' copies, transposed through local memory). Then the copies that only
  * large operands get: an N-fast B whose 4 KiB row pitch is copied when K >= 1024 (f32 ldb = 1024,
- * f64 ldb = 512), a transposed A of 4 MiB (f32 1024 x 1024) alone and in a batch that shares it;
+ * f64 ldb = 512), a transposed A of 4 MiB (f32 1024 x 1024) alone and in a batch that shares it
+ * (PACKN=1: those products are 3 wide, where the CPUs' PACKN leaves the operands in place);
  * and PACK_STAGED's (PACKN=40): a K-fast A copied M-fast (alone and shared), a K-fast B copied
  * N-fast, and both at once. */
 #define PACK_STAGED "DIRECT=1,PACK=1,PACKN=40,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"
@@ -462,12 +463,12 @@ START_TEST(test_packed)
     for (int d = 0; d < 2; d++) {
         if (!tdtype_ok(wide[d])) continue;
         gcase g = {wide[d], wide[d], OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 3, d ? 512 : 1024, 1024, 0, 0, 0, 1, 2, 0,
-                   1, 0.5, MODE_STRIDED, 2, 0, 0, "DIRECT=1,PACK=1"};
+                   1, 0.5, MODE_STRIDED, 2, 0, 0, "DIRECT=1,PACK=1,PACKN=1"};
         check_case(&g, seed, &rng);
     }
     for (int shared = 0; shared < 2; shared++) {
         gcase g = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_N, 1024, 3, 1024, 0, 1, 0, 3, 0, 0,
-                   -1, 1, MODE_STRIDED, 1 + shared, shared, 0, "DIRECT=1,PACK=1"};
+                   -1, 1, MODE_STRIDED, 1 + shared, shared, 0, "DIRECT=1,PACK=1,PACKN=1"};
         check_case(&g, seed, &rng);
         /* The local-memory kernels' copies (PACKN=40 here): a K-fast A where N >= PACKN and K > 256. */
         gcase s = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 37, 45, 301, 1, 0, 2, 3, 1, 0,
@@ -494,6 +495,57 @@ START_TEST(test_packed)
         ocx_params_info info;
         ck_ok(ocx_last_params(&info));
         ck_assert_msg(strstr(info.params, t ? "GM=5 " : "GM=1 "), "%s: %s", t ? "TN" : "NN", info.params);
+    }
+    ck_ok(ocx_stream_finish(tctx, NULL));
+    unsetenv("OCX_GEMM_PARAMS");
+    ocx_buffer_destroy(x);
+    ocx_buffer_destroy(y);
+    ocx_buffer_destroy(z);
+}
+END_TEST
+
+/* The CPU kernel (STAGE=1, the CPUs' default tiles named) fitted to thin products (gemm_core): N
+ * below NWG narrows the column vectors (VWN <= N) and the tile, M below MWG shrinks the tile's rows;
+ * every layout and transpose with M or N in {1, 2, 3, 5, 16, 17}, then the values reported by
+ * ocx_last_params(). */
+#define CPU_TILES "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1"
+START_TEST(test_thin)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    const size_t thin[] = {1, 2, 3, 5, 16, 17};
+    for (int c = 0; c < 24; c++) {
+        gcase g = random_case(&rng, 0);
+        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
+        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        g.m = c & 8 ? thin[c % 6] : 70 + (size_t)c;
+        g.n = c & 8 ? 61 + (size_t)c : thin[c % 6];
+        g.k = 33 + (size_t)c;
+        if (g.alpha == 0) g.alpha = 2;
+        g.kernel_env = CPU_TILES;
+        check_case(&g, seed, &rng);
+    }
+    setenv("OCX_GEMM_PARAMS", CPU_TILES, 1);
+    ocx_buffer *x = tpoisoned(OCX_F32, 100 * 50), *y = tpoisoned(OCX_F32, 100 * 50), *z = tpoisoned(OCX_F32, 100 * 50);
+    const struct {
+        size_t m, n;
+        const char *want[4];
+    } fits[3] = {{3, 40, {"MWG=4", "MDIMC=1", "NWG=32", "VWN=16"}},
+                 {100, 5, {"MWG=64", "MDIMC=8", "NWG=8", "VWN=4"}},
+                 {17, 1, {"MWG=32", "MDIMC=4", "NWG=1", "VWN=1"}}};
+    for (int f = 0; f < 3; f++) {
+        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, fits[f].m, fits[f].n, 50, 1, x, 0, 50, y, 0,
+                       fits[f].n, 0, z, 0, fits[f].n, 0, NULL, NULL));
+        ocx_params_info info;
+        ck_ok(ocx_last_params(&info));
+        char all[600];
+        snprintf(all, sizeof all, " %s ", info.params); /* every NAME=value between spaces */
+        for (int i = 0; i < 4; i++) {
+            char want[40];
+            snprintf(want, sizeof want, " %s ", fits[f].want[i]);
+            ck_assert_msg(strstr(all, want), "%zu x %zu: %s not in %s", fits[f].m, fits[f].n, fits[f].want[i],
+                          info.params);
+        }
     }
     ck_ok(ocx_stream_finish(tctx, NULL));
     unsetenv("OCX_GEMM_PARAMS");
@@ -1219,6 +1271,7 @@ int main(void)
     tcase_add_test(core, test_stages);
     tcase_add_test(core, test_pipelined);
     tcase_add_test(core, test_packed);
+    tcase_add_test(core, test_thin);
     tcase_add_test(core, test_shared_stream_threads);
     tcase_add_test(core, test_bad_arguments);
     tcase_add_test(core, test_tensor_core_path);
