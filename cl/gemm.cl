@@ -37,7 +37,9 @@
  *           time (1: row after row; lib/gemm.c has the measurements)
  *   Chosen by gemm.c from the call: AKF (1: sak == 1, A is K-fast; 0: sam == 1), BKF (1: sbk == 1,
  *   B is K-fast; 0: sbn == 1), AV BV (global vector widths: up to 4, dividing the tile's fast extent),
- *   IDX32 (1: every element index fits 32 bits).
+ *   IDX32 (1: every element index fits 32 bits), CT (STAGE=1 only; 1: the kernel's C is the transpose
+ *   of the caller's, element (m, n) stored at C[offC + n*ldc + m]: gemm.c gives a thin product's
+ *   large operand the role that the kernel streams best).
  * flags (argument): bit 0: the base offsets come from offs; bit 1 (A), bit 2 (B): the slow stride and
  * every base offset are multiples of AV / BV, so vector loads are aligned (else every load of that
  * operand takes the checked scalar path). Kept out of the defines: fewer programs to build.
@@ -100,6 +102,9 @@
 #endif
 #ifndef GM
 #define GM 1
+#endif
+#ifndef CT
+#define CT 0
 #endif
 
 #define CAT_(a, b) a##b
@@ -397,6 +402,14 @@
  * inside it); a vector of B that would cross N is loaded shifted back to end at N, and stores keep
  * only the columns the work-item owns. A K-fast B (BKF) is gathered column by column, clamped at N. */
 #define NVW (NWI / VWN)
+/* Where row m of the kernel's C starts, and column n's element in it (CT: C transposed). */
+#if CT
+#define CROW(m) (C + oc + (m))
+#define CCOL(n) ((n) * ldc)
+#else
+#define CROW(m) (C + oc + (m) * ldc)
+#define CCOL(n) (n)
+#endif
 
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void
 gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, const SCALAR beta,
@@ -448,7 +461,7 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
                 if (n >= N) continue;
                 R s = (R)0;
                 for (IDX k = 0; k < K; k++) s += (R)LDA_(A, arow[i] + k * sak) * (R)LDA_(B, ob + k * sbk + n);
-                UPDATE_C(C + oc + m * ldc, n, (R)alpha * s);
+                UPDATE_C(CROW(m), CCOL(n), (R)alpha * s);
             }
         }
         return;
@@ -487,12 +500,12 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
     for (int i = 0; i < MWI; i++) {
         const IDX m = m0 + (IDX)(tm + i * MDIMC);
         if (m >= M) continue;
-        global SC *crow = C + oc + m * ldc;
+        global SC *crow = CROW(m);
         for (int g = 0; g < NVW; g++)
             for (int c = 0; c < VWN; c++) {
                 const IDX n = at[g] + (IDX)c;
                 if (n < own[g] || n >= N) continue;
-                UPDATE_C(crow, n, (R)alpha * ((const R *)&out[i][g])[c]);
+                UPDATE_C(crow, CCOL(n), (R)alpha * ((const R *)&out[i][g])[c]);
             }
     }
 #else

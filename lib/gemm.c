@@ -451,6 +451,21 @@ static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int
     return OCX_OK;
 }
 
+/* The problem C = op(A) op(B) as C^T = op(B)^T op(A)^T: the operands trade places (with their batch
+ * offsets), M and N too, and each one's strides turn round. */
+static void transpose_problem(const ocx_buffer **ka, const ocx_buffer **kb, batch_offs *koa, batch_offs *kob,
+                              size_t *km, size_t *kn, size_t *sam, size_t *sak, size_t *sbk, size_t *sbn)
+{
+    const ocx_buffer *b = *ka;
+    *ka = *kb, *kb = b;
+    batch_offs o = *koa;
+    *koa = *kob, *kob = o;
+    size_t t = *km;
+    *km = *kn, *kn = t;
+    const size_t am = *sam, ak = *sak;
+    *sam = *sbn, *sak = *sbk, *sbk = ak, *sbn = am;
+}
+
 static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb, size_t m,
                             size_t n, size_t k, double alpha, const ocx_buffer *a, batch_offs oa, size_t lda,
                             const ocx_buffer *b, batch_offs ob, size_t ldb, double beta, ocx_buffer *c,
@@ -546,19 +561,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     const ocx_buffer *ka = a, *kb = b;
     batch_offs koa = oa, kob = ob;
     size_t km = m, kn = n;
-    if (layout == OCX_COL_MAJOR) {
-        size_t t0 = sam, t1 = sak;
-        sam = sbn;
-        sak = sbk;
-        sbk = t1;
-        sbn = t0;
-        ka = b;
-        kb = a;
-        koa = ob;
-        kob = oa;
-        km = n;
-        kn = m;
-    }
+    if (layout == OCX_COL_MAJOR) transpose_problem(&ka, &kb, &koa, &kob, &km, &kn, &sam, &sak, &sbk, &sbn);
 
     /* Size classes (ocx_internal.h): "medium", "all", "large" by M*N*K, or "short_k", each with every parameter.
      * Products up to DIRECT^3 take the direct kernel, those up to 160^3 in the work-group shape of
@@ -595,6 +598,22 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     const int x3 = compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0; /* f32: checked above */
     const int nv = !use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
                    ocx__gemm_nv_ready(ctx, a->dtype);
+
+    /* A thin product on the CPU kernel (STAGE=1), which vectorises along the kernel's N and streams
+     * A K-fast and B N-fast: where the large operand would come the other way (N thin and A M-fast,
+     * or M thin and B K-fast), the kernel computes C^T = op(B)^T op(A)^T and writes C transposed
+     * (CT), so that the large operand takes the role it streams in. PoCL (2-core AVX-512 EPYC, f32,
+     * ocx-bench gemm --reps 5, GFLOP/s, with the fits below, without / with): 1x2048x2048 NT / TT
+     * 1.7 / 1.9 against 3.1 / 6.5; 4x2048x2048 NT / TT 6.3 / 7.2 against 45 / 17; 16x2048x2048
+     * 26 / 29 against 167 / 211; 2048x1x2048 TN / TT 3.2 / 3.0 against 16 / 20; 2048x4x2048 16 / 7
+     * against 96 / 84; 2048x16x2048 65 / 32 against 130 / 133. */
+    int ct = 0;
+    if (!use_direct && !nv && p.v[P_STAGE] == 1 &&
+        ((kn < (size_t)p.v[P_NWG] && kn < km && sam == 1 && sak != 1) ||
+         (km < (size_t)p.v[P_MWG] && km < kn && sbk == 1 && sbn != 1))) {
+        transpose_problem(&ka, &kb, &koa, &kob, &km, &kn, &sam, &sak, &sbk, &sbn);
+        ct = 1;
+    }
 
     /* The CPU kernel (STAGE=1) on products narrower than its tile: column vectors no wider than N
      * (N below VWN took the kernel's dot-product path) and a tile no wider than N needs, so that
@@ -688,8 +707,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         for (int i = 0; i < 3; i++)
             if (bufs[i]->offset + bufs[i]->length > 0xFFFFFFFFu) idx32 = 0;
         ol = strlen(options);
-        snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d", akf, bkf, av,
-                 bv, idx32);
+        snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d -DCT=%d", akf, bkf,
+                 av, bv, idx32, ct);
         ocx_status st = nv ? OCX_OK
                            : ocx__kernel_get(ctx, use_direct ? "gemm_direct" : "gemm", options,
                                              use_direct ? "gemm_direct" : "gemm_tiled", &kernel);
