@@ -644,15 +644,23 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *   - Small products take a direct kernel, larger ones the tiled kernel; both handle any shape, leading
  *     dimension and offset. Where the GEMM parameter PACK is 1 (the default), the tiled kernel may
  *     first copy an operand it would read with strides into the stream's scratch buffer, on the same
- *     stream: on CPUs a transposed one, or one whose row pitch is a multiple of 4 KiB; for the
- *     kernels that stage tiles in local memory (GPUs) a K-fast one (A not transposed in row-major, B
- *     transposed) where the product's other dimension is at least the parameter PACKN (4096; for
- *     A, K above 256 as well). A copy's rows are padded to an odd multiple of 64 bytes. The scratch
- *     buffer is kept between calls, as large as the largest copies made on the stream (A's and B's
- *     together), until ocx_stream_trim() or until the stream is destroyed (the default stream's:
- *     the context); without the
- *     memory the operands are read in place. `event` is then the GEMM kernel's: it completes after
- *     the copies, and its profiling time covers the kernel alone.
+ *     stream: on CPUs a K-fast B, and, where the product's other dimension is at least the
+ *     parameter PACKN (CPUs 128), a transposed A or one whose row pitch is a multiple of 4 KiB; for
+ *     the kernels that stage tiles in local memory (GPUs) a K-fast one (A not transposed in
+ *     row-major, B transposed) where the other dimension is at least PACKN (GPUs 4096; for A, K
+ *     above 256 as well). A copy's rows are padded to an odd multiple of 64 bytes. `event` is then
+ *     the GEMM kernel's: it completes after the copies, and its profiling time covers the kernel
+ *     alone.
+ *   - Where the tiles of a product number fewer than the device's compute units and K is at least
+ *     four times the parameter KSPLIT (GPUs 256; CPUs 0: never), K is split: up to 64 partial products
+ *     over chunks of K go to the stream's scratch buffer, then are added up in order into C (the
+ *     result is deterministic; its rounding differs from one pass over K). `event` is then the
+ *     summing kernel's: it completes when C is written, and its profiling time covers that kernel
+ *     alone.
+ *   - The scratch buffer (copies, partial products) is kept between calls, as large as the most
+ *     used at once on the stream, until ocx_stream_trim() or until the stream is destroyed (the
+ *     default stream's: the context); without the memory the operands are read in place and K is
+ *     not split.
  */
 typedef enum ocx_layout { OCX_ROW_MAJOR = 0, OCX_COL_MAJOR = 1 } ocx_layout;
 typedef enum ocx_op { OCX_OP_N = 0, OCX_OP_T = 1 } ocx_op;

@@ -35,7 +35,7 @@
  * / 41.6 / 32.5 against 47.5 / 43.8 / 44.9 (4096^3 TN, 16-byte copies only: 45.0 against 46.6):
  * the copies cost more than the registers and occupancy they save. */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
-       P_PACK, P_GM, P_PACKN, P_COUNT };
+       P_PACK, P_GM, P_PACKN, P_KSPLIT, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */
     {"MWG", 64, 64, 1, 256, 1, 0},
@@ -94,6 +94,17 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * 129 / 126, 186 / 125; NN (ldb = 2048) with M = 16, 64, 128, 256 33 / 39, 129 / 124,
      * 170 / 163, 231 / 196. */
     {"PACKN", 4096, 128, 1, 1048576, 0, 1, 1},
+    /* Split K (host-only; 0: never): a product whose tiles number fewer than the compute units
+     * and whose K is at least four times KSPLIT runs as up to 64 partial products over K chunks of
+     * KSPLIT or more (the tiled kernel's batch, about two work-groups a compute unit in all),
+     * summed in order by gemm_sum into C. GPUs only: one work-group walks all of K, slice after
+     * slice, so such a product's time was K's latency. H200, f32, median GFLOP/s of 3 rounds
+     * (wall time), with KSPLIT=256 / 0 (128 and 512 ran level with 256): 1x4096x4096 NN 300 / 170,
+     * 8x4096x4096 2317 / 1349, 32x4096x4096 9132 / 5368, 4096x8x4096 2169 / 1309, 64x4096x4096
+     * 19362 / 11652, 512x512x8192 25568 / 3118, 256x256x4096 10820 / 3293, 128x128x8192 6112 /
+     * 871, 1024x1024x2048 23258 / 10776 (TT alike); 512^3 (128 tiles on 132 compute units, K in
+     * two chunks) ran 6510 / 7789, hence K of four chunks or more. */
+    {"KSPLIT", 256, 0, 0, 65536, 0, 1, 1},
 };
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
@@ -451,6 +462,21 @@ static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int
     return OCX_OK;
 }
 
+/* The -D defines of a GEMM program: dtypes, every kernel parameter, and the call's layout. */
+static void gemm_defines(ocx_context *ctx, const ocx__params *p, ocx_dtype dtype, int ctype, int native_f16, int akf,
+                         int bkf, int av, int bv, int idx32, int ct, char *options, size_t cap)
+{
+    ocx__dtype_defines(ctx, dtype, options, cap);
+    size_t ol = strlen(options);
+    snprintf(options + ol, cap - ol, " -DCTYPE=%d -DNATIVE_F16=%d", ctype, native_f16);
+    /* Every kernel parameter becomes a -D define (host-only ones such as DIRECT must not force a
+     * rebuild). */
+    ocx__params_defines(p, options, cap);
+    ol = strlen(options);
+    snprintf(options + ol, cap - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d -DCT=%d", akf, bkf, av, bv, idx32,
+             ct);
+}
+
 /* The problem C = op(A) op(B) as C^T = op(B)^T op(A)^T: the operands trade places (with their batch
  * offsets), M and N too, and each one's strides turn round. */
 static void transpose_problem(const ocx_buffer **ka, const ocx_buffer **kb, batch_offs *koa, batch_offs *kob,
@@ -638,6 +664,26 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         }
     }
 
+    /* Split K (KSPLIT): parts partial products over chunks of kc (the last one shorter), each in
+     * the accumulator's type, in the stream's scratch buffer after the copies. */
+    size_t parts = 1, kc = k;
+    const ocx_dtype acc = a->dtype == OCX_F64 ? OCX_F64 : OCX_F32;
+    if (!use_direct && !nv && p.v[P_STAGE] >= 2 && p.v[P_KSPLIT] > 0 && batch == 1 && !koa.arr &&
+        compute != OCX_COMPUTE_F16) {
+        const size_t groups = ocx__div_up(km, (size_t)p.v[P_MWG]) * ocx__div_up(kn, (size_t)p.v[P_NWG]);
+        const size_t cu = ctx->info.compute_units ? ctx->info.compute_units : 1, kmin = (size_t)p.v[P_KSPLIT];
+        if (groups < cu && k >= 4 * kmin) {
+            parts = ocx__div_up(2 * cu, groups); /* about two work-groups a compute unit */
+            if (parts > k / kmin) parts = k / kmin;
+            if (parts > 64) parts = 64;
+            kc = ocx__round_up(ocx__div_up(k, parts), (size_t)p.v[P_KWG]);
+            parts = ocx__div_up(k, kc);
+            if ((double)parts * (double)km * (double)kn * (double)ocx_dtype_size(acc) >
+                (double)ctx->info.max_alloc_bytes / 2)
+                parts = 1, kc = k;
+        }
+    }
+
     /* Copies the tiled kernel reads in place of strided operands (PACK, pack_plan), in the stream's
      * scratch buffer (A's copy first, B's after it). Every kernel is built first; the stream is then
      * locked (held) from taking the buffer until the GEMM is enqueued, so no other call's scratch
@@ -650,7 +696,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     const int cpu_k = p.v[P_STAGE] == 1;
     operand xa = cpu_k ? (operand){ka, koa, km, k, sam, sak} : (operand){ka, koa, k, km, sak, sam};
     operand xb = {kb, kob, k, kn, sbk, sbn};
-    size_t scratch_bytes = 0;
+    size_t copy_bytes = 0;
     if (packing) {
         const size_t es = ocx_dtype_size(a->dtype);
         const size_t packn = (size_t)p.v[P_PACKN];
@@ -663,7 +709,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         size_t nb = want_b ? pack_size(ctx, &xb, es, batch, &pb) : 0;
         const size_t at_b = ocx__round_up(na, 64 / es); /* B's copy starts 64-byte aligned */
         if (na && nb && (at_b + nb) * es > ctx->info.max_alloc_bytes) nb = 0; /* A's copy alone */
-        scratch_bytes = (nb ? (na ? at_b : 0) + nb : na) * es;
+        copy_bytes = (nb ? (na ? at_b : 0) + nb : na) * es;
         if (na) OCX__FORWARD(pack_plan_make(ctx, &xa, batch, !cpu_k, 0, pa, &plans[0]));
         if (nb) OCX__FORWARD(pack_plan_make(ctx, &xb, batch, !cpu_k, na ? at_b : 0, pb, &plans[1]));
         planned[0] = na != 0, planned[1] = nb != 0;
@@ -672,11 +718,15 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     /* The GEMM's kernel for the operands as they will be read; then, where copies are planned, the
      * stream is held and they are launched. A copy left out (no memory for it) sends the loop round
      * again for the kernel that reads that operand in place. */
-    char options[512];
+    char options[512], sum_options[512];
     int flags = 0;
-    cl_kernel kernel = NULL;
+    cl_kernel kernel = NULL, sum = NULL;
     ocx_stream *held = NULL;
+    ocx_buffer part; /* the partial products (split K): a view of the scratch buffer once it is held */
+    cl_mem mem = NULL; /* the scratch buffer, once held */
     for (int copied = 0;;) {
+        const size_t part_at = ocx__round_up(copy_bytes, 64);
+        part = (ocx_buffer){ctx->context, mem, acc, part_at / ocx_dtype_size(acc), parts * km * kn, mem, 0};
         if (packing) {
             ka = xa.buf, koa = xa.o;
             sam = cpu_k ? xa.sr : xa.sc, sak = cpu_k ? xa.sc : xa.sr;
@@ -689,44 +739,44 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             p.v[P_GM] = 1;
             ocx__params_record(&p, a->dtype, cls);
         }
-        ocx__dtype_defines(ctx, a->dtype, options, sizeof options);
-        size_t ol = strlen(options);
-        snprintf(options + ol, sizeof options - ol, " -DCTYPE=%d -DNATIVE_F16=%d", dtype_code(c->dtype),
-                 compute == OCX_COMPUTE_F16);
-        /* Every kernel parameter becomes a -D define (host-only ones such as DIRECT must not force a
-         * rebuild). */
-        ocx__params_defines(&p, options, sizeof options);
         /* Layout and alignment of the call: each operand's fast dimension (one of its strides is 1),
          * the widest global vector its tile loads may use, and whether 32-bit element indices
-         * suffice. */
+         * suffice (split K: the chunks start kc apart along k, a multiple of KWG, so the
+         * alignment holds for every one). */
         int av = load_width(akf ? p.v[P_KWG] : p.v[P_MWG]), bv = load_width(bkf ? p.v[P_KWG] : p.v[P_NWG]);
         flags = (aligned_for(ka, &koa, batch, akf ? sam : sak, av) ? 2 : 0) |
                 (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, bv) ? 4 : 0);
-        const ocx_buffer *bufs[3] = {ka, kb, c};
+        const ocx_buffer *bufs[3] = {ka, kb, parts > 1 ? &part : c};
         int idx32 = 1;
         for (int i = 0; i < 3; i++)
             if (bufs[i]->offset + bufs[i]->length > 0xFFFFFFFFu) idx32 = 0;
-        ol = strlen(options);
-        snprintf(options + ol, sizeof options - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d -DCT=%d", akf, bkf,
-                 av, bv, idx32, ct);
+        const int native = compute == OCX_COMPUTE_F16;
+        gemm_defines(ctx, &p, a->dtype, parts > 1 ? dtype_code(acc) : dtype_code(c->dtype), native, akf, bkf, av, bv,
+                     idx32, ct, options, sizeof options);
         ocx_status st = nv ? OCX_OK
                            : ocx__kernel_get(ctx, use_direct ? "gemm_direct" : "gemm", options,
                                              use_direct ? "gemm_direct" : "gemm_tiled", &kernel);
+        if (st == OCX_OK && parts > 1) { /* gemm_sum, built for the caller's C */
+            gemm_defines(ctx, &p, a->dtype, dtype_code(c->dtype), native, akf, bkf, av, bv, idx32, ct, sum_options,
+                         sizeof sum_options);
+            st = ocx__kernel_get(ctx, "gemm", sum_options, "gemm_sum", &sum);
+        }
         if (st != OCX_OK) {
             if (held) pthread_mutex_unlock(&held->lock);
             return st;
         }
-        if (copied || !(planned[0] || planned[1]) || ocx__launch_is_build_only()) break;
+        if (copied || !(planned[0] || planned[1] || parts > 1) || ocx__launch_is_build_only()) break;
         copied = 1;
 
         char saved[1024]; /* a copy left out is no failure of the call: its message is put back */
         snprintf(saved, sizeof saved, "%s", ocx_last_error());
-        cl_mem mem = NULL;
         int left_out = 0;
+        const size_t scratch_bytes = parts > 1 ? (part.offset + part.length) * ocx_dtype_size(acc) : copy_bytes;
         if (ocx__stream_scratch(ctx, stream, scratch_bytes, &held, &mem) != OCX_OK) {
-            held = NULL; /* no room for the copies: the kernel reads the operands in place */
+            held = NULL, mem = NULL; /* no room: the kernel reads the operands in place, K in one piece */
             left_out = 3;
         }
+        part.mem = part.root = mem;
         for (int i = 0; i < 2 && !left_out; i++) {
             if (!planned[i]) continue;
             plans[i].copy.mem = plans[i].copy.root = mem;
@@ -757,6 +807,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             if (planned[0]) xa = plans[0].orig;
             if (planned[1]) xb = plans[1].orig;
             planned[0] = planned[1] = 0;
+            parts = 1, kc = k;
+            copy_bytes = 0, mem = NULL;
         }
         ocx__error_restore(saved);
     }
@@ -818,6 +870,66 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (offs) clReleaseMemObject(offs);
         return st;
     }
+    ocx_status st;
+    if (parts > 1) {
+        /* Split K: parts - 1 chunks of kc as one batch (the batch strides step along k), the last,
+         * shorter, chunk alone, each into its M x N slot of the partial products; then gemm_sum
+         * adds them up, in order, into C. */
+        const double one = 1, zero = 0;
+        float one32, zero32;
+        const size_t last = parts - 1, wg = (size_t)p.v[P_MDIMC] * (size_t)p.v[P_NDIMC];
+        ocx__arg pargs[] = {OCX__ARG_U64(km),
+                            OCX__ARG_U64(kn),
+                            OCX__ARG_U64(kc),
+                            scalar_arg(a->dtype, &one, &one32),
+                            scalar_arg(a->dtype, &zero, &zero32),
+                            OCX__ARG_MEM(ka),
+                            OCX__ARG_U64(ka->offset + koa.base),
+                            OCX__ARG_U64(sam),
+                            OCX__ARG_U64(sak),
+                            OCX__ARG_U64(kc * sak),
+                            OCX__ARG_MEM(kb),
+                            OCX__ARG_U64(kb->offset + kob.base),
+                            OCX__ARG_U64(sbk),
+                            OCX__ARG_U64(sbn),
+                            OCX__ARG_U64(kc * sbk),
+                            OCX__ARG_MEM(&part),
+                            OCX__ARG_U64(part.offset),
+                            OCX__ARG_U64(kn),
+                            OCX__ARG_U64(km * kn),
+                            {OCX__ARG_VALUE, sizeof(cl_mem), &offs},
+                            OCX__ARG_I32(flags)};
+        const unsigned np = sizeof pargs / sizeof *pargs;
+        ocx__launch_desc pd = {"gemm", options, "gemm_tiled", 3,
+                               {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), last},
+                               {wg, 1, 1}, np, pargs, kernel};
+        st = ocx__launch(ctx, stream, &pd, num_wait, wait, NULL);
+        if (st == OCX_OK) {
+            pargs[2] = OCX__ARG_U64(k - last * kc);
+            pargs[6] = OCX__ARG_U64(ka->offset + koa.base + last * kc * sak);
+            pargs[11] = OCX__ARG_U64(kb->offset + kob.base + last * kc * sbk);
+            pargs[16] = OCX__ARG_U64(part.offset + last * km * kn);
+            pd.global[2] = 1;
+            st = ocx__launch(ctx, stream, &pd, 0, NULL, NULL);
+        }
+        if (st == OCX_OK) {
+            ocx__arg sargs[] = {OCX__ARG_U64(km),
+                                OCX__ARG_U64(kn),
+                                scalar_arg(a->dtype, &alpha, &a32),
+                                scalar_arg(a->dtype, &beta, &b32),
+                                OCX__ARG_MEM(&part),
+                                OCX__ARG_U64(part.offset),
+                                OCX__ARG_U64(parts),
+                                OCX__ARG_MEM(c),
+                                OCX__ARG_U64(c->offset + oc.base),
+                                OCX__ARG_U64(ldc)};
+            ocx__launch_desc sd = {"gemm", sum_options, "gemm_sum", 2, {kn, km}, {0},
+                                   sizeof sargs / sizeof *sargs, sargs, sum};
+            st = ocx__launch(ctx, stream, &sd, 0, NULL, event);
+        }
+        if (held) pthread_mutex_unlock(&held->lock);
+        return st;
+    }
     ocx__launch_desc d;
     if (use_direct) {
         size_t gn = (size_t)p.v[P_DWGN], gm = (size_t)p.v[P_DWGM];
@@ -830,7 +942,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                                {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), batch},
                                {wg, 1, 1}, sizeof args / sizeof *args, args, kernel};
     }
-    ocx_status st = ocx__launch(ctx, stream, &d, num_wait, wait, event);
+    st = ocx__launch(ctx, stream, &d, num_wait, wait, event);
     if (held) pthread_mutex_unlock(&held->lock);
     if (offs) clReleaseMemObject(offs);
     return st;

@@ -555,6 +555,52 @@ START_TEST(test_thin)
 }
 END_TEST
 
+/* Split K (KSPLIT; the local-memory kernels, here KSPLIT=8 and 16 x 32 tiles, so that a product of
+ * at most 16 x 16 is one tile, fewer than the compute units): every layout x transpose with the
+ * dtypes random_case draws, K from four chunks to many (a prime among them), then that the
+ * partial products went through the stream's scratch buffer (ocx_stream_trim reports its size), and
+ * do not with KSPLIT=0. */
+#define SPLIT_STAGED "DIRECT=1,PACK=1,PACKN=40,KSPLIT=8,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"
+START_TEST(test_split_k)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    const size_t ks[4] = {32, 67, 301, 1031};
+    for (int c = 0; c < 16; c++) {
+        gcase g = random_case(&rng, 0);
+        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
+        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        g.m = 1 + (size_t)c % 13, g.n = 2 + (size_t)(c * 5) % 15, g.k = ks[c % 4];
+        g.mode = MODE_SINGLE, g.batch = 1;
+        if (g.alpha == 0) g.alpha = -1;
+        g.kernel_env = SPLIT_STAGED;
+        check_case(&g, seed, &rng);
+    }
+    ocx_device_info dev;
+    ck_ok(ocx_context_device_info(tctx, &dev));
+    if (dev.compute_units < 2) return; /* one tile is not fewer than the compute units */
+    ocx_stream *s = NULL;
+    ck_ok(ocx_stream_create(tctx, &s));
+    ocx_buffer *x = tpoisoned(OCX_F32, 5 * 301), *y = tpoisoned(OCX_F32, 301 * 7), *z = tpoisoned(OCX_F32, 5 * 7);
+    for (int split = 1; split >= 0; split--) {
+        setenv("OCX_GEMM_PARAMS", split ? SPLIT_STAGED : SPLIT_STAGED ",KSPLIT=0", 1);
+        ck_ok(ocx_gemm(tctx, s, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 5, 7, 301, 1, x, 0, 301, y, 0, 7, 0, z, 0, 7, 0, NULL,
+                       NULL));
+        size_t released = 0;
+        ck_ok(ocx_stream_trim(tctx, s, &released));
+        if (split)
+            ck_assert_uint_ge(released, 2 * 5 * 7 * sizeof(float));
+        else
+            ck_assert_uint_eq(released, 0);
+    }
+    unsetenv("OCX_GEMM_PARAMS");
+    ocx_stream_destroy(s);
+    ocx_buffer_destroy(x);
+    ocx_buffer_destroy(y);
+    ocx_buffer_destroy(z);
+}
+END_TEST
+
 /* Two host threads multiplying on the same (default) stream with copies (PACK=1, STAGE=1: NT's B is
  * copied; the CPUs' defaults, named here), queueing without waiting: each product is its own.
  * (Without the stream's lock from the copies to the GEMM's launch, one thread's copy lands in the
@@ -1272,6 +1318,7 @@ int main(void)
     tcase_add_test(core, test_pipelined);
     tcase_add_test(core, test_packed);
     tcase_add_test(core, test_thin);
+    tcase_add_test(core, test_split_k);
     tcase_add_test(core, test_shared_stream_threads);
     tcase_add_test(core, test_bad_arguments);
     tcase_add_test(core, test_tensor_core_path);
