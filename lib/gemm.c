@@ -96,14 +96,18 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     {"PACKN", 4096, 128, 1, 1048576, 0, 1, 1},
     /* Split K (host-only; 0: never): a product whose tiles number fewer than the compute units
      * and whose K is at least four times KSPLIT runs as up to 64 partial products over K chunks of
-     * KSPLIT or more (the tiled kernel's batch, about two work-groups a compute unit in all),
+     * KSPLIT or more (the tiled kernel's batch, about four work-groups a compute unit in all),
      * summed in order by gemm_sum into C. GPUs only: one work-group walks all of K, slice after
      * slice, so such a product's time was K's latency. H200, f32, median GFLOP/s of 3 rounds
      * (wall time), with KSPLIT=256 / 0 (128 and 512 ran level with 256): 1x4096x4096 NN 300 / 170,
      * 8x4096x4096 2317 / 1349, 32x4096x4096 9132 / 5368, 4096x8x4096 2169 / 1309, 64x4096x4096
      * 19362 / 11652, 512x512x8192 25568 / 3118, 256x256x4096 10820 / 3293, 128x128x8192 6112 /
      * 871, 1024x1024x2048 23258 / 10776 (TT alike); 512^3 (128 tiles on 132 compute units, K in
-     * two chunks) ran 6510 / 7789, hence K of four chunks or more. */
+     * two chunks) ran 6510 / 7789, hence K of four chunks or more. Those figures had two
+     * work-groups a compute unit; four ran 1x4096x4096 NN at 339-346 against 278-280, 8x4096x4096
+     * 2635-2690 against 2124-2168, 4096x8x4096 2298-2442 against 2025-2029, 64x4096x4096
+     * 20923-22277 against 18397-19384, 128x128x8192 5430-5972 against 5302-6078 (two alternating
+     * rounds; 8 and 16 ran level with 4). */
     {"KSPLIT", 256, 0, 0, 65536, 0, 1, 1},
 };
 
@@ -673,7 +677,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         const size_t groups = ocx__div_up(km, (size_t)p.v[P_MWG]) * ocx__div_up(kn, (size_t)p.v[P_NWG]);
         const size_t cu = ctx->info.compute_units ? ctx->info.compute_units : 1, kmin = (size_t)p.v[P_KSPLIT];
         if (groups < cu && k >= 4 * kmin) {
-            parts = ocx__div_up(2 * cu, groups); /* about two work-groups a compute unit */
+            parts = ocx__div_up(4 * cu, groups); /* about four work-groups a compute unit */
             if (parts > k / kmin) parts = k / kmin;
             if (parts > 64) parts = 64;
             kc = ocx__round_up(ocx__div_up(k, parts), (size_t)p.v[P_KWG]);
