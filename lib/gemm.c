@@ -107,7 +107,8 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * work-groups a compute unit; four ran 1x4096x4096 NN at 339-346 against 278-280, 8x4096x4096
      * 2635-2690 against 2124-2168, 4096x8x4096 2298-2442 against 2025-2029, 64x4096x4096
      * 20923-22277 against 18397-19384, 128x128x8192 5430-5972 against 5302-6078 (two alternating
-     * rounds; 8 and 16 ran level with 4). */
+     * rounds; 8 and 16 ran level with 4), but 512x512x8192 (32 chunks against 17) 22.2-23.8
+     * against 25.0, its partial products as many elements as A and B: hence at most half. */
     {"KSPLIT", 256, 0, 0, 65536, 0, 1, 1},
 };
 
@@ -679,6 +680,9 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (groups < cu && k >= 4 * kmin) {
             parts = ocx__div_up(4 * cu, groups); /* about four work-groups a compute unit */
             if (parts > k / kmin) parts = k / kmin;
+            /* partial products (written and read back) of at most half the operands' elements */
+            const double cap = ((double)km + (double)kn) * (double)k / (2.0 * (double)km * (double)kn);
+            if ((double)parts > cap) parts = cap >= 2 ? (size_t)cap : 1;
             if (parts > 64) parts = 64;
             kc = ocx__round_up(ocx__div_up(k, parts), (size_t)p.v[P_KWG]);
             parts = ocx__div_up(k, kc);
