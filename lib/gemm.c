@@ -98,17 +98,15 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * and whose K is at least four times KSPLIT runs as up to 64 partial products over K chunks of
      * KSPLIT or more (the tiled kernel's batch, about four work-groups a compute unit in all),
      * summed in order by gemm_sum into C. GPUs only: one work-group walks all of K, slice after
-     * slice, so such a product's time was K's latency. H200, f32, median GFLOP/s of 3 rounds
-     * (wall time), with KSPLIT=256 / 0 (128 and 512 ran level with 256): 1x4096x4096 NN 300 / 170,
-     * 8x4096x4096 2317 / 1349, 32x4096x4096 9132 / 5368, 4096x8x4096 2169 / 1309, 64x4096x4096
-     * 19362 / 11652, 512x512x8192 25568 / 3118, 256x256x4096 10820 / 3293, 128x128x8192 6112 /
-     * 871, 1024x1024x2048 23258 / 10776 (TT alike); 512^3 (128 tiles on 132 compute units, K in
-     * two chunks) ran 6510 / 7789, hence K of four chunks or more. Those figures had two
-     * work-groups a compute unit; four ran 1x4096x4096 NN at 339-346 against 278-280, 8x4096x4096
-     * 2635-2690 against 2124-2168, 4096x8x4096 2298-2442 against 2025-2029, 64x4096x4096
-     * 20923-22277 against 18397-19384, 128x128x8192 5430-5972 against 5302-6078 (two alternating
-     * rounds; 8 and 16 ran level with 4), but 512x512x8192 (32 chunks against 17) 22.2-23.8
-     * against 25.0, its partial products as many elements as A and B: hence at most half. */
+     * slice, so such a product's time was K's latency. H200, f32 NN, median GFLOP/s of 5 rounds
+     * alternating call by call (wall time), with four work-groups a compute unit / two / KSPLIT=0:
+     * 1x4096x4096 323 / 278 / 165, 8x4096x4096 2504 / 2151 / 1299, 4096x8x4096 2372 / 2069 /
+     * 1269, 64x4096x4096 22795 / 19872 / 11618, 512x512x8192 29669 / 25318 / 2998, 128x128x8192
+     * 7281 / 6105 / 872, 256x256x4096 11788 / 10687 / 3290, 1024x1024x2048 22472 / 23420 / 10812;
+     * 2048x2048x8192 (256 tiles) is not split (44121 / 44121 / 44140). Earlier rounds: KSPLIT 128
+     * and 512 ran level with 256 (the chunk count is set by the compute units); 8 and 16
+     * work-groups a compute unit level with 4; 512^3 (128 tiles on 132 compute units, K in two
+     * chunks) ran 6510 split against 7789, hence K of four chunks or more. */
     {"KSPLIT", 256, 0, 0, 65536, 0, 1, 1},
 };
 
@@ -680,9 +678,6 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (groups < cu && k >= 4 * kmin) {
             parts = ocx__div_up(4 * cu, groups); /* about four work-groups a compute unit */
             if (parts > k / kmin) parts = k / kmin;
-            /* partial products (written and read back) of at most half the operands' elements */
-            const double cap = ((double)km + (double)kn) * (double)k / (2.0 * (double)km * (double)kn);
-            if ((double)parts > cap) parts = cap >= 2 ? (size_t)cap : 1;
             if (parts > 64) parts = 64;
             kc = ocx__round_up(ocx__div_up(k, parts), (size_t)p.v[P_KWG]);
             parts = ocx__div_up(k, kc);
