@@ -336,6 +336,41 @@ static ocx__arg scalar_arg(ocx_dtype dtype, const double *value, float *f32)
     return (ocx__arg){OCX__ARG_VALUE, sizeof(cl_float), f32};
 }
 
+/* The arguments of gemm_tiled and gemm_direct (cl/gemm.cl, gemm_direct.cl), their values held here
+ * (gemm_args_set fills them; the struct must stay in place while args is in use). */
+typedef struct gemm_args {
+    cl_ulong u[14]; /* M, N, K, then per operand its offset, strides and batch stride */
+    double alpha, beta;
+    float alpha32, beta32;
+    cl_int flags;
+    ocx__arg args[21];
+} gemm_args;
+
+/* A product of M x N x K: op(A)(m, k) at a's offa + m*sam + k*sak, op(B)(k, n) at offb + k*sbk +
+ * n*sbn, C(m, n) at offc + m*ldc + n; batch entries strideA, strideB, strideC apart (offsets from
+ * offs where that is not NULL). */
+static void gemm_args_set(gemm_args *g, ocx_dtype dtype, size_t m, size_t n, size_t k, double alpha, double beta,
+                          const ocx_buffer *a, size_t offa, size_t sam, size_t sak, size_t stride_a,
+                          const ocx_buffer *b, size_t offb, size_t sbk, size_t sbn, size_t stride_b,
+                          const ocx_buffer *c, size_t offc, size_t ldc, size_t stride_c, const cl_mem *offs, int flags)
+{
+    const cl_ulong u[14] = {m, n, k, offa, sam, sak, stride_a, offb, sbk, sbn, stride_b, offc, ldc, stride_c};
+    memcpy(g->u, u, sizeof u);
+    g->alpha = alpha, g->beta = beta, g->flags = flags;
+    /* M, N, K, alpha, beta, then A (buffer, offset, 2 strides, batch stride), B alike, C (buffer,
+     * offset, ldc, batch stride), offs, flags */
+    static const signed char at[21] = {0, 1, 2, -1, -1, -1, 3, 4, 5, 6, -1, 7, 8, 9, 10, -1, 11, 12, 13, -1, -1};
+    for (int i = 0; i < 21; i++)
+        if (at[i] >= 0) g->args[i] = (ocx__arg){OCX__ARG_VALUE, sizeof(cl_ulong), &g->u[at[i]]};
+    g->args[3] = scalar_arg(dtype, &g->alpha, &g->alpha32);
+    g->args[4] = scalar_arg(dtype, &g->beta, &g->beta32);
+    g->args[5] = OCX__ARG_MEM(a);
+    g->args[10] = OCX__ARG_MEM(b);
+    g->args[15] = OCX__ARG_MEM(c);
+    g->args[19] = (ocx__arg){OCX__ARG_VALUE, sizeof(cl_mem), offs};
+    g->args[20] = (ocx__arg){OCX__ARG_VALUE, sizeof(cl_int), &g->flags};
+}
+
 /* Widest vector (4, 2 or 1 elements) for tile loads along an operand's fast dimension: one that
  * divides the tile's fast extent (a define: it does not depend on the call). */
 static int load_width(int fast_extent) { return fast_extent % 4 == 0 ? 4 : fast_extent % 2 == 0 ? 2 : 1; }
@@ -835,28 +870,12 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (err != CL_SUCCESS) return ocx__cl_error(err, "ocx_gemm_batched: offset buffer");
     }
 
-    float a32, b32;
-    ocx__arg args[] = {OCX__ARG_U64(km),
-                       OCX__ARG_U64(kn),
-                       OCX__ARG_U64(k),
-                       scalar_arg(a->dtype, &alpha, &a32),
-                       scalar_arg(a->dtype, &beta, &b32),
-                       OCX__ARG_MEM(ka),
-                       OCX__ARG_U64(ka->offset + (koa.arr ? 0 : koa.base)),
-                       OCX__ARG_U64(sam),
-                       OCX__ARG_U64(sak),
-                       OCX__ARG_U64(koa.arr ? 0 : koa.stride),
-                       OCX__ARG_MEM(kb),
-                       OCX__ARG_U64(kb->offset + (kob.arr ? 0 : kob.base)),
-                       OCX__ARG_U64(sbk),
-                       OCX__ARG_U64(sbn),
-                       OCX__ARG_U64(kob.arr ? 0 : kob.stride),
-                       OCX__ARG_MEM(c),
-                       OCX__ARG_U64(c->offset + (oc.arr ? 0 : oc.base)),
-                       OCX__ARG_U64(ldc),
-                       OCX__ARG_U64(oc.arr ? 0 : oc.stride),
-                       {OCX__ARG_VALUE, sizeof(cl_mem), &offs},
-                       OCX__ARG_I32((offs != NULL) | flags)};
+    gemm_args g;
+    gemm_args_set(&g, a->dtype, km, kn, k, alpha, beta, ka, ka->offset + (koa.arr ? 0 : koa.base), sam, sak,
+                  koa.arr ? 0 : koa.stride, kb, kb->offset + (kob.arr ? 0 : kob.base), sbk, sbn,
+                  kob.arr ? 0 : kob.stride, c, c->offset + (oc.arr ? 0 : oc.base), ldc, oc.arr ? 0 : oc.stride, &offs,
+                  (offs != NULL) | flags);
+    const unsigned nargs = sizeof g.args / sizeof *g.args;
     /* The tensor-core kernel's 16-byte copies need 16-byte alignment (8 f16 or 4 f32 elements).
      * Tried and not kept there: copying a K-slow operand K-fast first (a tiled transpose into a
      * temporary buffer), so that the kernel loads both through ldmatrix. In two alternating rounds
@@ -865,11 +884,10 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * (the buffer and the extra launch). */
     if (nv) {
         const int ew = 16 / (int)ocx_dtype_size(a->dtype); /* elements in 16 bytes */
-        args[sizeof args / sizeof *args - 1] =
-            OCX__ARG_I32((offs != NULL) | (aligned_for(ka, &koa, batch, akf ? sam : sak, ew) ? 2 : 0) |
-                         (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, ew) ? 4 : 0));
+        g.flags = (offs != NULL) | (aligned_for(ka, &koa, batch, akf ? sam : sak, ew) ? 2 : 0) |
+                  (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, ew) ? 4 : 0);
         ocx_status st = ocx__gemm_nv_launch(ctx, stream, cls, km, kn, batch, akf, bkf, a->dtype, c->dtype,
-                                            sizeof args / sizeof *args, args, num_wait, wait, event);
+                                            nargs, g.args, num_wait, wait, event);
         if (offs) clReleaseMemObject(offs);
         return st;
     }
@@ -878,44 +896,22 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         /* Split K: parts - 1 chunks of kc as one batch (the batch strides step along k), the last,
          * shorter, chunk alone, each into its M x N slot of the partial products; then gemm_sum
          * adds them up, in order, into C. */
-        const double one = 1, zero = 0;
-        float one32, zero32;
         const size_t last = parts - 1, wg = (size_t)p.v[P_MDIMC] * (size_t)p.v[P_NDIMC];
-        ocx__arg pargs[] = {OCX__ARG_U64(km),
-                            OCX__ARG_U64(kn),
-                            OCX__ARG_U64(kc),
-                            scalar_arg(a->dtype, &one, &one32),
-                            scalar_arg(a->dtype, &zero, &zero32),
-                            OCX__ARG_MEM(ka),
-                            OCX__ARG_U64(ka->offset + koa.base),
-                            OCX__ARG_U64(sam),
-                            OCX__ARG_U64(sak),
-                            OCX__ARG_U64(kc * sak),
-                            OCX__ARG_MEM(kb),
-                            OCX__ARG_U64(kb->offset + kob.base),
-                            OCX__ARG_U64(sbk),
-                            OCX__ARG_U64(sbn),
-                            OCX__ARG_U64(kc * sbk),
-                            OCX__ARG_MEM(&part),
-                            OCX__ARG_U64(part.offset),
-                            OCX__ARG_U64(kn),
-                            OCX__ARG_U64(km * kn),
-                            {OCX__ARG_VALUE, sizeof(cl_mem), &offs},
-                            OCX__ARG_I32(flags)};
-        const unsigned np = sizeof pargs / sizeof *pargs;
+        gemm_args_set(&g, a->dtype, km, kn, kc, 1, 0, ka, ka->offset + koa.base, sam, sak, kc * sak, kb,
+                      kb->offset + kob.base, sbk, sbn, kc * sbk, &part, part.offset, kn, km * kn, &offs, flags);
         ocx__launch_desc pd = {"gemm", options, "gemm_tiled", 3,
                                {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), last},
-                               {wg, 1, 1}, np, pargs, kernel};
+                               {wg, 1, 1}, nargs, g.args, kernel};
         st = ocx__launch(ctx, stream, &pd, num_wait, wait, NULL);
         if (st == OCX_OK) {
-            pargs[2] = OCX__ARG_U64(k - last * kc);
-            pargs[6] = OCX__ARG_U64(ka->offset + koa.base + last * kc * sak);
-            pargs[11] = OCX__ARG_U64(kb->offset + kob.base + last * kc * sbk);
-            pargs[16] = OCX__ARG_U64(part.offset + last * km * kn);
+            gemm_args_set(&g, a->dtype, km, kn, k - last * kc, 1, 0, ka, ka->offset + koa.base + last * kc * sak, sam,
+                          sak, 0, kb, kb->offset + kob.base + last * kc * sbk, sbk, sbn, 0, &part,
+                          part.offset + last * km * kn, kn, 0, &offs, flags);
             pd.global[2] = 1;
             st = ocx__launch(ctx, stream, &pd, 0, NULL, NULL);
         }
         if (st == OCX_OK) {
+            float a32, b32;
             ocx__arg sargs[] = {OCX__ARG_U64(km),
                                 OCX__ARG_U64(kn),
                                 scalar_arg(a->dtype, &alpha, &a32),
@@ -938,12 +934,12 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         size_t gn = (size_t)p.v[P_DWGN], gm = (size_t)p.v[P_DWGM];
         d = (ocx__launch_desc){"gemm_direct", options, "gemm_direct", 3,
                                {ocx__round_up(kn, gn), ocx__round_up(km, gm), batch}, {gn, gm, 1},
-                               sizeof args / sizeof *args, args, kernel};
+                               nargs, g.args, kernel};
     } else {
         size_t wg = (size_t)p.v[P_MDIMC] * (size_t)p.v[P_NDIMC];
         d = (ocx__launch_desc){"gemm", options, "gemm_tiled", 3,
                                {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), batch},
-                               {wg, 1, 1}, sizeof args / sizeof *args, args, kernel};
+                               {wg, 1, 1}, nargs, g.args, kernel};
     }
     st = ocx__launch(ctx, stream, &d, num_wait, wait, event);
     if (held) pthread_mutex_unlock(&held->lock);

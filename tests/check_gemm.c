@@ -432,6 +432,17 @@ START_TEST(test_stages)
 }
 END_TEST
 
+/* The end of a case run under OCX_GEMM_PARAMS on three buffers: the default stream finished, the
+ * variable unset, the buffers released. */
+static void end_params_case(ocx_buffer *x, ocx_buffer *y, ocx_buffer *z)
+{
+    ck_ok(ocx_stream_finish(tctx, NULL));
+    unsetenv("OCX_GEMM_PARAMS");
+    ocx_buffer_destroy(x);
+    ocx_buffer_destroy(y);
+    ocx_buffer_destroy(z);
+}
+
 /* Copies of strided operands (PACK, lib/gemm.c: pack_plan_make), with both settings in every layout x
  * transpose, in strided batches with offsets; with PACK=1 the cases whose kernel-side B is K-fast
  * copy it, one of them (c = 11) shared by every entry (copied once); the odd ones read A and B
@@ -496,11 +507,7 @@ START_TEST(test_packed)
         ck_ok(ocx_last_params(&info));
         ck_assert_msg(strstr(info.params, t ? "GM=5 " : "GM=1 "), "%s: %s", t ? "TN" : "NN", info.params);
     }
-    ck_ok(ocx_stream_finish(tctx, NULL));
-    unsetenv("OCX_GEMM_PARAMS");
-    ocx_buffer_destroy(x);
-    ocx_buffer_destroy(y);
-    ocx_buffer_destroy(z);
+    end_params_case(x, y, z);
 }
 END_TEST
 
@@ -547,11 +554,7 @@ START_TEST(test_thin)
                           info.params);
         }
     }
-    ck_ok(ocx_stream_finish(tctx, NULL));
-    unsetenv("OCX_GEMM_PARAMS");
-    ocx_buffer_destroy(x);
-    ocx_buffer_destroy(y);
-    ocx_buffer_destroy(z);
+    end_params_case(x, y, z);
 }
 END_TEST
 
