@@ -762,7 +762,12 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     ocx_stream *held = NULL;
     ocx_buffer part; /* the partial products (split K): a view of the scratch buffer once it is held */
     cl_mem mem = NULL; /* the scratch buffer, once held */
-    for (int copied = 0;;) {
+    gemm_args g;
+    const cl_mem no_offs = NULL;
+    const size_t wg = (size_t)p.v[P_MDIMC] * (size_t)p.v[P_NDIMC], last = parts - 1; /* tiled kernel; split K */
+    /* stage 0: nothing launched; 1: the copies launched (the buffer held); 2: split K's first
+     * partial products launched too */
+    for (int stage = 0;;) {
         const size_t part_at = ocx__round_up(copy_bytes, 64);
         part = (ocx_buffer){ctx->context, mem, acc, part_at / ocx_dtype_size(acc), parts * km * kn, mem, 0};
         if (packing) {
@@ -803,32 +808,56 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             if (held) pthread_mutex_unlock(&held->lock);
             return st;
         }
-        if (copied || !(planned[0] || planned[1] || parts > 1) || ocx__launch_is_build_only()) break;
-        copied = 1;
-
+        if (!(planned[0] || planned[1] || parts > 1) || ocx__launch_is_build_only() || stage == 2) break;
         char saved[1024]; /* a copy left out is no failure of the call: its message is put back */
         snprintf(saved, sizeof saved, "%s", ocx_last_error());
-        int left_out = 0;
-        const size_t scratch_bytes = parts > 1 ? (part.offset + part.length) * ocx_dtype_size(acc) : copy_bytes;
-        if (ocx__stream_scratch(ctx, stream, scratch_bytes, &held, &mem) != OCX_OK) {
-            held = NULL, mem = NULL; /* no room: the kernel reads the operands in place, K in one piece */
-            left_out = 3;
+        int left_out = 0; /* 1: A's copy (and B's after it); 2: B's copy alone; 3: everything */
+        if (stage == 0) {
+            stage = 1;
+            const size_t scratch_bytes = parts > 1 ? (part.offset + part.length) * ocx_dtype_size(acc) : copy_bytes;
+            if (ocx__stream_scratch(ctx, stream, scratch_bytes, &held, &mem) != OCX_OK) {
+                held = NULL, mem = NULL; /* no room: the kernel reads the operands in place, K in one piece */
+                left_out = 3;
+            }
+            part.mem = part.root = mem;
+            for (int i = 0; i < 2 && !left_out; i++) {
+                if (!planned[i]) continue;
+                plans[i].copy.mem = plans[i].copy.root = mem;
+                st = ocx__launch(ctx, stream, &plans[i].d, num_wait, wait, NULL);
+                if (st == OCX_OK) {
+                    num_wait = 0; /* the stream's queue is in order: later commands follow the copy */
+                    wait = NULL;
+                } else if (st == OCX_ERR_OUT_OF_MEMORY) {
+                    /* A driver that allocates at first use reports a scratch buffer too large for the
+                     * device at the first launch into it: that copy is left out (and, where it is A's
+                     * or B's alone, the buffer dropped), and so is B's after A's. */
+                    left_out = i + 1;
+                } else {
+                    if (held) pthread_mutex_unlock(&held->lock);
+                    return st;
+                }
+            }
         }
-        part.mem = part.root = mem;
-        for (int i = 0; i < 2 && !left_out; i++) {
-            if (!planned[i]) continue;
-            plans[i].copy.mem = plans[i].copy.root = mem;
-            st = ocx__launch(ctx, stream, &plans[i].d, num_wait, wait, NULL);
+        if (!left_out && parts > 1) {
+            /* Split K: parts - 1 chunks of kc as one batch (the batch strides step along k), each into
+             * its M x N slot of the partial products; the last, shorter, chunk and gemm_sum follow
+             * the loop. Where the driver reports no memory at this first launch into the partials'
+             * part of the buffer and no copy is in it, K is not split. */
+            stage = 2;
+            gemm_args_set(&g, a->dtype, km, kn, kc, 1, 0, ka, ka->offset + koa.base, sam, sak, kc * sak, kb,
+                          kb->offset + kob.base, sbk, sbn, kc * sbk, &part, part.offset, kn, km * kn, &no_offs,
+                          flags);
+            ocx__launch_desc pd = {
+                "gemm", options, "gemm_tiled", 3,
+                {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), last},
+                {wg, 1, 1}, sizeof g.args / sizeof *g.args, g.args, kernel};
+            st = ocx__launch(ctx, stream, &pd, num_wait, wait, NULL);
             if (st == OCX_OK) {
-                num_wait = 0; /* the stream's queue is in order: later commands follow the copy */
-                wait = NULL;
-            } else if (st == OCX_ERR_OUT_OF_MEMORY) {
-                /* A driver that allocates at first use reports a scratch buffer too large for the
-                 * device at the first launch into it: that copy is left out (and, where it is A's or
-                 * B's alone, the buffer dropped), and so is B's after A's. */
-                left_out = i + 1;
+                num_wait = 0, wait = NULL;
+            } else if (st == OCX_ERR_OUT_OF_MEMORY && !planned[0] && !planned[1]) {
+                left_out = 3;
             } else {
-                if (held) pthread_mutex_unlock(&held->lock);
+                pthread_mutex_unlock(&held->lock);
                 return st;
             }
         }
@@ -870,7 +899,6 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (err != CL_SUCCESS) return ocx__cl_error(err, "ocx_gemm_batched: offset buffer");
     }
 
-    gemm_args g;
     gemm_args_set(&g, a->dtype, km, kn, k, alpha, beta, ka, ka->offset + (koa.arr ? 0 : koa.base), sam, sak,
                   koa.arr ? 0 : koa.stride, kb, kb->offset + (kob.arr ? 0 : kob.base), sbk, sbn,
                   kob.arr ? 0 : kob.stride, c, c->offset + (oc.arr ? 0 : oc.base), ldc, oc.arr ? 0 : oc.stride, &offs,
@@ -893,23 +921,15 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     }
     ocx_status st;
     if (parts > 1) {
-        /* Split K: parts - 1 chunks of kc as one batch (the batch strides step along k), the last,
-         * shorter, chunk alone, each into its M x N slot of the partial products; then gemm_sum
-         * adds them up, in order, into C. */
-        const size_t last = parts - 1, wg = (size_t)p.v[P_MDIMC] * (size_t)p.v[P_NDIMC];
-        gemm_args_set(&g, a->dtype, km, kn, kc, 1, 0, ka, ka->offset + koa.base, sam, sak, kc * sak, kb,
-                      kb->offset + kob.base, sbk, sbn, kc * sbk, &part, part.offset, kn, km * kn, &offs, flags);
+        /* Split K (the first chunks were launched in the loop): the last, shorter, chunk into its
+         * slot, then gemm_sum adds the partial products up, in order, into C. */
+        gemm_args_set(&g, a->dtype, km, kn, k - last * kc, 1, 0, ka, ka->offset + koa.base + last * kc * sak, sam, sak,
+                      0, kb, kb->offset + kob.base + last * kc * sbk, sbk, sbn, 0, &part, part.offset + last * km * kn,
+                      kn, 0, &no_offs, flags);
         ocx__launch_desc pd = {"gemm", options, "gemm_tiled", 3,
-                               {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), last},
+                               {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), 1},
                                {wg, 1, 1}, nargs, g.args, kernel};
         st = ocx__launch(ctx, stream, &pd, num_wait, wait, NULL);
-        if (st == OCX_OK) {
-            gemm_args_set(&g, a->dtype, km, kn, k - last * kc, 1, 0, ka, ka->offset + koa.base + last * kc * sak, sam,
-                          sak, 0, kb, kb->offset + kob.base + last * kc * sbk, sbk, sbn, 0, &part,
-                          part.offset + last * km * kn, kn, 0, &offs, flags);
-            pd.global[2] = 1;
-            st = ocx__launch(ctx, stream, &pd, 0, NULL, NULL);
-        }
         if (st == OCX_OK) {
             float a32, b32;
             ocx__arg sargs[] = {OCX__ARG_U64(km),
@@ -936,7 +956,6 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                                {ocx__round_up(kn, gn), ocx__round_up(km, gm), batch}, {gn, gm, 1},
                                nargs, g.args, kernel};
     } else {
-        size_t wg = (size_t)p.v[P_MDIMC] * (size_t)p.v[P_NDIMC];
         d = (ocx__launch_desc){"gemm", options, "gemm_tiled", 3,
                                {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), batch},
                                {wg, 1, 1}, nargs, g.args, kernel};

@@ -560,9 +560,10 @@ END_TEST
 
 /* Split K (KSPLIT; the local-memory kernels, here KSPLIT=8 and 16 x 32 tiles, so that a product of
  * at most 16 x 16 is one tile, fewer than the compute units): every layout x transpose with the
- * dtypes random_case draws, K from four chunks to many (a prime among them), then that the
- * partial products went through the stream's scratch buffer (ocx_stream_trim reports its size), and
- * do not with KSPLIT=0. */
+ * dtypes random_case draws, K from four chunks to many (a prime among them); then with copies in
+ * the scratch buffer before the partials, through views; then that the partial products went
+ * through the stream's scratch buffer (ocx_stream_trim reports its size), and do not with
+ * KSPLIT=0. */
 #define SPLIT_STAGED "DIRECT=1,PACK=1,PACKN=40,KSPLIT=8,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"
 START_TEST(test_split_k)
 {
@@ -577,6 +578,19 @@ START_TEST(test_split_k)
         g.mode = MODE_SINGLE, g.batch = 1;
         if (g.alpha == 0) g.alpha = -1;
         g.kernel_env = SPLIT_STAGED;
+        check_case(&g, seed, &rng);
+    }
+    /* With the copies (PACKN=1: a K-fast A or B is copied) before the partial products in the
+     * scratch buffer, through buffer views. */
+    for (int c = 0; c < 4; c++) {
+        gcase g = random_case(&rng, 0);
+        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+        g.opa = OCX_OP_N;
+        g.opb = c & 2 ? OCX_OP_T : OCX_OP_N;
+        g.m = 9, g.n = 13, g.k = 301;
+        g.mode = MODE_SINGLE, g.batch = 1, g.view = 1;
+        if (g.alpha == 0) g.alpha = 0.5;
+        g.kernel_env = SPLIT_STAGED ",PACKN=1";
         check_case(&g, seed, &rng);
     }
     ocx_device_info dev;
