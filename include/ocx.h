@@ -235,15 +235,16 @@ OCX_API ocx_stream *ocx_context_stream(ocx_context *ctx);
  *  Work on different streams may overlap; order across streams comes from events. */
 OCX_API ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **stream);
 /*! ocx_stream_destroy() : waits for the stream's work, then releases it and its scratch buffer (the
- *  reductions' partial results, GEMM's operand copies). Accepts NULL; ignores the default stream
- *  (the context owns it). */
+ *  reductions' partial results, GEMM's operand copies and split-K partial products). Accepts NULL;
+ *  ignores the default stream (the context owns it). */
 OCX_API void ocx_stream_destroy(ocx_stream *stream);
 /*! ocx_stream_trim() : releases the stream's scratch buffer (NULL: the default stream's), which stays
- *  otherwise as large as the largest use made of it until the stream is destroyed: up to A's and B's
- *  copies together after a GEMM that copied both. The next call that needs a scratch buffer creates
- *  it again. Work already enqueued with it is unaffected (OpenCL frees it once that work is done).
- *  *released (may be NULL): the bytes the buffer held, 0 where there was none. Waits for a call that
- *  is enqueueing on the stream from another thread. */
+ *  otherwise until the stream is destroyed, at least as large as the largest use made of it (below
+ *  1 MiB it grows by doubling): for a GEMM, its operand copies and split-K partial products together
+ *  (ocx_gemm). The next call that needs a scratch buffer creates it again. Work already enqueued
+ *  with it is unaffected (OpenCL frees it once that work is done). *released (may be NULL): the
+ *  bytes the buffer held, 0 where there was none. Waits for a call that is enqueueing on the stream
+ *  from another thread. */
 OCX_API ocx_status ocx_stream_trim(ocx_context *ctx, ocx_stream *stream, size_t *released);
 /*! ocx_stream_flush() : submits queued work to the device without waiting. NULL: default stream. */
 OCX_API ocx_status ocx_stream_flush(ocx_context *ctx, ocx_stream *stream);
@@ -645,18 +646,19 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     dimension and offset. Where the GEMM parameter PACK is 1 (the default), the tiled kernel may
  *     first copy an operand it would read with strides into the stream's scratch buffer, on the same
  *     stream: on CPUs a K-fast B, and, where the product's other dimension is at least the
- *     parameter PACKN (CPUs 128), a transposed A or one whose row pitch is a multiple of 4 KiB; for
- *     the kernels that stage tiles in local memory (GPUs) a K-fast one (A not transposed in
- *     row-major, B transposed) where the other dimension is at least PACKN (GPUs 4096; for A, K
- *     above 256 as well). A copy's rows are padded to an odd multiple of 64 bytes. `event` is then
- *     the GEMM kernel's: it completes after the copies, and its profiling time covers the kernel
- *     alone.
- *   - Where the tiles of a product number fewer than the device's compute units and K is at least
- *     four times the parameter KSPLIT (GPUs 256; CPUs 0: never), K is split: up to 64 partial products
- *     over chunks of K go to the stream's scratch buffer, then are added up in order into C (the
- *     result is deterministic; its rounding differs from one pass over K). `event` is then the
- *     summing kernel's: it completes when C is written, and its profiling time covers that kernel
- *     alone.
+ *     parameter PACKN (CPUs 128), a transposed A of 4 MiB or more, or an N-fast B whose row pitch is
+ *     a multiple of 4 KiB where K is at least 1024; for the kernels that stage tiles in local memory
+ *     (GPUs) a K-fast one (A not transposed in row-major, B transposed) where the other dimension
+ *     is at least PACKN (GPUs 4096; for A, K above 256 as well). A copy's rows are padded to an
+ *     odd multiple of 64 bytes. `event` is then the GEMM kernel's: it completes after the copies,
+ *     and its profiling time covers the kernel alone.
+ *   - Where the tiles of a single product (not a batch; not the direct or tensor-core kernels, nor
+ *     OCX_COMPUTE_F16) number fewer than the device's compute units and K is at least four times
+ *     the parameter KSPLIT (GPUs 256; CPUs 0: never), K is split: up to 64 partial products over
+ *     chunks of K go to the stream's scratch buffer (after any copies; not where they would take
+ *     over half the device's largest allocation), then are added up in order into C (the result
+ *     is deterministic; its rounding differs from one pass over K). `event` is then the summing
+ *     kernel's: it completes when C is written, and its profiling time covers that kernel alone.
  *   - The scratch buffer (copies, partial products) is kept between calls, as large as the most
  *     used at once on the stream, until ocx_stream_trim() or until the stream is destroyed (the
  *     default stream's: the context); without the memory the operands are read in place and K is
@@ -684,7 +686,9 @@ typedef enum ocx_gemm_compute {
 } ocx_gemm_compute;
 
 /*! ocx_gemm() : C = alpha*op(A)*op(B) + beta*C (rules above).
- *  @return OCX_OK once enqueued, or the error of the first argument found wrong (nothing enqueued). */
+ *  @return OCX_OK once enqueued, or the error of the first argument found wrong (nothing enqueued);
+ *  an OpenCL failure after the copies or the first partial products were enqueued returns its
+ *  error with those left on the stream (C is then not written). */
 OCX_API ocx_status ocx_gemm(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb,
                             size_t m, size_t n, size_t k, double alpha, const ocx_buffer *a, size_t offa,
                             size_t lda, const ocx_buffer *b, size_t offb, size_t ldb, double beta, ocx_buffer *c,

@@ -100,7 +100,7 @@ struct ocx_stream_s {
     cl_command_queue queue;
     int is_default;
     pthread_mutex_t lock; /* guards scratch, from ocx__stream_scratch until the user's last enqueue */
-    cl_mem scratch;       /* intermediate results between launches (reductions), GEMM's operand copies */
+    cl_mem scratch;       /* reductions' partial results, GEMM's operand copies and split-K partials */
     size_t scratch_bytes;
 };
 
