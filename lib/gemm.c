@@ -404,9 +404,10 @@ static int aligned_for(const ocx_buffer *x, const batch_offs *o, size_t batch, s
  *   193 against 247 (the copy's launch; A still fits in the cache).
  * - An N-fast B whose row pitch is a multiple of 4 KiB maps its rows onto few cache sets, so the
  *   K x NWG panel a work-group streams does not stay in the cache; it is copied when K >= 1024
- *   and M >= PACKN. NN ran 1024^3 at 340 against 281 and 2048^3 285 against 195; 3072^3 277 against 193. With a
- *   pitch of 2 KiB times an odd number the copy did not pay (1536^3 343 against 361, 2560^3 286
- *   against 276), nor below K = 1024 (512^3, 768^3 level with a padded ldb); A's pitch did not matter.
+ *   and M >= PACKN. NN ran 1024^3 at 340 against 281 and 2048^3 285 against 195; 3072^3 277
+ *   against 193. With a pitch of 2 KiB times an odd number the copy did not pay (1536^3 343
+ *   against 361, 2560^3 286 against 276), nor below K = 1024 (512^3, 768^3 level with a padded
+ *   ldb); A's pitch did not matter.
  * The copy's pitch is an odd multiple of 64 bytes.
  * The kernels that stage tiles in local memory (STAGE >= 2, GPUs) keep both slices k-major, and read
  * an M-fast A and an N-fast B fastest: a K-fast operand's slice rows are KWG elements (64 bytes)
@@ -753,9 +754,10 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         planned[0] = na != 0, planned[1] = nb != 0;
     }
 
-    /* The GEMM's kernel for the operands as they will be read; then, where copies are planned, the
-     * stream is held and they are launched. A copy left out (no memory for it) sends the loop round
-     * again for the kernel that reads that operand in place. */
+    /* The GEMM's kernels for the operands as they will be read; then, where copies or split K are
+     * planned, the stream is held and the copies and the first partial products launched. Whatever
+     * is left out for want of memory sends the loop round again for the kernel that does without
+     * it (an operand read in place, K in one pass). */
     char options[512], sum_options[512];
     int flags = 0;
     cl_kernel kernel = NULL, sum = NULL;
