@@ -501,6 +501,16 @@ static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int
     return OCX_OK;
 }
 
+/* The tiled kernel's launch over the tiles of an M x N product, `entries` batch entries deep. */
+static ocx__launch_desc tiled_launch(const ocx__params *p, const char *options, cl_kernel kernel, gemm_args *g,
+                                     size_t m, size_t n, size_t entries)
+{
+    const size_t wg = (size_t)p->v[P_MDIMC] * (size_t)p->v[P_NDIMC];
+    return (ocx__launch_desc){"gemm", options, "gemm_tiled", 3,
+                              {ocx__div_up(n, (size_t)p->v[P_NWG]) * wg, ocx__div_up(m, (size_t)p->v[P_MWG]), entries},
+                              {wg, 1, 1}, sizeof g->args / sizeof *g->args, g->args, kernel};
+}
+
 /* The -D defines of a GEMM program: dtypes, every kernel parameter, and the call's layout. */
 static void gemm_defines(ocx_context *ctx, const ocx__params *p, ocx_dtype dtype, int ctype, int native_f16, int akf,
                          int bkf, int av, int bv, int idx32, int ct, char *options, size_t cap)
@@ -663,6 +673,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     const int x3 = compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0; /* f32: checked above */
     const int nv = !use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
                    ocx__gemm_nv_ready(ctx, a->dtype);
+    const int tiled = !use_direct && !nv; /* gemm_tiled (cl/gemm.cl) takes the product */
 
     /* A thin product on the CPU kernel (STAGE=1), which vectorises along the kernel's N and streams
      * A K-fast and B N-fast: where the large operand would come the other way (N thin and A M-fast,
@@ -673,7 +684,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * 26 / 29 against 167 / 211; 2048x1x2048 TN / TT 3.2 / 3.0 against 16 / 20; 2048x4x2048 16 / 7
      * against 96 / 84; 2048x16x2048 65 / 32 against 130 / 133. */
     int ct = 0;
-    if (!use_direct && !nv && p.v[P_STAGE] == 1 &&
+    if (tiled && p.v[P_STAGE] == 1 &&
         ((kn < (size_t)p.v[P_NWG] && kn < km && sam == 1 && sak != 1) ||
          (km < (size_t)p.v[P_MWG] && km < kn && sbk == 1 && sbn != 1))) {
         transpose_problem(&ka, &kb, &koa, &kob, &km, &kn, &sam, &sak, &sbk, &sbn);
@@ -686,7 +697,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * median GFLOP/s of 3 rounds): 2048x4x2048 NN / NT ran 49 / 59 with VWN = NWG = 4 against 3.5
      * with the defaults' VWN = 16, NWG = 32; 2048x16x2048 NN / NT 150 / 264 with NWG = 16 against
      * 112 / 194. ocx_last_params() reports the values used. */
-    if (!use_direct && !nv && p.v[P_STAGE] == 1 && (kn < (size_t)p.v[P_NWG] || km < (size_t)p.v[P_MWG])) {
+    if (tiled && p.v[P_STAGE] == 1 && (kn < (size_t)p.v[P_NWG] || km < (size_t)p.v[P_MWG])) {
         int vwn = p.v[P_VWN], nwg = p.v[P_NWG], mwg = p.v[P_MWG], mdimc = p.v[P_MDIMC];
         if (kn < (size_t)nwg) {
             while (vwn > 1 && (size_t)vwn > kn) vwn /= 2;
@@ -707,7 +718,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * the accumulator's type, in the stream's scratch buffer after the copies. */
     size_t parts = 1, kc = k;
     const ocx_dtype acc = a->dtype == OCX_F64 ? OCX_F64 : OCX_F32;
-    if (!use_direct && !nv && p.v[P_STAGE] >= 2 && p.v[P_KSPLIT] > 0 && batch == 1 && !koa.arr &&
+    if (tiled && p.v[P_STAGE] >= 2 && p.v[P_KSPLIT] > 0 && batch == 1 && !koa.arr &&
         compute != OCX_COMPUTE_F16) {
         const size_t groups = ocx__div_up(km, (size_t)p.v[P_MWG]) * ocx__div_up(kn, (size_t)p.v[P_NWG]);
         const size_t cu = ctx->info.compute_units ? ctx->info.compute_units : 1, kmin = (size_t)p.v[P_KSPLIT];
@@ -729,7 +740,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * use comes in between. */
     pack_plan plans[2];
     int planned[2] = {0, 0};
-    const int packing = !use_direct && !nv && p.v[P_PACK] && !koa.arr;
+    const int packing = tiled && p.v[P_PACK] && !koa.arr;
     /* STAGE=1 reads A K-fast; the local-memory kernels store both slices k-major, so they read A
      * M-fast (xa then describes op(A)^T: rows along k). */
     const int cpu_k = p.v[P_STAGE] == 1;
@@ -766,7 +777,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     cl_mem mem = NULL; /* the scratch buffer, once held */
     gemm_args g;
     const cl_mem no_offs = NULL;
-    const size_t wg = (size_t)p.v[P_MDIMC] * (size_t)p.v[P_NDIMC], last = parts - 1; /* tiled kernel; split K */
+    const size_t last = parts - 1; /* split K's last chunk */
     /* stage 0: nothing launched; 1: the copies launched (the buffer held); 2: split K's first
      * partial products launched too */
     for (int stage = 0;;) {
@@ -780,7 +791,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         /* Bands of tile-rows (GM) only where a local-memory kernel reads both operands MN-fast: on
          * the H200 a K-fast operand under bands ran up to 7% slower (GM in the table above). */
         const int akf = sak == 1, bkf = sbn != 1;
-        if (!use_direct && !nv && p.v[P_STAGE] >= 2 && (akf || bkf) && p.v[P_GM] != 1) {
+        if (tiled && p.v[P_STAGE] >= 2 && (akf || bkf) && p.v[P_GM] != 1) {
             p.v[P_GM] = 1;
             ocx__params_record(&p, a->dtype, cls);
         }
@@ -849,10 +860,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             gemm_args_set(&g, a->dtype, km, kn, kc, 1, 0, ka, ka->offset + koa.base, sam, sak, kc * sak, kb,
                           kb->offset + kob.base, sbk, sbn, kc * sbk, &part, part.offset, kn, km * kn, &no_offs,
                           flags);
-            ocx__launch_desc pd = {
-                "gemm", options, "gemm_tiled", 3,
-                {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), last},
-                {wg, 1, 1}, sizeof g.args / sizeof *g.args, g.args, kernel};
+            ocx__launch_desc pd = tiled_launch(&p, options, kernel, &g, km, kn, last);
             st = ocx__launch(ctx, stream, &pd, num_wait, wait, NULL);
             if (st == OCX_OK) {
                 num_wait = 0, wait = NULL;
@@ -928,9 +936,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         gemm_args_set(&g, a->dtype, km, kn, k - last * kc, 1, 0, ka, ka->offset + koa.base + last * kc * sak, sam, sak,
                       0, kb, kb->offset + kob.base + last * kc * sbk, sbk, sbn, 0, &part, part.offset + last * km * kn,
                       kn, 0, &no_offs, flags);
-        ocx__launch_desc pd = {"gemm", options, "gemm_tiled", 3,
-                               {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), 1},
-                               {wg, 1, 1}, nargs, g.args, kernel};
+        ocx__launch_desc pd = tiled_launch(&p, options, kernel, &g, km, kn, 1);
         st = ocx__launch(ctx, stream, &pd, num_wait, wait, NULL);
         if (st == OCX_OK) {
             float a32, b32;
@@ -958,9 +964,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                                {ocx__round_up(kn, gn), ocx__round_up(km, gm), batch}, {gn, gm, 1},
                                nargs, g.args, kernel};
     } else {
-        d = (ocx__launch_desc){"gemm", options, "gemm_tiled", 3,
-                               {ocx__div_up(kn, (size_t)p.v[P_NWG]) * wg, ocx__div_up(km, (size_t)p.v[P_MWG]), batch},
-                               {wg, 1, 1}, nargs, g.args, kernel};
+        d = tiled_launch(&p, options, kernel, &g, km, kn, batch);
     }
     st = ocx__launch(ctx, stream, &d, num_wait, wait, event);
     if (held) pthread_mutex_unlock(&held->lock);
