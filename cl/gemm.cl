@@ -107,9 +107,6 @@
 #define CT 0
 #endif
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-
 /* The loop over a local slice's k: KUNR iterations unrolled (1: none; at least the trip count: all). */
 #define PRAGMA_(x) _Pragma(#x)
 #define PRAGMA(x) PRAGMA_(x)
@@ -148,15 +145,7 @@
 #define KU 1
 #endif
 
-/* Vectors of the arithmetic type; PUTn unpacks one into a private array. */
-#define GLUE_(a, b) a##b /* a second concatenation macro: used inside CAT's expansions */
-#define GLUE(a, b) GLUE_(a, b)
-#define VT_1 R
-#define VT_2 GLUE(R, 2)
-#define VT_4 GLUE(R, 4)
-#define VT_8 GLUE(R, 8)
-#define VT_16 GLUE(R, 16)
-#define VT(n) CAT(VT_, n)
+/* PUTn unpacks a vector (gemm_common.h's VT) into a private array. */
 #define PUT1(v, t) ((t)[0] = (v))
 #define PUT2(v, t) vstore2((v), 0, (t))
 #define PUT4(v, t) vstore4((v), 0, (t))
@@ -165,35 +154,6 @@
 #define UNPACK(n, v, t) CAT(PUT, n)(v, t)
 #define LLD(n, p) (*(const local VT(n) *)(p))
 #define LST(n, p, v) (*(local VT(n) *)(p) = (v))
-
-/* n elements of A or B from global memory (aligned to n elements), converted to VT(n). */
-#if DTYPE == 1 && !NATIVE_F16
-#define GLD_1(p) vload_half(0, (p))
-#define GLD_2(p) vloada_half2(0, (p))
-#define GLD_4(p) vloada_half4(0, (p))
-#define GLD_8(p) vloada_half8(0, (p))
-#else
-#define GLD_1(p) (*(p))
-#define GLD_2(p) (*(const global GLUE(SA, 2) *)(p))
-#define GLD_4(p) (*(const global GLUE(SA, 4) *)(p))
-#define GLD_8(p) (*(const global GLUE(SA, 8) *)(p))
-#endif
-#define GLD(n, p) CAT(GLD_, n)(p)
-/* The same at any element alignment (STAGE 1). */
-#if DTYPE == 1 && !NATIVE_F16
-#define GLDU_1(p) vload_half(0, (p))
-#define GLDU_2(p) vload_half2(0, (p))
-#define GLDU_4(p) vload_half4(0, (p))
-#define GLDU_8(p) vload_half8(0, (p))
-#define GLDU_16(p) vload_half16(0, (p))
-#else
-#define GLDU_1(p) (*(p))
-#define GLDU_2(p) vload2(0, (p))
-#define GLDU_4(p) vload4(0, (p))
-#define GLDU_8(p) vload8(0, (p))
-#define GLDU_16(p) vload16(0, (p))
-#endif
-#define GLDU(n, p) CAT(GLDU_, n)(p)
 
 /* Operand geometry. A: fast extent FA (along k if AKF, else m), slow extent SA_ (the other). */
 #if AKF

@@ -54,6 +54,49 @@
 #define SCALAR float
 #endif
 
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+/* Vectors of the arithmetic type. */
+#define GLUE_(a, b) a##b /* a second concatenation macro: used inside CAT's expansions */
+#define GLUE(a, b) GLUE_(a, b)
+#define VT_1 R
+#define VT_2 GLUE(R, 2)
+#define VT_4 GLUE(R, 4)
+#define VT_8 GLUE(R, 8)
+#define VT_16 GLUE(R, 16)
+#define VT(n) CAT(VT_, n)
+
+/* n elements of A or B from global memory (aligned to n elements), converted to VT(n). */
+#if DTYPE == 1 && !NATIVE_F16
+#define GLD_1(p) vload_half(0, (p))
+#define GLD_2(p) vloada_half2(0, (p))
+#define GLD_4(p) vloada_half4(0, (p))
+#define GLD_8(p) vloada_half8(0, (p))
+#define GLD_16(p) vloada_half16(0, (p))
+#else
+#define GLD_1(p) (*(p))
+#define GLD_2(p) (*(const global GLUE(SA, 2) *)(p))
+#define GLD_4(p) (*(const global GLUE(SA, 4) *)(p))
+#define GLD_8(p) (*(const global GLUE(SA, 8) *)(p))
+#define GLD_16(p) (*(const global GLUE(SA, 16) *)(p))
+#endif
+#define GLD(n, p) CAT(GLD_, n)(p)
+/* The same at any element alignment. */
+#if DTYPE == 1 && !NATIVE_F16
+#define GLDU_1(p) vload_half(0, (p))
+#define GLDU_2(p) vload_half2(0, (p))
+#define GLDU_4(p) vload_half4(0, (p))
+#define GLDU_8(p) vload_half8(0, (p))
+#define GLDU_16(p) vload_half16(0, (p))
+#else
+#define GLDU_1(p) (*(p))
+#define GLDU_2(p) vload2(0, (p))
+#define GLDU_4(p) vload4(0, (p))
+#define GLDU_8(p) vload8(0, (p))
+#define GLDU_16(p) vload16(0, (p))
+#endif
+#define GLDU(n, p) CAT(GLDU_, n)(p)
+
 /* The batch entry bat's base offsets oa, ob, oc, of type T: from the offset array when flags bit 0
  * says there is one, else by strides (the kernels' offA/strideA… arguments). */
 #define BATCH_OFFSETS(T, bat)                                                                      \
