@@ -12,6 +12,21 @@
  *   DKU                        k steps whose loads are issued together before their multiply-adds
  * Small products are latency-bound: a work-item's k loop is a chain of global loads, so DKU steps'
  * loads go out at once (lib/gemm.c has the H200's figures).
+ *
+ * gemm_dot: products of at most four columns (matrix times vector, and times a few vectors) whose
+ * op(A) is K-fast (sak = 1), read at the memory's rate. Work-group g of batch entry b takes rows
+ * g*DROWS ... g*DROWS + DROWS - 1 of C; its DDOT work-items split k, each reading DVW consecutive
+ * elements of each of those rows at a time (on GPUs the work-items' reads of a row coalesce; on
+ * CPUs one work-item streams whole rows in wide vectors and multiplies each load of B's columns by
+ * DROWS rows), then the partial sums meet in local memory, in a fixed order. Its defines:
+ *   DDOT, DVW, DROWS           work-items a work-group (a power of two), the vector width along k,
+ *                              rows a work-group
+ *   NB                         the columns (N, 1 to 4)
+ *   BK1                        1: B's columns are contiguous (sbk = 1)
+ *   CT                         1: C's element (m, j) lies at C[oc + j*ldc + m] (the host took the
+ *                              product as its transpose); else at C[oc + m*ldc + j]
+ * flags bit 1: A's rows (base offsets and sam) are aligned to DVW elements; bit 2: B's columns
+ * (sbk = 1) are.
  */
 #ifndef DTYPE
 #define DTYPE 0
@@ -33,6 +48,24 @@
 #endif
 #ifndef DKU
 #define DKU 8
+#endif
+#ifndef DDOT
+#define DDOT 1
+#endif
+#ifndef DVW
+#define DVW 16
+#endif
+#ifndef DROWS
+#define DROWS 8
+#endif
+#ifndef NB
+#define NB 1
+#endif
+#ifndef BK1
+#define BK1 1
+#endif
+#ifndef CT
+#define CT 0
 #endif
 #if IDX32
 #define IDX uint
@@ -74,4 +107,107 @@ gemm_direct(const ulong M, const ulong N, const ulong K, const SCALAR alpha, con
         STC_(c, n, r);
     else
         STC_(c, n, r + (R)beta * LDC_(c, n));
+}
+
+/* The sum of a vector's lanes, halves first (the same order on every device). */
+#define HSUM_1(v) (v)
+#define HSUM_2(v) ((v).s0 + (v).s1)
+#define HSUM_4(v) HSUM_2((v).lo + (v).hi)
+#define HSUM_8(v) HSUM_4((v).lo + (v).hi)
+#define HSUM_16(v) HSUM_8((v).lo + (v).hi)
+#define HSUM(n, v) CAT(HSUM_, n)(v)
+/* DVW elements of A's row (from p), of a B column (from element k of q: contiguous where BK1, else
+ * gathered bk apart). */
+#define LOAD_A(p) ((flags & 2) ? GLD(DVW, p) : GLDU(DVW, p))
+#if BK1
+#define LOAD_B(q, k) ((flags & 4) ? GLD(DVW, (q) + (k)) : GLDU(DVW, (q) + (k)))
+#elif DVW == 1
+#define LOAD_B(q, k) ((R)LDA_(q, (k) * bk))
+#else
+#define LOAD_B(q, k) gather_b((q), (k), bk)
+static inline VT(DVW) gather_b(const global SA *q, IDX k, IDX bk)
+{
+    R t[DVW];
+#pragma unroll
+    for (int u = 0; u < DVW; u++) t[u] = (R)LDA_(q, (k + (IDX)u) * bk);
+    return CAT(vload, DVW)(0, t);
+}
+#endif
+/* C(m0 + i, j) = alpha*sum + beta*C (beta = 0: C is not read), rows past M left alone. */
+#define STORE_C(i, j, sum)                                                                          \
+    do {                                                                                           \
+        const IDX m_ = m0 + (IDX)(i);                                                              \
+        if (m_ >= mm) break;                                                                       \
+        const IDX at_ = CT ? oc + (IDX)(j) * (IDX)ldc + m_ : oc + m_ * (IDX)ldc + (IDX)(j);       \
+        const R r_ = (R)alpha * (sum);                                                             \
+        if (beta == (SCALAR)0)                                                                     \
+            STC_(C, at_, r_);                                                                      \
+        else                                                                                       \
+            STC_(C, at_, r_ + (R)beta * LDC_(C, at_));                                             \
+    } while (0)
+
+__attribute__((reqd_work_group_size(DDOT, 1, 1))) kernel void
+gemm_dot(const ulong M, const ulong N, const ulong K, const SCALAR alpha, const SCALAR beta,
+         const global SA *restrict A, const ulong offA, const ulong sam, const ulong sak, const ulong strideA,
+         const global SA *restrict B, const ulong offB, const ulong sbk, const ulong sbn, const ulong strideB,
+         global SC *restrict C, const ulong offC, const ulong ldc, const ulong strideC,
+         const global ulong *restrict offs, const int flags)
+{
+    const IDX tid = (IDX)get_local_id(0), m0 = (IDX)get_group_id(0) * DROWS, bat = (IDX)get_group_id(2);
+    const IDX mm = (IDX)M, kk = (IDX)K, bk = (IDX)sbk;
+    BATCH_OFFSETS(IDX, bat)
+    const global SA *arow[DROWS]; /* rows past M read the last one (their sums are not stored) */
+    const global SA *bcol[NB];
+    VT(DVW) acc[DROWS][NB];
+#pragma unroll
+    for (int i = 0; i < DROWS; i++) {
+        arow[i] = A + oa + (m0 + (IDX)i < mm ? m0 + (IDX)i : mm - 1) * (IDX)sam;
+#pragma unroll
+        for (int j = 0; j < NB; j++) acc[i][j] = (VT(DVW))0;
+    }
+#pragma unroll
+    for (int j = 0; j < NB; j++) bcol[j] = B + ob + (IDX)j * (IDX)sbn;
+    /* Whole vectors: the work-items take them in turn (kv of them); then the k left over, one each. */
+    const IDX kv = kk / DVW;
+    for (IDX v = tid; v < kv; v += DDOT) {
+        const IDX k = v * DVW;
+        VT(DVW) b[NB];
+#pragma unroll
+        for (int j = 0; j < NB; j++) b[j] = LOAD_B(bcol[j], k);
+#pragma unroll
+        for (int i = 0; i < DROWS; i++) {
+            const VT(DVW) a = LOAD_A(arow[i] + k);
+#pragma unroll
+            for (int j = 0; j < NB; j++) acc[i][j] = mad(a, b[j], acc[i][j]);
+        }
+    }
+    R s[DROWS][NB];
+#pragma unroll
+    for (int i = 0; i < DROWS; i++)
+#pragma unroll
+        for (int j = 0; j < NB; j++) s[i][j] = HSUM(DVW, acc[i][j]);
+    for (IDX k = kv * DVW + tid; k < kk; k += DDOT)
+#pragma unroll
+        for (int i = 0; i < DROWS; i++)
+#pragma unroll
+            for (int j = 0; j < NB; j++) s[i][j] = mad((R)LDA_(arow[i], k), (R)LDA_(bcol[j], k * bk), s[i][j]);
+#if DDOT > 1
+    /* The work-items' sums, added pairwise in a tree (work-item t and t + h, h halving); the first
+     * DROWS*NB work-items store one element each. */
+    local R part[DROWS * NB][DDOT];
+#pragma unroll
+    for (int i = 0; i < DROWS; i++)
+#pragma unroll
+        for (int j = 0; j < NB; j++) part[i * NB + j][tid] = s[i][j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (IDX h = DDOT / 2; h > 0; h /= 2) {
+        if (tid < h)
+            for (int r = 0; r < DROWS * NB; r++) part[r][tid] += part[r][tid + h];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (IDX r = tid; r < DROWS * NB; r += DDOT) STORE_C(r / NB, r % NB, part[r][0]);
+#else
+    for (int i = 0; i < DROWS; i++)
+        for (int j = 0; j < NB; j++) STORE_C(i, j, s[i][j]);
+#endif
 }

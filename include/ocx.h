@@ -643,7 +643,10 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *   - Asynchronous: returns once enqueued on `stream` (NULL: default) after the wait list; `event`
  *     (may be NULL) completes when C is written. Thread-safe like every enqueueing call.
  *   - Small products take a direct kernel, larger ones the tiled kernel; both handle any shape, leading
- *     dimension and offset. Where the GEMM parameter PACK is 1 (the default), the tiled kernel may
+ *     dimension and offset. Matrix-vector products take a dot-product kernel that reads the large
+ *     operand once: at most 4 columns (the GEMM parameter DOTN; 0: never) where op(A) is K-fast and
+ *     op(B) is one column or K-fast, or at most 4 rows where op(B) is K-fast and op(A) is one row or
+ *     K-fast (not under OCX_COMPUTE_F16). Where the GEMM parameter PACK is 1 (the default), the tiled kernel may
  *     first copy an operand it would read with strides into the stream's scratch buffer, on the same
  *     stream: on CPUs a K-fast B, and, where the product's other dimension is at least the
  *     parameter PACKN (CPUs 128), a transposed A of 4 MiB or more, or an N-fast B whose row pitch is
@@ -677,8 +680,8 @@ typedef enum ocx_op { OCX_OP_N = 0, OCX_OP_T = 1 } ocx_op;
  * one's tail may leave TF32's normal range, and the tensor cores may read it, or a subnormal operand,
  * as zero: times an infinity that gives NaN). Infinities and NaNs propagate as in f32, except a NaN
  * whose payload lies entirely in the low 13 mantissa bits, which reads as an infinity. Where the path
- * is off, and for products that the direct kernel takes or of the "short_k" class (K <= 256 from 2^31
- * multiply-adds, where it ran slower), the f32 kernels run instead. */
+ * is off, and for products that the direct or the dot-product kernel takes or of the "short_k" class
+ * (K <= 256 from 2^31 multiply-adds, where it ran slower), the f32 kernels run instead. */
 typedef enum ocx_gemm_compute {
     OCX_COMPUTE_DEFAULT = 0,
     OCX_COMPUTE_F16 = 1,

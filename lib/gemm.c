@@ -2,15 +2,16 @@
  *
  * Every call goes: check the arguments → map the layout and transposes onto element strides (a
  * column-major product is computed as its row-major transpose, so C's rows are always contiguous
- * for the kernel) → pick the direct or the tiled kernel by size → parameters → one launch with the
- * batch in the third dimension of the NDRange. */
+ * for the kernel) → pick the direct or the tiled kernel by size (or gemm_dot by shape: a matrix
+ * times a few vectors) → parameters → one launch with the batch in the third dimension of the
+ * NDRange. */
 #include "config.h"
 #include "ocx_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Parameters of both GEMM kernels; see the headers of cl/gemm.cl and cl/gemm_direct.cl.
+/* Parameters of the GEMM kernels; see the headers of cl/gemm.cl and cl/gemm_direct.cl.
  * GPU defaults in the table (H200, 8192^3 and 4096^3 f32): 64x128 work-group tiles, 128 work-items
  * (8 x 16) with 8x8 register tiles, 4-wide vectors, k-major slices of 16 double-buffered with a
  * register prefetch (STAGE=4), the slice's k loop unrolled whole (KUNR): 47.9 and 44.1 TFLOP/s with
@@ -35,7 +36,7 @@
  * / 41.6 / 32.5 against 47.5 / 43.8 / 44.9 (4096^3 TN, 16-byte copies only: 45.0 against 46.6):
  * the copies cost more than the registers and occupancy they save. */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
-       P_PACK, P_GM, P_PACKN, P_KSPLIT, P_COUNT };
+       P_PACK, P_GM, P_PACKN, P_KSPLIT, P_DOTN, P_DDOT, P_DVW, P_DROWS, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */
     {"MWG", 64, 64, 1, 256, 1, 0},
@@ -108,6 +109,15 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * work-groups a compute unit level with 4; 512^3 (128 tiles on 132 compute units, K in two
      * chunks) ran 6510 split against 7789, hence K of four chunks or more. */
     {"KSPLIT", 256, 0, 0, 65536, 0, 1, 1},
+    /* gemm_dot (cl/gemm_direct.cl) takes products of at most DOTN columns whose op(A) is K-fast,
+     * and of at most DOTN rows whose op(B) is (as C^T = op(B)^T op(A)^T): matrix-vector products,
+     * which the tiled kernels ran far from the memory's rate (host-only; 0: never). Its work-groups:
+     * DDOT work-items splitting k (one on CPUs, which stream each row), DVW elements a load, DROWS
+     * rows a group. Not searched by ocx-tune (the sizes it measures are square). */
+    {"DOTN", 4, 4, 0, 4, 0, 1, 1},
+    {"DDOT", 128, 1, 1, 1024, 1, 0, 1},
+    {"DVW", 4, 16, 1, 16, 1, 0, 1},
+    {"DROWS", 2, 4, 1, 16, 1, 0, 1},
 };
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
@@ -134,6 +144,10 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
         if (v[P_STAGE] == 4) bytes *= 2; /* double-buffered */
         if (bytes > dev->local_mem_max_bytes) return "the A and B slices exceed the device's local memory";
     }
+    if ((size_t)v[P_DDOT] > dev->max_work_group_size || (size_t)v[P_DDOT] > dev->max_work_item_sizes[0])
+        return "DDOT exceeds the device's work-group size";
+    if (v[P_DDOT] > 1 && (size_t)v[P_DROWS] * 4 * (size_t)v[P_DDOT] * arith_bytes(dtype) > dev->local_mem_max_bytes)
+        return "gemm_dot's partial sums (DROWS*4*DDOT) exceed the device's local memory";
     size_t dwg = (size_t)v[P_DWGN] * (size_t)v[P_DWGM];
     if (dwg > dev->max_work_group_size || (size_t)v[P_DWGN] > dev->max_work_item_sizes[0] ||
         (size_t)v[P_DWGM] > dev->max_work_item_sizes[1])
@@ -336,7 +350,7 @@ static ocx__arg scalar_arg(ocx_dtype dtype, const double *value, float *f32)
     return (ocx__arg){OCX__ARG_VALUE, sizeof(cl_float), f32};
 }
 
-/* The arguments of gemm_tiled and gemm_direct (cl/gemm.cl, gemm_direct.cl), their values held here
+/* The arguments of gemm_tiled, gemm_direct and gemm_dot (cl/gemm.cl, gemm_direct.cl), their values held here
  * (gemm_args_set fills them; the struct must stay in place while args is in use). */
 typedef struct gemm_args {
     cl_ulong u[14]; /* M, N, K, then per operand its offset, strides and batch stride */
@@ -670,10 +684,29 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * kernel, and 16384x16384x64 13.0 against 37 (not measured apart: probably its C stores, which a
      * K-slow B's permuted columns scatter); 8192^3 ran 54.6-54.9 against 48.0, 8192x512x8192
      * 53.3-53.4 against 44.3-45.2 (README). */
+    /* Matrix-vector products (DOTN): gemm_dot reads the large operand once, at the memory's rate,
+     * where the tiled kernels fill a tile with one useful column, and the direct kernel's work-items
+     * read rows far apart. It takes op(A) K-fast, so a product of a few rows whose op(B) is K-fast
+     * (x * W^T) goes as its transpose, C written transposed (CT). Not native f16 (its arithmetic
+     * type), and before the tensor cores (which a thin product wastes), so also for TF32X3. */
+    int ct = 0, dot = 0;
+    const size_t dotn = (size_t)p.v[P_DOTN];
+    /* B's columns gathered element by element (N-fast): one column only. On PoCL (2-core AVX-512
+     * EPYC, f32, two rounds of ocx-bench) 2048x4x2048 NN ran 48-62 GFLOP/s so, 70-77 tiled. */
+    const int dot_n = kn <= dotn && sak == 1 && (sbk == 1 || kn == 1);
+    const int dot_m = km <= dotn && sbk == 1 && (sak == 1 || km == 1); /* the same for C^T */
+    if (k > 0 && compute != OCX_COMPUTE_F16 && (dot_n || dot_m)) {
+        if (!dot_n) {
+            transpose_problem(&ka, &kb, &koa, &kob, &km, &kn, &sam, &sak, &sbk, &sbn);
+            ct = 1;
+        }
+        dot = 1;
+        use_direct = 0;
+    }
     const int x3 = compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0; /* f32: checked above */
-    const int nv = !use_direct && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
+    const int nv = !use_direct && !dot && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
                    ocx__gemm_nv_ready(ctx, a->dtype);
-    const int tiled = !use_direct && !nv; /* gemm_tiled (cl/gemm.cl) takes the product */
+    const int tiled = !use_direct && !nv && !dot; /* gemm_tiled (cl/gemm.cl) takes the product */
 
     /* A thin product on the CPU kernel (STAGE=1), which vectorises along the kernel's N and streams
      * A K-fast and B N-fast: where the large operand would come the other way (N thin and A M-fast,
@@ -683,7 +716,6 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * 1.7 / 1.9 against 3.1 / 6.5; 4x2048x2048 NT / TT 6.3 / 7.2 against 45 / 17; 16x2048x2048
      * 26 / 29 against 167 / 211; 2048x1x2048 TN / TT 3.2 / 3.0 against 16 / 20; 2048x4x2048 16 / 7
      * against 96 / 84; 2048x16x2048 65 / 32 against 130 / 133. */
-    int ct = 0;
     if (tiled && p.v[P_STAGE] == 1 &&
         ((kn < (size_t)p.v[P_NWG] && kn < km && sam == 1 && sak != 1) ||
          (km < (size_t)p.v[P_MWG] && km < kn && sbk == 1 && sbn != 1))) {
@@ -802,6 +834,9 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         int av = load_width(akf ? p.v[P_KWG] : p.v[P_MWG]), bv = load_width(bkf ? p.v[P_KWG] : p.v[P_NWG]);
         flags = (aligned_for(ka, &koa, batch, akf ? sam : sak, av) ? 2 : 0) |
                 (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, bv) ? 4 : 0);
+        if (dot) /* gemm_dot's loads: DVW elements along A's rows and (where sbk = 1) B's columns */
+            flags = (aligned_for(ka, &koa, batch, sam, p.v[P_DVW]) ? 2 : 0) |
+                    (sbk == 1 && aligned_for(kb, &kob, batch, kn > 1 ? sbn : 0, p.v[P_DVW]) ? 4 : 0);
         const ocx_buffer *bufs[3] = {ka, kb, parts > 1 ? &part : c};
         int idx32 = 1;
         for (int i = 0; i < 3; i++)
@@ -809,9 +844,13 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         const int native = compute == OCX_COMPUTE_F16;
         gemm_defines(ctx, &p, a->dtype, parts > 1 ? dtype_code(acc) : dtype_code(c->dtype), native, akf, bkf, av, bv,
                      idx32, ct, options, sizeof options);
+        if (dot) {
+            const size_t ol = strlen(options);
+            snprintf(options + ol, sizeof options - ol, " -DNB=%zu -DBK1=%d", kn, sbk == 1);
+        }
         ocx_status st = nv ? OCX_OK
-                           : ocx__kernel_get(ctx, use_direct ? "gemm_direct" : "gemm", options,
-                                             use_direct ? "gemm_direct" : "gemm_tiled", &kernel);
+                           : ocx__kernel_get(ctx, tiled ? "gemm" : "gemm_direct", options,
+                                             dot ? "gemm_dot" : use_direct ? "gemm_direct" : "gemm_tiled", &kernel);
         if (st == OCX_OK && parts > 1) { /* gemm_sum, built for the caller's C */
             gemm_defines(ctx, &p, a->dtype, dtype_code(c->dtype), native, akf, bkf, av, bv, idx32, ct, sum_options,
                          sizeof sum_options);
@@ -958,7 +997,12 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         return st;
     }
     ocx__launch_desc d;
-    if (use_direct) {
+    if (dot) {
+        const size_t wg = (size_t)p.v[P_DDOT];
+        d = (ocx__launch_desc){"gemm_direct", options, "gemm_dot", 3,
+                               {ocx__div_up(km, (size_t)p.v[P_DROWS]) * wg, 1, batch}, {wg, 1, 1},
+                               nargs, g.args, kernel};
+    } else if (use_direct) {
         size_t gn = (size_t)p.v[P_DWGN], gm = (size_t)p.v[P_DWGM];
         d = (ocx__launch_desc){"gemm_direct", options, "gemm_direct", 3,
                                {ocx__round_up(kn, gn), ocx__round_up(km, gm), batch}, {gn, gm, 1},

@@ -252,8 +252,9 @@ static gcase random_case(uint64_t *rng, int combo)
     g.nan_c = g.beta == 0 && trand_next(rng) % 2;
     g.mode = MODE_SINGLE;
     g.batch = 1;
-    /* Alternate: the size threshold's choice, the direct kernel forced, the tiled kernel forced. */
-    static const char *envs[] = {NULL, "DIRECT=4096", "DIRECT=1"};
+    /* Alternate: the library's choice (matrix-vector products included), the direct kernel forced,
+     * the tiled kernel forced. */
+    static const char *envs[] = {NULL, "DIRECT=4096,DOTN=0", "DIRECT=1,DOTN=0"};
     g.kernel_env = envs[combo % 3];
     return g;
 }
@@ -282,7 +283,7 @@ START_TEST(test_all_layouts)
                     for (int kern = 0; kern < 2; kern++) {
                         gcase g = {pairs[p][0], pairs[p][1], l ? OCX_COL_MAJOR : OCX_ROW_MAJOR, ta ? OCX_OP_T : OCX_OP_N,
                                    tb ? OCX_OP_T : OCX_OP_N, 67, 45, 37, 1, 2, 3, 5, 2, 1, 0.5, -1, MODE_SINGLE, 1, 0, 0,
-                                   kern ? "DIRECT=1" : "DIRECT=4096"};
+                                   kern ? "DIRECT=1,DOTN=0" : "DIRECT=4096,DOTN=0"};
                         check_case(&g, seed, &rng);
                     }
     }
@@ -357,7 +358,7 @@ START_TEST(test_degenerate)
 {
     uint64_t seed = test_seed(), rng = seed;
     for (int kern = 0; kern < 2; kern++) {
-        const char *env = kern ? "DIRECT=1" : "DIRECT=4096";
+        const char *env = kern ? "DIRECT=1,DOTN=0" : "DIRECT=4096,DOTN=0";
         /* beta = 0: NaN in C must not leak. */
         gcase g = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 33, 65, 17, 0, 0, 0, 0, 0, 0, 1, 0, MODE_SINGLE, 1,
                    0, 1, env};
@@ -412,12 +413,13 @@ END_TEST
 START_TEST(test_stages)
 {
     /* Every set names what it depends on: the defaults differ between GPUs and CPUs. */
-    static const char *envs[] = {"DIRECT=1,STAGE=2,MWG=128,NWG=128,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=4,UNROLL_TILE=0",
-                                 "DIRECT=1,STAGE=2,KWG=8",
-                                 "DIRECT=1,STAGE=1,MWG=16,NWG=64,MDIMC=2,NDIMC=4,VWN=4,PACK=0,GM=1",
-                                 "DIRECT=1,STAGE=1,MWG=4,NWG=8,MDIMC=1,NDIMC=4,VWM=1,VWN=2,PACK=1,GM=3",
-                                 "DIRECT=1,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4,UNROLL_TILE=1,GM=5",
-                                 "DIRECT=1,STAGE=2,MWG=32,NWG=16,KWG=8,MDIMC=8,NDIMC=2,VWM=2,VWN=2,UNROLL_TILE=1"};
+    static const char *envs[] = {
+        "DIRECT=1,DOTN=0,STAGE=2,MWG=128,NWG=128,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=4,UNROLL_TILE=0",
+        "DIRECT=1,DOTN=0,STAGE=2,KWG=8",
+        "DIRECT=1,DOTN=0,STAGE=1,MWG=16,NWG=64,MDIMC=2,NDIMC=4,VWN=4,PACK=0,GM=1",
+        "DIRECT=1,DOTN=0,STAGE=1,MWG=4,NWG=8,MDIMC=1,NDIMC=4,VWM=1,VWN=2,PACK=1,GM=3",
+        "DIRECT=1,DOTN=0,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4,UNROLL_TILE=1,GM=5",
+        "DIRECT=1,DOTN=0,STAGE=2,MWG=32,NWG=16,KWG=8,MDIMC=8,NDIMC=2,VWM=2,VWN=2,UNROLL_TILE=1"};
     uint64_t seed = test_seed(), rng = seed;
     for (int c = 0; c < 18; c++) {
         gcase g = random_case(&rng, c);
@@ -427,7 +429,7 @@ START_TEST(test_stages)
     }
     gcase bands = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_N, 117, 70, 33, 2, 1, 3, 1, 2, 3, -0.5, 0.5,
                    MODE_STRIDED, 2, 0, 0,
-                   "DIRECT=1,PACK=0,GM=3,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"};
+                   "DIRECT=1,DOTN=0,PACK=0,GM=3,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"};
     check_case(&bands, seed, &rng);
 }
 END_TEST
@@ -453,7 +455,7 @@ static void end_params_case(ocx_buffer *x, ocx_buffer *y, ocx_buffer *z)
  * (PACKN=1: those products are 3 wide, where the CPUs' PACKN leaves the operands in place);
  * and PACK_STAGED's (PACKN=40): a K-fast A copied M-fast (alone and shared), a K-fast B copied
  * N-fast, and both at once. */
-#define PACK_STAGED "DIRECT=1,PACK=1,PACKN=40,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"
+#define PACK_STAGED "DIRECT=1,PACK=1,PACKN=40,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4,DOTN=0"
 START_TEST(test_packed)
 {
     uint64_t seed = test_seed(), rng = seed;
@@ -515,7 +517,7 @@ END_TEST
  * below NWG narrows the column vectors (VWN <= N) and the tile, M below MWG shrinks the tile's rows;
  * every layout and transpose with M or N in {1, 2, 3, 5, 16, 17}, then the values reported by
  * ocx_last_params(). */
-#define CPU_TILES "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1"
+#define CPU_TILES "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,DOTN=0"
 START_TEST(test_thin)
 {
     uint64_t seed = test_seed(), rng = seed;
@@ -564,7 +566,7 @@ END_TEST
  * the scratch buffer before the partials, through views; then that the partial products went
  * through the stream's scratch buffer (ocx_stream_trim reports its size), and do not with
  * KSPLIT=0. */
-#define SPLIT_STAGED "DIRECT=1,PACK=1,PACKN=40,KSPLIT=8,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4"
+#define SPLIT_STAGED "DIRECT=1,PACK=1,PACKN=40,KSPLIT=8,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4,DOTN=0"
 START_TEST(test_split_k)
 {
     uint64_t seed = test_seed(), rng = seed;
@@ -615,6 +617,35 @@ START_TEST(test_split_k)
     ocx_buffer_destroy(x);
     ocx_buffer_destroy(y);
     ocx_buffer_destroy(z);
+}
+END_TEST
+
+/* Matrix-vector products (gemm_dot, DOTN): every layout x transpose with N or M of 1 to 4 (op(A)
+ * K-fast, or op(B) K-fast and C written transposed; the other combinations take the other kernels),
+ * K from below one vector to a prime of thousands, in the dtypes random_case draws, single, strided
+ * and offset-array batches, with the CPUs' defaults (one work-item streaming 16-wide vectors) and
+ * the GPUs' shape (work-items splitting k, summed in local memory), also with 1-wide and 8-wide
+ * vectors. */
+START_TEST(test_dot)
+{
+    static const char *envs[] = {NULL, "DDOT=8,DVW=4,DROWS=2", "DDOT=4,DVW=1,DROWS=1", "DDOT=2,DVW=8,DROWS=16"};
+    const size_t ks[5] = {1, 7, 17, 263, 4099};
+    uint64_t seed = test_seed(), rng = seed;
+    for (int c = 0; c < 64; c++) {
+        gcase g = random_case(&rng, 0);
+        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
+        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        const size_t thin = 1 + (size_t)(c / 8) % 4, wide = 5 + trand_next(&rng) % 90;
+        g.m = c & 32 ? thin : wide;
+        g.n = c & 32 ? wide : thin;
+        g.k = ks[c % 5];
+        g.mode = c % 3 == 0 ? MODE_SINGLE : c % 3 == 1 ? MODE_STRIDED : MODE_ARRAYS;
+        g.batch = g.mode == MODE_SINGLE ? 1 : 2 + (size_t)c % 2;
+        if (g.alpha == 0) g.alpha = 0.5;
+        g.kernel_env = envs[(c / 2) % 4];
+        check_case(&g, seed, &rng);
+    }
 }
 END_TEST
 
@@ -781,7 +812,7 @@ static void tensor_core_cases(int tc)
                    (c / 2) % 2 ? OCX_OP_T : OCX_OP_N, (c / 3) % 2 ? OCX_OP_T : OCX_OP_N, sh[0], sh[1], sh[2],
                    unaligned ? 3 : 0, unaligned ? 1 : 8, unaligned ? 5 : 0, unaligned ? 1 : 8, unaligned ? 7 : 0,
                    unaligned ? 3 : 0, c % 4 ? 1.0 : 0.5, c % 3 ? 0.0 : -1.0, MODE_SINGLE, 1, 0, c % 3 != 0,
-                   "DIRECT=1"};
+                   "DIRECT=1,DOTN=0"};
         if (!unaligned) pad_to_8(&g);
         const char *t = tiles[c % (sizeof tiles / sizeof *tiles)];
         if (t && strstr(t, "WGMMA=1") && !sm90a_expected())
@@ -799,7 +830,7 @@ static void tensor_core_cases(int tc)
      * on the tensor cores only: on PoCL the portable kernel would take seconds over it. */
     if (tc) {
         gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 4100, 2050, 256, 0, 0, 0, 0, 0, 0, 1.0, 0.0,
-                   MODE_SINGLE, 1, 0, 1, "DIRECT=1"};
+                   MODE_SINGLE, 1, 0, 1, "DIRECT=1,DOTN=0"};
         pad_to_8(&g);
         check_case_family(&g, seed, &rng, tc);
         ocx_params_info info;
@@ -808,7 +839,7 @@ static void tensor_core_cases(int tc)
     }
     for (int mode = 0; mode < 2; mode++) {
         gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 130, 200, 96, 0, 0, 0, 8, 16, 0, 1.0, 0.5,
-                   mode ? MODE_ARRAYS : MODE_STRIDED, 3, 0, 0, "DIRECT=1"};
+                   mode ? MODE_ARRAYS : MODE_STRIDED, 3, 0, 0, "DIRECT=1,DOTN=0"};
         check_case_family(&g, seed, &rng, tc);
     }
     /* TMA=1 (bulk copies on compute capability 9.0): whole tiles beside edge tiles, a partial last
@@ -818,7 +849,7 @@ static void tensor_core_cases(int tc)
     for (int c = 0; c < 8; c++) {
         gcase g = {OCX_F16, c % 2 ? OCX_F16 : OCX_F32, OCX_ROW_MAJOR, c & 1 ? OCX_OP_T : OCX_OP_N,
                    c & 2 ? OCX_OP_T : OCX_OP_N, c & 4 ? 300 : 256, c & 4 ? 520 : 512, 1000, 0, 0, 0, 8, 16, 0, 1.0,
-                   c % 3 ? 0.0 : 0.5, MODE_SINGLE, 1, 0, 0, "DIRECT=1"};
+                   c % 3 ? 0.0 : 0.5, MODE_SINGLE, 1, 0, 0, "DIRECT=1,DOTN=0"};
         pad_to_8(&g);
         setenv("OCX_GEMM_MMA_PARAMS", tma_tiles[c / 4], 1);
         check_case_family(&g, seed, &rng, tc);
@@ -865,7 +896,7 @@ static void emulated_cases(const emu_case *cases, size_t count)
         int u = cases[c].unaligned;
         gcase g = {OCX_F16, cases[c].out, OCX_ROW_MAJOR, cases[c].opa, cases[c].opb, cases[c].m, cases[c].n, cases[c].k,
                    u ? 3 : 0, u ? 1 : 0, u ? 5 : 0, u ? 1 : 8, u ? 7 : 0, u ? 3 : 0, 0.5, c % 2 ? 0.0 : -1.0,
-                   MODE_SINGLE, 1, 0, c % 2, "DIRECT=1"};
+                   MODE_SINGLE, 1, 0, c % 2, "DIRECT=1,DOTN=0"};
         if (!u) pad_to_8(&g);
         setenv("OCX_GEMM_MMA_PARAMS", cases[c].tiles, 1);
         check_case_family(&g, seed, &rng, 1);
@@ -902,7 +933,7 @@ START_TEST(test_tensor_core_emulated)
                   ocx_last_error());
     emulated_cases(mma_sync_cases, sizeof mma_sync_cases / sizeof *mma_sync_cases);
     gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 130, 200, 96, 0, 0, 0, 8, 16, 0, 1.0, 0.5,
-               MODE_ARRAYS, 3, 0, 0, "DIRECT=1"};
+               MODE_ARRAYS, 3, 0, 0, "DIRECT=1,DOTN=0"};
     uint64_t seed = test_seed(), rng = seed;
     check_case_family(&g, seed, &rng, 1);
     unsetenv("OCX_VENDOR_PATHS");
@@ -948,14 +979,14 @@ static void x3_cases(int tc)
         int u = cases[c].unaligned;
         gcase g = {OCX_F32, OCX_F32, cases[c].layout, cases[c].opa, cases[c].opb, cases[c].m, cases[c].n, cases[c].k,
                    u ? 3 : 0, u ? 1 : 0, u ? 5 : 0, u ? 1 : 8, u ? 7 : 0, u ? 3 : 0, 0.5, c % 2 ? 0.0 : -1.0,
-                   MODE_SINGLE, 1, 0, c % 2, "DIRECT=1", OCX_COMPUTE_TF32X3};
+                   MODE_SINGLE, 1, 0, c % 2, "DIRECT=1,DOTN=0", OCX_COMPUTE_TF32X3};
         if (!u) pad_to_8(&g);
         if (cases[c].tiles) setenv("OCX_GEMM_MMA_PARAMS", cases[c].tiles, 1);
         check_case_family(&g, seed, &rng, tc);
         unsetenv("OCX_GEMM_MMA_PARAMS");
     }
     gcase g = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 70, 72, 40, 0, 0, 0, 8, 16, 0, 1.0, 0.5,
-               MODE_STRIDED, 3, 0, 0, "DIRECT=1", OCX_COMPUTE_TF32X3};
+               MODE_STRIDED, 3, 0, 0, "DIRECT=1,DOTN=0", OCX_COMPUTE_TF32X3};
     check_case_family(&g, seed, &rng, tc);
 }
 
@@ -1027,7 +1058,7 @@ static void x3_nonfinite(int tc)
         hb[AT_B(14, 50)] = -INFINITY;
         for (int i = 0; i < M * N; i++) hc[i] = NAN;
         ocx_buffer *A = tbuffer(OCX_F32, M * K, ha), *B = tbuffer(OCX_F32, K * N, hb), *C = tbuffer(OCX_F32, M * N, hc);
-        setenv("OCX_GEMM_PARAMS", "DIRECT=1", 1);
+        setenv("OCX_GEMM_PARAMS", "DIRECT=1,DOTN=0", 1);
         ck_ok(ocx_gemm_ex(tctx, NULL, OCX_ROW_MAJOR, t ? OCX_OP_T : OCX_OP_N, t ? OCX_OP_T : OCX_OP_N, M, N, K, 1.0, A,
                           0, t ? M : K, 0, B, 0, t ? K : N, 0, 0.0, C, 0, N, 0, 1, OCX_COMPUTE_TF32X3, 0, NULL, NULL));
         unsetenv("OCX_GEMM_PARAMS");
@@ -1177,7 +1208,7 @@ START_TEST(test_vendor_path_switch)
     int tc = tensor_cores();
     uint64_t seed = test_seed(), rng = seed;
     gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 129, 131, 137, 0, 0, 0, 0, 0, 0, 1.0, 0.0,
-               MODE_SINGLE, 1, 0, 1, "DIRECT=1"};
+               MODE_SINGLE, 1, 0, 1, "DIRECT=1,DOTN=0"};
     setenv("OCX_VENDOR_PATHS", "0", 1);
     ck_assert_msg(!tensor_cores(), "OCX_VENDOR_PATHS=0 left the tensor-core path on");
     check_case_family(&g, seed, &rng, 0);
@@ -1336,6 +1367,7 @@ int main(void)
     tcase_add_test(core, test_packed);
     tcase_add_test(core, test_thin);
     tcase_add_test(core, test_split_k);
+    tcase_add_test(core, test_dot);
     tcase_add_test(core, test_shared_stream_threads);
     tcase_add_test(core, test_bad_arguments);
     tcase_add_test(core, test_tensor_core_path);
