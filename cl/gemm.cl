@@ -344,14 +344,6 @@
     }
 #endif
 
-/* C[n] of row crow = r + beta*C[n] (beta == 0: C is not read). */
-#define UPDATE_C(crow, n, r)                                                                       \
-    do {                                                                                           \
-        if (beta == (SCALAR)0)                                                                     \
-            STC_(crow, n, r);                                                                      \
-        else                                                                                       \
-            STC_(crow, n, (r) + (R)beta * LDC_(crow, n));                                          \
-    } while (0)
 
 /* STAGE 1, for CPUs (PoCL): no local memory and no barrier, so the compiler keeps the kernel one
  * region and the caches share the operands between work-items. Each work-item streams MWI rows of
@@ -568,17 +560,4 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
         }
     }
 #endif /* STAGE */
-}
-
-/* Split K (gemm.c: KSPLIT): C = alpha * (the sum, in order, of `parts` partial products, each M x N
- * and row-major, M*N elements apart from offP on) + beta * C. Work-item (n, m). */
-kernel void gemm_sum(const ulong M, const ulong N, const SCALAR alpha, const SCALAR beta, const global R *restrict P,
-                     const ulong offP, const ulong parts, global SC *restrict C, const ulong offC, const ulong ldc)
-{
-    const ulong n = get_global_id(0), m = get_global_id(1);
-    if (n >= N || m >= M) return;
-    const global R *p = P + offP + m * N + n;
-    R s = (R)0;
-    for (ulong i = 0; i < parts; i++) s += p[i * M * N];
-    UPDATE_C(C + offC + m * ldc, n, (R)alpha * s);
 }

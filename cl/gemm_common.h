@@ -97,6 +97,15 @@
 #endif
 #define GLDU(n, p) CAT(GLDU_, n)(p)
 
+/* C[n] of row crow = r + beta*C[n] (beta == 0: C is not read). */
+#define UPDATE_C(crow, n, r)                                                                       \
+    do {                                                                                           \
+        if (beta == (SCALAR)0)                                                                     \
+            STC_(crow, n, r);                                                                      \
+        else                                                                                       \
+            STC_(crow, n, (r) + (R)beta * LDC_(crow, n));                                          \
+    } while (0)
+
 /* The batch entry bat's base offsets oa, ob, oc, of type T: from the offset array when flags bit 0
  * says there is one, else by strides (the kernels' offA/strideA… arguments). */
 #define BATCH_OFFSETS(T, bat)                                                                      \

@@ -27,6 +27,10 @@
  *                              product as its transpose); else at C[oc + m*ldc + j]
  * flags bit 1: A's rows (base offsets and sam) are aligned to DVW elements; bit 2: B's columns
  * (sbk = 1) are.
+ *
+ * gemm_cols (below) takes the thin products whose large operand is N-fast, with work-items owning
+ * columns; its DVW is the host's CVW, NB the rows (M), flags bit 2: B's rows aligned to DVW. And
+ * gemm_sum adds up split K's partial products (gemm_cols's and gemm_tiled's).
  */
 #ifndef DTYPE
 #define DTYPE 0
@@ -116,11 +120,26 @@ gemm_direct(const ulong M, const ulong N, const ulong K, const SCALAR alpha, con
 #define HSUM_8(v) HSUM_4((v).lo + (v).hi)
 #define HSUM_16(v) HSUM_8((v).lo + (v).hi)
 #define HSUM(n, v) CAT(HSUM_, n)(v)
+/* A private array of DVW elements as a vector, and back. */
+#if DVW == 1
+#define VFROM(t) ((t)[0])
+#define VTO(v, t) ((t)[0] = (v))
+#else
+#define VFROM(t) CAT(vload, DVW)(0, (t))
+#define VTO(v, t) CAT(vstore, DVW)((v), 0, (t))
+#endif
 /* DVW elements of A's row (from p), of a B column (from element k of q: contiguous where BK1, else
- * gathered bk apart). */
-#define LOAD_A(p) ((flags & 2) ? GLD(DVW, p) : GLDU(DVW, p))
+ * gathered bk apart). Aligned vector loads (flags) of 16 bytes at most, as the tiled kernels': the
+ * host checks the elements' alignment within a buffer, not the buffer's own (a cl_mem wrapped over
+ * a caller's memory, from malloc say, may be aligned to 16 bytes only). */
+#if DVW * (DTYPE == 2 ? 8 : DTYPE == 1 ? 2 : 4) <= 16
+#define ALIGNED(f) (flags & (f))
+#else
+#define ALIGNED(f) 0
+#endif
+#define LOAD_A(p) (ALIGNED(2) ? GLD(DVW, p) : GLDU(DVW, p))
 #if BK1
-#define LOAD_B(q, k) ((flags & 4) ? GLD(DVW, (q) + (k)) : GLDU(DVW, (q) + (k)))
+#define LOAD_B(q, k) (ALIGNED(4) ? GLD(DVW, (q) + (k)) : GLDU(DVW, (q) + (k)))
 #elif DVW == 1
 #define LOAD_B(q, k) ((R)LDA_(q, (k) * bk))
 #else
@@ -130,20 +149,15 @@ static inline VT(DVW) gather_b(const global SA *q, IDX k, IDX bk)
     R t[DVW];
 #pragma unroll
     for (int u = 0; u < DVW; u++) t[u] = (R)LDA_(q, (k + (IDX)u) * bk);
-    return CAT(vload, DVW)(0, t);
+    return VFROM(t);
 }
 #endif
 /* C(m0 + i, j) = alpha*sum + beta*C (beta = 0: C is not read), rows past M left alone. */
 #define STORE_C(i, j, sum)                                                                          \
     do {                                                                                           \
         const IDX m_ = m0 + (IDX)(i);                                                              \
-        if (m_ >= mm) break;                                                                       \
-        const IDX at_ = CT ? oc + (IDX)(j) * (IDX)ldc + m_ : oc + m_ * (IDX)ldc + (IDX)(j);       \
-        const R r_ = (R)alpha * (sum);                                                             \
-        if (beta == (SCALAR)0)                                                                     \
-            STC_(C, at_, r_);                                                                      \
-        else                                                                                       \
-            STC_(C, at_, r_ + (R)beta * LDC_(C, at_));                                             \
+        if (m_ < mm) UPDATE_C(C, CT ? oc + (IDX)(j) * (IDX)ldc + m_ : oc + m_ * (IDX)ldc + (IDX)(j),  \
+                              (R)alpha * (sum));                                                   \
     } while (0)
 
 __attribute__((reqd_work_group_size(DDOT, 1, 1))) kernel void
@@ -168,8 +182,8 @@ gemm_dot(const ulong M, const ulong N, const ulong K, const SCALAR alpha, const 
 #pragma unroll
     for (int j = 0; j < NB; j++) bcol[j] = B + ob + (IDX)j * (IDX)sbn;
     /* Whole vectors: the work-items take them in turn (kv of them); then the k left over, one each. */
-    const IDX kv = kk / DVW;
-    for (IDX v = tid; v < kv; v += DDOT) {
+    const IDX kv = kk / DVW, rem = kk - kv * DVW;
+    for (IDX v = tid; v < kv; v = kv - v > DDOT ? v + DDOT : kv) { /* v + DDOT may pass 2^32 */
         const IDX k = v * DVW;
         VT(DVW) b[NB];
 #pragma unroll
@@ -186,11 +200,13 @@ gemm_dot(const ulong M, const ulong N, const ulong K, const SCALAR alpha, const 
     for (int i = 0; i < DROWS; i++)
 #pragma unroll
         for (int j = 0; j < NB; j++) s[i][j] = HSUM(DVW, acc[i][j]);
-    for (IDX k = kv * DVW + tid; k < kk; k += DDOT)
+    for (IDX r = tid; r < rem; r += DDOT) {
+        const IDX k = kv * DVW + r;
 #pragma unroll
         for (int i = 0; i < DROWS; i++)
 #pragma unroll
             for (int j = 0; j < NB; j++) s[i][j] = mad((R)LDA_(arow[i], k), (R)LDA_(bcol[j], k * bk), s[i][j]);
+    }
 #if DDOT > 1
     /* The work-items' sums, added pairwise in a tree (work-item t and t + h, h halving); the first
      * DROWS*NB work-items store one element each. */
@@ -210,4 +226,68 @@ gemm_dot(const ulong M, const ulong N, const ulong K, const SCALAR alpha, const 
     for (int i = 0; i < DROWS; i++)
         for (int j = 0; j < NB; j++) STORE_C(i, j, s[i][j]);
 #endif
+}
+
+/* gemm_cols: products of at most four rows (NB) whose op(B) is N-fast (sbn = 1): a few vectors times
+ * a matrix (x * W with W stored K x N, and as C^T = op(B)^T op(A)^T, A^T x), which gemm_dot's rows
+ * do not fit. Work-item t takes DVW consecutive columns of C, n0 = t*DVW, and walks k, multiplying
+ * the row of B there (loads coalescing across work-items) by each row's element of A (the same for
+ * all: a broadcast). Split K (gemm.c) runs the chunks as the batch, into partial products that
+ * gemm_sum adds up. */
+__attribute__((reqd_work_group_size(DDOT, 1, 1))) kernel void
+gemm_cols(const ulong M, const ulong N, const ulong K, const SCALAR alpha, const SCALAR beta,
+          const global SA *restrict A, const ulong offA, const ulong sam, const ulong sak, const ulong strideA,
+          const global SA *restrict B, const ulong offB, const ulong sbk, const ulong sbn, const ulong strideB,
+          global SC *restrict C, const ulong offC, const ulong ldc, const ulong strideC,
+          const global ulong *restrict offs, const int flags)
+{
+    const IDX n0 = (IDX)get_global_id(0) * DVW, nn = (IDX)N, kk = (IDX)K, bat = (IDX)get_group_id(2);
+    if (n0 >= nn) return;
+    BATCH_OFFSETS(IDX, bat)
+    const int whole = nn - n0 >= (IDX)DVW; /* all DVW columns inside C (else loads are clamped) */
+    const global SA *b = B + ob + n0;
+    const global SA *a = A + oa;
+    VT(DVW) acc[NB];
+#pragma unroll
+    for (int i = 0; i < NB; i++) acc[i] = (VT(DVW))0;
+#pragma unroll 4
+    for (IDX k = 0; k < kk; k++, b += (IDX)sbk) {
+        VT(DVW) bv;
+        if (whole && ALIGNED(4)) {
+            bv = GLD(DVW, b);
+        } else if (whole) {
+            bv = GLDU(DVW, b);
+        } else {
+            R t[DVW];
+#pragma unroll
+            for (int c = 0; c < DVW; c++) t[c] = (R)LDA_(b, n0 + (IDX)c < nn ? c : 0);
+            bv = VFROM(t);
+        }
+#pragma unroll
+        for (int i = 0; i < NB; i++) acc[i] = mad((VT(DVW))(R)LDA_(a, (IDX)i * (IDX)sam + k * (IDX)sak), bv, acc[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < NB; i++) {
+        R t[DVW];
+        VTO(acc[i], t);
+#pragma unroll
+        for (int c = 0; c < DVW; c++) {
+            const IDX n = n0 + (IDX)c;
+            if (n < nn) UPDATE_C(C, CT ? oc + n * (IDX)ldc + (IDX)i : oc + (IDX)i * (IDX)ldc + n, (R)alpha * t[c]);
+        }
+    }
+}
+
+/* Split K (gemm.c: KSPLIT): C = alpha * (the sum, in order, of `parts` partial products, each M x N
+ * and row-major, M*N elements apart from offP on) + beta * C; CT: C's element (m, n) at
+ * C[offC + n*ldc + m]. Work-item (n, m). */
+kernel void gemm_sum(const ulong M, const ulong N, const SCALAR alpha, const SCALAR beta, const global R *restrict P,
+                     const ulong offP, const ulong parts, global SC *restrict C, const ulong offC, const ulong ldc)
+{
+    const ulong n = get_global_id(0), m = get_global_id(1);
+    if (n >= N || m >= M) return;
+    const global R *p = P + offP + m * N + n;
+    R s = (R)0;
+    for (ulong i = 0; i < parts; i++) s += p[i * M * N];
+    UPDATE_C(C, CT ? offC + n * ldc + m : offC + m * ldc + n, (R)alpha * s);
 }

@@ -2,9 +2,9 @@
  *
  * Every call goes: check the arguments → map the layout and transposes onto element strides (a
  * column-major product is computed as its row-major transpose, so C's rows are always contiguous
- * for the kernel) → pick the direct or the tiled kernel by size (or gemm_dot by shape: a matrix
- * times a few vectors) → parameters → one launch with the batch in the third dimension of the
- * NDRange. */
+ * for the kernel) → pick the direct or the tiled kernel by size (or gemm_dot or gemm_cols by shape:
+ * a matrix times a few vectors) → parameters → one launch with the batch in the third dimension of
+ * the NDRange (split K: the chunks, then gemm_sum). */
 #include "config.h"
 #include "ocx_internal.h"
 
@@ -36,7 +36,8 @@
  * / 41.6 / 32.5 against 47.5 / 43.8 / 44.9 (4096^3 TN, 16-byte copies only: 45.0 against 46.6):
  * the copies cost more than the registers and occupancy they save. */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
-       P_PACK, P_GM, P_PACKN, P_KSPLIT, P_DOTN, P_DDOT, P_DVW, P_DROWS, P_COUNT };
+       P_PACK, P_GM, P_PACKN, P_KSPLIT, P_DOTN, P_DDOT, P_DVW, P_DROWS, P_COLS,
+       P_CVW, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max   pow2 host */
     {"MWG", 64, 64, 1, 256, 1, 0},
@@ -111,13 +112,26 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     {"KSPLIT", 256, 0, 0, 65536, 0, 1, 1},
     /* gemm_dot (cl/gemm_direct.cl) takes products of at most DOTN columns whose op(A) is K-fast,
      * and of at most DOTN rows whose op(B) is (as C^T = op(B)^T op(A)^T): matrix-vector products,
-     * which the tiled kernels ran far from the memory's rate (host-only; 0: never). Its work-groups:
-     * DDOT work-items splitting k (one on CPUs, which stream each row), DVW elements a load, DROWS
-     * rows a group. Not searched by ocx-tune (the sizes it measures are square). */
+     * which the tiled kernels ran far from the memory's rate (0: never). Its work-groups: DDOT
+     * work-items splitting k (one on CPUs, which stream each row), DVW elements a load, DROWS rows a
+     * group. These and gemm_cols's are host parameters: the host passes them as -D defines to the
+     * programs of those two kernels alone, DDOT lowered to fit the device's work-groups (so an
+     * older profile's entry, without them, stays valid everywhere). Not searched by ocx-tune (the
+     * sizes it measures are square). */
     {"DOTN", 4, 4, 0, 4, 0, 1, 1},
-    {"DDOT", 128, 1, 1, 1024, 1, 0, 1},
-    {"DVW", 4, 16, 1, 16, 1, 0, 1},
-    {"DROWS", 2, 4, 1, 16, 1, 0, 1},
+    {"DDOT", 128, 1, 1, 1024, 1, 1, 1},
+    {"DVW", 4, 16, 1, 16, 1, 1, 1},
+    {"DROWS", 2, 4, 1, 16, 1, 1, 1},
+    /* 1: gemm_cols (cl/gemm_direct.cl) takes products of at most DOTN rows whose op(B) is N-fast,
+     * and of at most DOTN columns whose op(A) is M-fast (as C^T), which gemm_dot's rows do not fit;
+     * its work-items own CVW columns each, DDOT a group, K split as the tiled kernel's (KSPLIT).
+     * GPUs only: on CPUs the tiled kernel streams such products along N already (PoCL, 2-core
+     * AVX-512 EPYC: 1x2048x2048 NN at 0.9-2.3x OpenBLAS in four runs). */
+    {"COLS", 1, 0, 0, 1, 0, 1, 1},
+    /* gemm_cols's work-items' columns (a vector each). H200, f32, median GFLOP/s of 5 alternating
+     * rounds, 4 / 1: 1x4096x4096 NN 398 / 640, 4x4096x4096 NN 1437 / 1739, 1x8192x8192 NN 869 /
+     * 1140 (and 336, 1317, 467 with COLS=0). */
+    {"CVW", 1, 4, 1, 16, 1, 1, 1},
 };
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
@@ -144,10 +158,6 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
         if (v[P_STAGE] == 4) bytes *= 2; /* double-buffered */
         if (bytes > dev->local_mem_max_bytes) return "the A and B slices exceed the device's local memory";
     }
-    if ((size_t)v[P_DDOT] > dev->max_work_group_size || (size_t)v[P_DDOT] > dev->max_work_item_sizes[0])
-        return "DDOT exceeds the device's work-group size";
-    if (v[P_DDOT] > 1 && (size_t)v[P_DROWS] * 4 * (size_t)v[P_DDOT] * arith_bytes(dtype) > dev->local_mem_max_bytes)
-        return "gemm_dot's partial sums (DROWS*4*DDOT) exceed the device's local memory";
     size_t dwg = (size_t)v[P_DWGN] * (size_t)v[P_DWGM];
     if (dwg > dev->max_work_group_size || (size_t)v[P_DWGN] > dev->max_work_item_sizes[0] ||
         (size_t)v[P_DWGM] > dev->max_work_item_sizes[1])
@@ -515,14 +525,36 @@ static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int
     return OCX_OK;
 }
 
-/* The tiled kernel's launch over the tiles of an M x N product, `entries` batch entries deep. */
-static ocx__launch_desc tiled_launch(const ocx__params *p, const char *options, cl_kernel kernel, gemm_args *g,
-                                     size_t m, size_t n, size_t entries)
+/* The kernel that takes a product (gemm_core). */
+typedef enum gemm_kernel { K_DIRECT, K_TILED, K_DOT, K_COLS } gemm_kernel;
+
+/* The launch of kernel `kind` (built: `kernel`) over an M x N product, `entries` batch entries (or
+ * split K's chunks) deep: gemm_tiled's groups over the tiles, gemm_dot's over DROWS rows each,
+ * gemm_cols's work-items over DVW columns each, gemm_direct's over the elements. */
+static ocx__launch_desc product_launch(gemm_kernel kind, const ocx__params *p, const char *options, cl_kernel kernel,
+                                       gemm_args *g, size_t m, size_t n, size_t entries)
 {
-    const size_t wg = (size_t)p->v[P_MDIMC] * (size_t)p->v[P_NDIMC];
-    return (ocx__launch_desc){"gemm", options, "gemm_tiled", 3,
-                              {ocx__div_up(n, (size_t)p->v[P_NWG]) * wg, ocx__div_up(m, (size_t)p->v[P_MWG]), entries},
-                              {wg, 1, 1}, sizeof g->args / sizeof *g->args, g->args, kernel};
+    const unsigned nargs = sizeof g->args / sizeof *g->args;
+    const size_t dwg = (size_t)p->v[P_DDOT];
+    if (kind == K_TILED) {
+        const size_t wg = (size_t)p->v[P_MDIMC] * (size_t)p->v[P_NDIMC];
+        return (ocx__launch_desc){"gemm", options, "gemm_tiled", 3,
+                                  {ocx__div_up(n, (size_t)p->v[P_NWG]) * wg, ocx__div_up(m, (size_t)p->v[P_MWG]),
+                                   entries},
+                                  {wg, 1, 1}, nargs, g->args, kernel};
+    }
+    if (kind == K_DOT)
+        return (ocx__launch_desc){"gemm_direct", options, "gemm_dot", 3,
+                                  {ocx__div_up(m, (size_t)p->v[P_DROWS]) * dwg, 1, entries}, {dwg, 1, 1}, nargs,
+                                  g->args, kernel};
+    if (kind == K_COLS)
+        return (ocx__launch_desc){"gemm_direct", options, "gemm_cols", 3,
+                                  {ocx__round_up(ocx__div_up(n, (size_t)p->v[P_CVW]), dwg), 1, entries}, {dwg, 1, 1},
+                                  nargs, g->args, kernel};
+    const size_t gn = (size_t)p->v[P_DWGN], gm = (size_t)p->v[P_DWGM];
+    return (ocx__launch_desc){"gemm_direct", options, "gemm_direct", 3,
+                              {ocx__round_up(n, gn), ocx__round_up(m, gm), entries}, {gn, gm, 1}, nargs, g->args,
+                              kernel};
 }
 
 /* The -D defines of a GEMM program: dtypes, every kernel parameter, and the call's layout. */
@@ -691,11 +723,12 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * type), and before the tensor cores (which a thin product wastes), so also for TF32X3. */
     int ct = 0, dot = 0;
     const size_t dotn = (size_t)p.v[P_DOTN];
+    enum { DOT_K = 64 }; /* shorter K: the other kernels (PoCL: 65536x4x8 NT ran 2.5x slower in gemm_dot) */
     /* B's columns gathered element by element (N-fast): one column only. On PoCL (2-core AVX-512
      * EPYC, f32, two rounds of ocx-bench) 2048x4x2048 NN ran 48-62 GFLOP/s so, 70-77 tiled. */
     const int dot_n = kn <= dotn && sak == 1 && (sbk == 1 || kn == 1);
     const int dot_m = km <= dotn && sbk == 1 && (sak == 1 || km == 1); /* the same for C^T */
-    if (k > 0 && compute != OCX_COMPUTE_F16 && (dot_n || dot_m)) {
+    if (k >= DOT_K && compute != OCX_COMPUTE_F16 && (dot_n || dot_m)) {
         if (!dot_n) {
             transpose_problem(&ka, &kb, &koa, &kob, &km, &kn, &sam, &sak, &sbk, &sbn);
             ct = 1;
@@ -703,10 +736,35 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         dot = 1;
         use_direct = 0;
     }
+    /* gemm_cols (COLS): a few rows whose op(B) is N-fast, or a few columns whose op(A) is M-fast (as
+     * C^T); on GPUs the tiled kernel split K over tiles 128 wide for them (1x4096x4096 NN: 100 us). */
+    int cols = 0;
+    if (!dot && p.v[P_COLS] && k >= DOT_K && compute != OCX_COMPUTE_F16 &&
+        ((km <= dotn && sbn == 1) || (kn <= dotn && sam == 1))) {
+        if (!(km <= dotn && sbn == 1)) {
+            transpose_problem(&ka, &kb, &koa, &kob, &km, &kn, &sam, &sak, &sbk, &sbn);
+            ct = 1;
+        }
+        cols = 1;
+        use_direct = 0;
+    }
     const int x3 = compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0; /* f32: checked above */
-    const int nv = !use_direct && !dot && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
+    const int nv = !use_direct && !dot && !cols && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
                    ocx__gemm_nv_ready(ctx, a->dtype);
-    const int tiled = !use_direct && !nv && !dot; /* gemm_tiled (cl/gemm.cl) takes the product */
+    const int tiled = !use_direct && !nv && !dot && !cols; /* gemm_tiled (cl/gemm.cl) takes the product */
+    const gemm_kernel kind = tiled ? K_TILED : dot ? K_DOT : cols ? K_COLS : K_DIRECT; /* unless nv */
+    if (dot || cols) { /* DDOT within the device's work-groups and gemm_dot's sums within its local memory */
+        int ddot = p.v[P_DDOT];
+        while (ddot > 1 && ((size_t)ddot > ctx->info.max_work_group_size ||
+                            (size_t)ddot > ctx->info.max_work_item_sizes[0] ||
+                            (dot && (size_t)p.v[P_DROWS] * kn * (size_t)ddot * arith_bytes(a->dtype) >
+                                        ctx->info.local_mem_max_bytes)))
+            ddot /= 2;
+        if (ddot != p.v[P_DDOT]) {
+            p.v[P_DDOT] = ddot;
+            ocx__params_record(&p, a->dtype, cls);
+        }
+    }
 
     /* A thin product on the CPU kernel (STAGE=1), which vectorises along the kernel's N and streams
      * A K-fast and B N-fast: where the large operand would come the other way (N thin and A M-fast,
@@ -747,18 +805,24 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     }
 
     /* Split K (KSPLIT): parts partial products over chunks of kc (the last one shorter), each in
-     * the accumulator's type, in the stream's scratch buffer after the copies. */
+     * the accumulator's type, in the stream's scratch buffer after the copies. gemm_cols's chunks
+     * start a multiple of 16 (its widest vector) along k, so its loads of B keep their alignment. */
     size_t parts = 1, kc = k;
     const ocx_dtype acc = a->dtype == OCX_F64 ? OCX_F64 : OCX_F32;
-    if (tiled && p.v[P_STAGE] >= 2 && p.v[P_KSPLIT] > 0 && batch == 1 && !koa.arr &&
+    if (((tiled && p.v[P_STAGE] >= 2) || cols) && p.v[P_KSPLIT] > 0 && batch == 1 && !koa.arr &&
         compute != OCX_COMPUTE_F16) {
-        const size_t groups = ocx__div_up(km, (size_t)p.v[P_MWG]) * ocx__div_up(kn, (size_t)p.v[P_NWG]);
-        const size_t cu = ctx->info.compute_units ? ctx->info.compute_units : 1, kmin = (size_t)p.v[P_KSPLIT];
-        if (groups < cu && k >= 4 * kmin) {
-            parts = ocx__div_up(4 * cu, groups); /* about four work-groups a compute unit */
+        const size_t groups =
+            cols ? ocx__div_up(kn, (size_t)p.v[P_CVW] * (size_t)p.v[P_DDOT])
+                 : ocx__div_up(km, (size_t)p.v[P_MWG]) * ocx__div_up(kn, (size_t)p.v[P_NWG]);
+        /* About four work-groups a compute unit; gemm_cols's, light (a vector a work-item), sixteen,
+         * over chunks from KSPLIT/4 on. */
+        const size_t cu = ctx->info.compute_units ? ctx->info.compute_units : 1, per_cu = cols ? 16 : 4;
+        const size_t kmin = cols ? ((size_t)p.v[P_KSPLIT] + 3) / 4 : (size_t)p.v[P_KSPLIT];
+        if (4 * groups < per_cu * cu && k >= 4 * kmin) {
+            parts = ocx__div_up(per_cu * cu, groups);
             if (parts > k / kmin) parts = k / kmin;
             if (parts > 64) parts = 64;
-            kc = ocx__round_up(ocx__div_up(k, parts), (size_t)p.v[P_KWG]);
+            kc = ocx__round_up(ocx__div_up(k, parts), cols ? 16 : (size_t)p.v[P_KWG]);
             parts = ocx__div_up(k, kc);
             if ((double)parts * (double)km * (double)kn * (double)ocx_dtype_size(acc) >
                 (double)ctx->info.max_alloc_bytes / 2)
@@ -837,24 +901,28 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (dot) /* gemm_dot's loads: DVW elements along A's rows and (where sbk = 1) B's columns */
             flags = (aligned_for(ka, &koa, batch, sam, p.v[P_DVW]) ? 2 : 0) |
                     (sbk == 1 && aligned_for(kb, &kob, batch, kn > 1 ? sbn : 0, p.v[P_DVW]) ? 4 : 0);
+        if (cols) /* gemm_cols's loads: DVW elements along B's rows */
+            flags = aligned_for(kb, &kob, batch, sbk, p.v[P_CVW]) ? 4 : 0;
         const ocx_buffer *bufs[3] = {ka, kb, parts > 1 ? &part : c};
         int idx32 = 1;
         for (int i = 0; i < 3; i++)
             if (bufs[i]->offset + bufs[i]->length > 0xFFFFFFFFu) idx32 = 0;
         const int native = compute == OCX_COMPUTE_F16;
+        /* split K: the chunks' partial products are written as they are, gemm_sum transposes (CT) */
         gemm_defines(ctx, &p, a->dtype, parts > 1 ? dtype_code(acc) : dtype_code(c->dtype), native, akf, bkf, av, bv,
-                     idx32, ct, options, sizeof options);
-        if (dot) {
+                     idx32, parts > 1 ? 0 : ct, options, sizeof options);
+        if (dot || cols) {
             const size_t ol = strlen(options);
-            snprintf(options + ol, sizeof options - ol, " -DNB=%zu -DBK1=%d", kn, sbk == 1);
+            snprintf(options + ol, sizeof options - ol, " -DNB=%zu -DBK1=%d -DDDOT=%d -DDVW=%d -DDROWS=%d",
+                     dot ? kn : km, sbk == 1, p.v[P_DDOT], p.v[dot ? P_DVW : P_CVW], p.v[P_DROWS]);
         }
-        ocx_status st = nv ? OCX_OK
-                           : ocx__kernel_get(ctx, tiled ? "gemm" : "gemm_direct", options,
-                                             dot ? "gemm_dot" : use_direct ? "gemm_direct" : "gemm_tiled", &kernel);
-        if (st == OCX_OK && parts > 1) { /* gemm_sum, built for the caller's C */
+        static const char *const names[] = {"gemm_direct", "gemm_tiled", "gemm_dot", "gemm_cols"};
+        ocx_status st =
+            nv ? OCX_OK : ocx__kernel_get(ctx, tiled ? "gemm" : "gemm_direct", options, names[kind], &kernel);
+        if (st == OCX_OK && parts > 1) { /* gemm_sum (a small program of its own), built for the caller's C */
             gemm_defines(ctx, &p, a->dtype, dtype_code(c->dtype), native, akf, bkf, av, bv, idx32, ct, sum_options,
                          sizeof sum_options);
-            st = ocx__kernel_get(ctx, "gemm", sum_options, "gemm_sum", &sum);
+            st = ocx__kernel_get(ctx, "gemm_direct", sum_options, "gemm_sum", &sum);
         }
         if (st != OCX_OK) {
             if (held) pthread_mutex_unlock(&held->lock);
@@ -899,7 +967,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             gemm_args_set(&g, a->dtype, km, kn, kc, 1, 0, ka, ka->offset + koa.base, sam, sak, kc * sak, kb,
                           kb->offset + kob.base, sbk, sbn, kc * sbk, &part, part.offset, kn, km * kn, &no_offs,
                           flags);
-            ocx__launch_desc pd = tiled_launch(&p, options, kernel, &g, km, kn, last);
+            ocx__launch_desc pd = product_launch(kind, &p, options, kernel, &g, km, kn, last);
             st = ocx__launch(ctx, stream, &pd, num_wait, wait, NULL);
             if (st == OCX_OK) {
                 num_wait = 0, wait = NULL;
@@ -975,7 +1043,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         gemm_args_set(&g, a->dtype, km, kn, k - last * kc, 1, 0, ka, ka->offset + koa.base + last * kc * sak, sam, sak,
                       0, kb, kb->offset + kob.base + last * kc * sbk, sbk, sbn, 0, &part, part.offset + last * km * kn,
                       kn, 0, &no_offs, flags);
-        ocx__launch_desc pd = tiled_launch(&p, options, kernel, &g, km, kn, 1);
+        ocx__launch_desc pd = product_launch(kind, &p, options, kernel, &g, km, kn, 1);
         st = ocx__launch(ctx, stream, &pd, num_wait, wait, NULL);
         if (st == OCX_OK) {
             float a32, b32;
@@ -989,27 +1057,14 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                                 OCX__ARG_MEM(c),
                                 OCX__ARG_U64(c->offset + oc.base),
                                 OCX__ARG_U64(ldc)};
-            ocx__launch_desc sd = {"gemm", sum_options, "gemm_sum", 2, {kn, km}, {0},
+            ocx__launch_desc sd = {"gemm_direct", sum_options, "gemm_sum", 2, {kn, km}, {0},
                                    sizeof sargs / sizeof *sargs, sargs, sum};
             st = ocx__launch(ctx, stream, &sd, 0, NULL, event);
         }
         if (held) pthread_mutex_unlock(&held->lock);
         return st;
     }
-    ocx__launch_desc d;
-    if (dot) {
-        const size_t wg = (size_t)p.v[P_DDOT];
-        d = (ocx__launch_desc){"gemm_direct", options, "gemm_dot", 3,
-                               {ocx__div_up(km, (size_t)p.v[P_DROWS]) * wg, 1, batch}, {wg, 1, 1},
-                               nargs, g.args, kernel};
-    } else if (use_direct) {
-        size_t gn = (size_t)p.v[P_DWGN], gm = (size_t)p.v[P_DWGM];
-        d = (ocx__launch_desc){"gemm_direct", options, "gemm_direct", 3,
-                               {ocx__round_up(kn, gn), ocx__round_up(km, gm), batch}, {gn, gm, 1},
-                               nargs, g.args, kernel};
-    } else {
-        d = tiled_launch(&p, options, kernel, &g, km, kn, batch);
-    }
+    ocx__launch_desc d = product_launch(kind, &p, options, kernel, &g, km, kn, batch);
     st = ocx__launch(ctx, stream, &d, num_wait, wait, event);
     if (held) pthread_mutex_unlock(&held->lock);
     if (offs) clReleaseMemObject(offs);

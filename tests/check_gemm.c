@@ -620,30 +620,55 @@ START_TEST(test_split_k)
 }
 END_TEST
 
-/* Matrix-vector products (gemm_dot, DOTN): every layout x transpose with N or M of 1 to 4 (op(A)
- * K-fast, or op(B) K-fast and C written transposed; the other combinations take the other kernels),
- * K from below one vector to a prime of thousands, in the dtypes random_case draws, single, strided
- * and offset-array batches, with the CPUs' defaults (one work-item streaming 16-wide vectors) and
- * the GPUs' shape (work-items splitting k, summed in local memory), also with 1-wide and 8-wide
- * vectors. */
+/* Pads every leading dimension to a multiple of `to` elements (e.g. 8: the tensor-core kernel's 16-byte
+ * copies). */
+static void pad_ld(gcase *g, size_t to)
+{
+    size_t ar = g->opa == OCX_OP_N ? g->m : g->k, ac = g->opa == OCX_OP_N ? g->k : g->m;
+    size_t br = g->opb == OCX_OP_N ? g->k : g->n, bc = g->opb == OCX_OP_N ? g->n : g->k;
+    size_t la = g->layout == OCX_ROW_MAJOR ? ac : ar, lb = g->layout == OCX_ROW_MAJOR ? bc : br;
+    size_t lc = g->layout == OCX_ROW_MAJOR ? g->n : g->m;
+    g->lda_extra = (to - la % to) % to;
+    g->ldb_extra = (to - lb % to) % to;
+    g->ldc_extra = (to - lc % to) % to;
+}
+
+/* Matrix-vector products (DOTN, K >= 64): every layout x transpose, thin M and thin N (1 to 4), in
+ * every kernel shape below, K from 64 to a prime of thousands (some under a whole vector, some
+ * not), the dtypes random_case draws, single, strided and offset-array batches, and leading
+ * dimensions padded to 16 (the aligned loads) or through views (not). gemm_dot takes those whose
+ * op(A) is K-fast, or op(B) K-fast (C written transposed); with COLS=1 (the GPUs' default)
+ * gemm_cols takes those whose op(B) is N-fast, or op(A) M-fast; the rest the tiled kernel. Shapes:
+ * the CPUs' defaults (one work-item streaming 16-wide vectors, COLS=0), the GPUs' (work-items
+ * splitting k and summed in local memory), 1-wide and 8-wide vectors, and K split into chunks
+ * (KSPLIT=8: gemm_cols's partial products and gemm_sum, transposing where C is). */
 START_TEST(test_dot)
 {
-    static const char *envs[] = {NULL, "DDOT=8,DVW=4,DROWS=2", "DDOT=4,DVW=1,DROWS=1", "DDOT=2,DVW=8,DROWS=16"};
-    const size_t ks[5] = {1, 7, 17, 263, 4099};
+    static const char *envs[] = {NULL, "COLS=1,DDOT=8,DVW=4,CVW=4,DROWS=2",
+                                 "COLS=1,DDOT=4,DVW=1,CVW=1,DROWS=1,KSPLIT=8",
+                                 "COLS=1,DDOT=2,DVW=8,CVW=2,DROWS=16,KSPLIT=8"};
+    const size_t ks[5] = {64, 67, 263, 1031, 4099};
     uint64_t seed = test_seed(), rng = seed;
     for (int c = 0; c < 64; c++) {
+        const int t = c % 8, side = (c / 8) % 2, e = c / 16;
         gcase g = random_case(&rng, 0);
-        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
-        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
-        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
-        const size_t thin = 1 + (size_t)(c / 8) % 4, wide = 5 + trand_next(&rng) % 90;
-        g.m = c & 32 ? thin : wide;
-        g.n = c & 32 ? wide : thin;
-        g.k = ks[c % 5];
+        g.layout = t & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+        g.opa = t & 2 ? OCX_OP_T : OCX_OP_N;
+        g.opb = t & 4 ? OCX_OP_T : OCX_OP_N;
+        const size_t thin = 1 + (size_t)(t + e) % 4, wide = 5 + trand_next(&rng) % 90;
+        g.m = side ? thin : wide;
+        g.n = side ? wide : thin;
+        g.k = ks[(t + side + e) % 5];
         g.mode = c % 3 == 0 ? MODE_SINGLE : c % 3 == 1 ? MODE_STRIDED : MODE_ARRAYS;
         g.batch = g.mode == MODE_SINGLE ? 1 : 2 + (size_t)c % 2;
         if (g.alpha == 0) g.alpha = 0.5;
-        g.kernel_env = envs[(c / 2) % 4];
+        if ((t + e) % 2) {
+            g.offa = g.offb = g.offc = 0;
+            pad_ld(&g, 16);
+        } else {
+            g.view = g.mode != MODE_ARRAYS;
+        }
+        g.kernel_env = envs[e];
         check_case(&g, seed, &rng);
     }
 }
@@ -717,11 +742,11 @@ END_TEST
  * defaults do: their fragments are double-buffered (PIPE_FRAGS in cl/gemm.cl). */
 START_TEST(test_pipelined)
 {
-    static const char *envs[] = {"DIRECT=1,STAGE=3", "DIRECT=1,STAGE=4,KWG=8",
-                                 "DIRECT=1,STAGE=4,MWG=32,NWG=16,KWG=8,MDIMC=4,NDIMC=8,VWM=2,VWN=1,KUNR=8",
-                                 "DIRECT=1,STAGE=3,MWG=16,NWG=64,KWG=4,MDIMC=8,NDIMC=4,VWM=1,VWN=4,KUNR=4",
-                                 "DIRECT=1,STAGE=4,MWG=64,NWG=32,KWG=16,MDIMC=8,NDIMC=4,VWM=4,VWN=4",
-                                 "DIRECT=1,STAGE=4,MWG=32,NWG=32,KWG=32,MDIMC=4,NDIMC=8,VWM=4,VWN=2"};
+    static const char *envs[] = {"DIRECT=1,DOTN=0,STAGE=3", "DIRECT=1,DOTN=0,STAGE=4,KWG=8",
+                                 "DIRECT=1,DOTN=0,STAGE=4,MWG=32,NWG=16,KWG=8,MDIMC=4,NDIMC=8,VWM=2,VWN=1,KUNR=8",
+                                 "DIRECT=1,DOTN=0,STAGE=3,MWG=16,NWG=64,KWG=4,MDIMC=8,NDIMC=4,VWM=1,VWN=4,KUNR=4",
+                                 "DIRECT=1,DOTN=0,STAGE=4,MWG=64,NWG=32,KWG=16,MDIMC=8,NDIMC=4,VWM=4,VWN=4",
+                                 "DIRECT=1,DOTN=0,STAGE=4,MWG=32,NWG=32,KWG=32,MDIMC=4,NDIMC=8,VWM=4,VWN=2"};
     uint64_t seed = test_seed(), rng = seed;
     for (int c = 0; c < 18; c++) {
         gcase g = random_case(&rng, c);
@@ -754,17 +779,6 @@ static int tensor_cores(void)
     return (paths & OCX_PATH_NV_TENSOR_CORES) != 0;
 }
 
-/* Pads every leading dimension to a multiple of 8 elements (the tensor-core kernel's 16-byte copies). */
-static void pad_to_8(gcase *g)
-{
-    size_t ar = g->opa == OCX_OP_N ? g->m : g->k, ac = g->opa == OCX_OP_N ? g->k : g->m;
-    size_t br = g->opb == OCX_OP_N ? g->k : g->n, bc = g->opb == OCX_OP_N ? g->n : g->k;
-    size_t la = g->layout == OCX_ROW_MAJOR ? ac : ar, lb = g->layout == OCX_ROW_MAJOR ? bc : br;
-    size_t lc = g->layout == OCX_ROW_MAJOR ? g->n : g->m;
-    g->lda_extra = (8 - la % 8) % 8;
-    g->ldb_extra = (8 - lb % 8) % 8;
-    g->ldc_extra = (8 - lc % 8) % 8;
-}
 
 /* Runs a case and checks which kernel family took it: the tensor-core one exactly when `tc`. */
 static void check_case_family(const gcase *g, uint64_t seed, uint64_t *rng, int tc)
@@ -813,7 +827,7 @@ static void tensor_core_cases(int tc)
                    unaligned ? 3 : 0, unaligned ? 1 : 8, unaligned ? 5 : 0, unaligned ? 1 : 8, unaligned ? 7 : 0,
                    unaligned ? 3 : 0, c % 4 ? 1.0 : 0.5, c % 3 ? 0.0 : -1.0, MODE_SINGLE, 1, 0, c % 3 != 0,
                    "DIRECT=1,DOTN=0"};
-        if (!unaligned) pad_to_8(&g);
+        if (!unaligned) pad_ld(&g, 8);
         const char *t = tiles[c % (sizeof tiles / sizeof *tiles)];
         if (t && strstr(t, "WGMMA=1") && !sm90a_expected())
             t = NULL; /* wgmma: compute capability 9.0 only, and not where its build is refused */
@@ -831,7 +845,7 @@ static void tensor_core_cases(int tc)
     if (tc) {
         gcase g = {OCX_F16, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 4100, 2050, 256, 0, 0, 0, 0, 0, 0, 1.0, 0.0,
                    MODE_SINGLE, 1, 0, 1, "DIRECT=1,DOTN=0"};
-        pad_to_8(&g);
+        pad_ld(&g, 8);
         check_case_family(&g, seed, &rng, tc);
         ocx_params_info info;
         ck_ok(ocx_last_params(&info));
@@ -850,7 +864,7 @@ static void tensor_core_cases(int tc)
         gcase g = {OCX_F16, c % 2 ? OCX_F16 : OCX_F32, OCX_ROW_MAJOR, c & 1 ? OCX_OP_T : OCX_OP_N,
                    c & 2 ? OCX_OP_T : OCX_OP_N, c & 4 ? 300 : 256, c & 4 ? 520 : 512, 1000, 0, 0, 0, 8, 16, 0, 1.0,
                    c % 3 ? 0.0 : 0.5, MODE_SINGLE, 1, 0, 0, "DIRECT=1,DOTN=0"};
-        pad_to_8(&g);
+        pad_ld(&g, 8);
         setenv("OCX_GEMM_MMA_PARAMS", tma_tiles[c / 4], 1);
         check_case_family(&g, seed, &rng, tc);
         unsetenv("OCX_GEMM_MMA_PARAMS");
@@ -897,7 +911,7 @@ static void emulated_cases(const emu_case *cases, size_t count)
         gcase g = {OCX_F16, cases[c].out, OCX_ROW_MAJOR, cases[c].opa, cases[c].opb, cases[c].m, cases[c].n, cases[c].k,
                    u ? 3 : 0, u ? 1 : 0, u ? 5 : 0, u ? 1 : 8, u ? 7 : 0, u ? 3 : 0, 0.5, c % 2 ? 0.0 : -1.0,
                    MODE_SINGLE, 1, 0, c % 2, "DIRECT=1,DOTN=0"};
-        if (!u) pad_to_8(&g);
+        if (!u) pad_ld(&g, 8);
         setenv("OCX_GEMM_MMA_PARAMS", cases[c].tiles, 1);
         check_case_family(&g, seed, &rng, 1);
         unsetenv("OCX_GEMM_MMA_PARAMS");
@@ -980,7 +994,7 @@ static void x3_cases(int tc)
         gcase g = {OCX_F32, OCX_F32, cases[c].layout, cases[c].opa, cases[c].opb, cases[c].m, cases[c].n, cases[c].k,
                    u ? 3 : 0, u ? 1 : 0, u ? 5 : 0, u ? 1 : 8, u ? 7 : 0, u ? 3 : 0, 0.5, c % 2 ? 0.0 : -1.0,
                    MODE_SINGLE, 1, 0, c % 2, "DIRECT=1,DOTN=0", OCX_COMPUTE_TF32X3};
-        if (!u) pad_to_8(&g);
+        if (!u) pad_ld(&g, 8);
         if (cases[c].tiles) setenv("OCX_GEMM_MMA_PARAMS", cases[c].tiles, 1);
         check_case_family(&g, seed, &rng, tc);
         unsetenv("OCX_GEMM_MMA_PARAMS");
