@@ -79,12 +79,16 @@
 
 #include "gemm_common.h"
 
+/* The arguments of every kernel here but gemm_sum (gemm.c: gemm_args_set), in gemm_tiled's order. */
+#define GEMM_ARGS                                                                                  \
+    const ulong M, const ulong N, const ulong K, const SCALAR alpha, const SCALAR beta,            \
+        const global SA *restrict A, const ulong offA, const ulong sam, const ulong sak,           \
+        const ulong strideA, const global SA *restrict B, const ulong offB, const ulong sbk,       \
+        const ulong sbn, const ulong strideB, global SC *restrict C, const ulong offC,             \
+        const ulong ldc, const ulong strideC, const global ulong *restrict offs, const int flags
+
 __attribute__((reqd_work_group_size(DWGN, DWGM, 1))) kernel void
-gemm_direct(const ulong M, const ulong N, const ulong K, const SCALAR alpha, const SCALAR beta,
-            const global SA *restrict A, const ulong offA, const ulong sam, const ulong sak, const ulong strideA,
-            const global SA *restrict B, const ulong offB, const ulong sbk, const ulong sbn, const ulong strideB,
-            global SC *restrict C, const ulong offC, const ulong ldc, const ulong strideC,
-            const global ulong *restrict offs, const int flags)
+gemm_direct(GEMM_ARGS)
 {
     const IDX n = (IDX)get_global_id(0), m = (IDX)get_global_id(1), bat = (IDX)get_group_id(2);
     if (m >= M || n >= N) return;
@@ -161,11 +165,7 @@ static inline VT(DVW) gather_b(const global SA *q, IDX k, IDX bk)
     } while (0)
 
 __attribute__((reqd_work_group_size(DDOT, 1, 1))) kernel void
-gemm_dot(const ulong M, const ulong N, const ulong K, const SCALAR alpha, const SCALAR beta,
-         const global SA *restrict A, const ulong offA, const ulong sam, const ulong sak, const ulong strideA,
-         const global SA *restrict B, const ulong offB, const ulong sbk, const ulong sbn, const ulong strideB,
-         global SC *restrict C, const ulong offC, const ulong ldc, const ulong strideC,
-         const global ulong *restrict offs, const int flags)
+gemm_dot(GEMM_ARGS)
 {
     const IDX tid = (IDX)get_local_id(0), m0 = (IDX)get_group_id(0) * DROWS, bat = (IDX)get_group_id(2);
     const IDX mm = (IDX)M, kk = (IDX)K, bk = (IDX)sbk;
@@ -235,11 +235,7 @@ gemm_dot(const ulong M, const ulong N, const ulong K, const SCALAR alpha, const 
  * all: a broadcast). Split K (gemm.c) runs the chunks as the batch, into partial products that
  * gemm_sum adds up. */
 __attribute__((reqd_work_group_size(DDOT, 1, 1))) kernel void
-gemm_cols(const ulong M, const ulong N, const ulong K, const SCALAR alpha, const SCALAR beta,
-          const global SA *restrict A, const ulong offA, const ulong sam, const ulong sak, const ulong strideA,
-          const global SA *restrict B, const ulong offB, const ulong sbk, const ulong sbn, const ulong strideB,
-          global SC *restrict C, const ulong offC, const ulong ldc, const ulong strideC,
-          const global ulong *restrict offs, const int flags)
+gemm_cols(GEMM_ARGS)
 {
     const IDX n0 = (IDX)get_global_id(0) * DVW, nn = (IDX)N, kk = (IDX)K, bat = (IDX)get_group_id(2);
     if (n0 >= nn) return;
