@@ -646,9 +646,9 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     dimension and offset. Matrix-vector products with K of 64 or more take a dot-product kernel
  *     that reads the large operand once: at most 4 columns (the GEMM parameter DOTN; 0: never) where
  *     op(A) is K-fast and op(B) is one column or K-fast, or at most 4 rows where op(B) is K-fast and
- *     op(A) is one row or K-fast; on GPUs (the parameter COLS) at most 4 rows where op(B) is N-fast,
- *     or 4 columns where op(A) is M-fast, take a kernel whose work-items own columns of C (not under
- *     OCX_COMPUTE_F16). Where the GEMM parameter PACK is 1 (the default), the tiled kernel may
+ *     op(A) is one row or K-fast; on GPUs (the parameter COLS) at most DOTN rows where op(B) is
+ *     N-fast, or DOTN columns where op(A) is M-fast, take a kernel whose work-items own columns of C
+ *     (not under OCX_COMPUTE_F16). Where the GEMM parameter PACK is 1 (the default), the tiled kernel may
  *     first copy an operand it would read with strides into the stream's scratch buffer, on the same
  *     stream: on CPUs a K-fast B, and, where the product's other dimension is at least the
  *     parameter PACKN (CPUs 128), a transposed A of 4 MiB or more, or an N-fast B whose row pitch is
@@ -660,7 +660,8 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *   - Where the tiles of a single product (not a batch; not the direct, dot-product or tensor-core
  *     kernels, nor OCX_COMPUTE_F16) number fewer than the device's compute units and K is at least
  *     four times the parameter KSPLIT (GPUs 256; CPUs 0: never), or the column kernel's work-groups
- *     fewer than four a compute unit and K at least KSPLIT, K is split: up to 64 partial products over
+ *     fewer than four a compute unit and K at least KSPLIT (rounded up to a multiple of 4), K is
+ *     split: up to 64 partial products over
  *     chunks of K go to the stream's scratch buffer (after any copies; not where they would take
  *     over half the device's largest allocation), then are added up in order into C (the result
  *     is deterministic; its rounding differs from one pass over K). `event` is then the summing

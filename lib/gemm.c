@@ -124,7 +124,8 @@ static const ocx__param_def gemm_params[P_COUNT] = {
     {"DROWS", 2, 4, 1, 16, 1, 1, 1},
     /* 1: gemm_cols (cl/gemm_direct.cl) takes products of at most DOTN rows whose op(B) is N-fast,
      * and of at most DOTN columns whose op(A) is M-fast (as C^T), which gemm_dot's rows do not fit;
-     * its work-items own CVW columns each, DDOT a group, K split as the tiled kernel's (KSPLIT).
+     * its work-items own CVW columns each, DDOT a group, K split in chunks of KSPLIT/4 or more over
+     * about sixteen work-groups a compute unit (gemm_core).
      * GPUs only: on CPUs the tiled kernel streams such products along N already (PoCL, 2-core
      * AVX-512 EPYC: 1x2048x2048 NN at 0.9-2.3x OpenBLAS in four runs). */
     {"COLS", 1, 0, 0, 1, 0, 1, 1},
@@ -753,12 +754,15 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                    ocx__gemm_nv_ready(ctx, a->dtype);
     const int tiled = !use_direct && !nv && !dot && !cols; /* gemm_tiled (cl/gemm.cl) takes the product */
     const gemm_kernel kind = tiled ? K_TILED : dot ? K_DOT : cols ? K_COLS : K_DIRECT; /* unless nv */
-    if (dot || cols) { /* DDOT within the device's work-groups and gemm_dot's sums within its local memory */
+    /* DDOT within the device's work-groups, and gemm_dot's sums (compiled into gemm_cols's program
+     * too, there with DROWS=1) within its local memory */
+    const int drows = dot ? p.v[P_DROWS] : 1;
+    if (dot || cols) {
         int ddot = p.v[P_DDOT];
         while (ddot > 1 && ((size_t)ddot > ctx->info.max_work_group_size ||
                             (size_t)ddot > ctx->info.max_work_item_sizes[0] ||
-                            (dot && (size_t)p.v[P_DROWS] * kn * (size_t)ddot * arith_bytes(a->dtype) >
-                                        ctx->info.local_mem_max_bytes)))
+                            (size_t)drows * (dot ? kn : km) * (size_t)ddot * arith_bytes(a->dtype) >
+                                ctx->info.local_mem_max_bytes))
             ddot /= 2;
         if (ddot != p.v[P_DDOT]) {
             p.v[P_DDOT] = ddot;
@@ -805,8 +809,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     }
 
     /* Split K (KSPLIT): parts partial products over chunks of kc (the last one shorter), each in
-     * the accumulator's type, in the stream's scratch buffer after the copies. gemm_cols's chunks
-     * start a multiple of 16 (its widest vector) along k, so its loads of B keep their alignment. */
+     * the accumulator's type, in the stream's scratch buffer after the copies. (gemm_cols's chunks
+     * are whole runs of 16 k; its loads' alignment holds for any chunk, aligned_for checking sbk.) */
     size_t parts = 1, kc = k;
     const ocx_dtype acc = a->dtype == OCX_F64 ? OCX_F64 : OCX_F32;
     if (((tiled && p.v[P_STAGE] >= 2) || cols) && p.v[P_KSPLIT] > 0 && batch == 1 && !koa.arr &&
@@ -914,7 +918,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (dot || cols) {
             const size_t ol = strlen(options);
             snprintf(options + ol, sizeof options - ol, " -DNB=%zu -DBK1=%d -DDDOT=%d -DDVW=%d -DDROWS=%d",
-                     dot ? kn : km, sbk == 1, p.v[P_DDOT], p.v[dot ? P_DVW : P_CVW], p.v[P_DROWS]);
+                     dot ? kn : km, sbk == 1, p.v[P_DDOT], p.v[dot ? P_DVW : P_CVW], drows);
         }
         static const char *const names[] = {"gemm_direct", "gemm_tiled", "gemm_dot", "gemm_cols"};
         ocx_status st =

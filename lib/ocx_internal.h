@@ -193,8 +193,9 @@ typedef struct ocx__param_def {
     int min, max;        /* range (inclusive); the minimum of every kernel parameter must be legal
                             on any device (≥ 1 except for on/off switches) */
     int pow2;            /* 1: only powers of two */
-    int host;            /* 1: used by the host only (a size threshold): no -D define, never shrunk
-                            to fit device limits */
+    int host;            /* 1: used by the host only (a size threshold), or passed by it to one
+                            kernel's program alone (gemm_dot's, which it fits to the device itself):
+                            no -D define in the family's programs, never shrunk by the fitting */
     int added;           /* 1: added after profiles were written; an entry without it takes the
                             table's default for the device type (older entries stay valid) */
 } ocx__param_def;
