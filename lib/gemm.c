@@ -531,7 +531,7 @@ typedef enum gemm_kernel { K_DIRECT, K_TILED, K_DOT, K_COLS } gemm_kernel;
 
 /* The launch of kernel `kind` (built: `kernel`) over an M x N product, `entries` batch entries (or
  * split K's chunks) deep: gemm_tiled's groups over the tiles, gemm_dot's over DROWS rows each,
- * gemm_cols's work-items over DVW columns each, gemm_direct's over the elements. */
+ * gemm_cols's work-items over CVW columns each, gemm_direct's over the elements. */
 static ocx__launch_desc product_launch(gemm_kernel kind, const ocx__params *p, const char *options, cl_kernel kernel,
                                        gemm_args *g, size_t m, size_t n, size_t entries)
 {
@@ -724,7 +724,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * type), and before the tensor cores (which a thin product wastes), so also for TF32X3. */
     int ct = 0, dot = 0;
     const size_t dotn = (size_t)p.v[P_DOTN];
-    enum { DOT_K = 64 }; /* shorter K: the other kernels (PoCL: 65536x4x8 NT ran 2.5x slower in gemm_dot) */
+    enum { DOT_K = 64 }; /* shorter K: the other kernels (PoCL: 65536x4x8 NT ran 1.9-2.5x slower in gemm_dot) */
     /* B's columns gathered element by element (N-fast): one column only. On PoCL (2-core AVX-512
      * EPYC, f32, two rounds of ocx-bench) 2048x4x2048 NN ran 48-62 GFLOP/s so, 70-77 tiled. */
     const int dot_n = kn <= dotn && sak == 1 && (sbk == 1 || kn == 1);

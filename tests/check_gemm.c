@@ -639,9 +639,9 @@ static void pad_ld(gcase *g, size_t to)
  * dimensions padded to 16 (the aligned loads) or through views (not). gemm_dot takes those whose
  * op(A) is K-fast, or op(B) K-fast (C written transposed); with COLS=1 (the GPUs' default)
  * gemm_cols takes those whose op(B) is N-fast, or op(A) M-fast; the rest the tiled kernel. Shapes:
- * the CPUs' defaults (one work-item streaming 16-wide vectors, COLS=0), the GPUs' (work-items
- * splitting k and summed in local memory), 1-wide and 8-wide vectors, and K split into chunks
- * (KSPLIT=8: gemm_cols's partial products and gemm_sum, transposing where C is). */
+ * the device's defaults (on CPUs one work-item streaming 16-wide vectors, COLS=0), the GPUs'
+ * (work-items splitting k and summed in local memory), 1-wide and 8-wide vectors, and K split into
+ * chunks (KSPLIT=8: gemm_cols's partial products and gemm_sum, transposing where C is). */
 START_TEST(test_dot)
 {
     static const char *envs[] = {NULL, "COLS=1,DDOT=8,DVW=4,CVW=4,DROWS=2",
