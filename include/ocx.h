@@ -19,6 +19,8 @@
  *   OCX_CACHE=0         disable the on-disk binary cache; OCX_CACHE_DIR overrides its directory
  *   OCX_LIMIT_WG, OCX_LIMIT_LOCAL_MEM, OCX_DISABLE_FP16, OCX_DISABLE_FP64
  *                       simulate a smaller device (testing portability on a large one)
+ *   OCX_LIMIT_SCRATCH=N a stream's scratch buffer above N bytes fails as out of memory (tests of the
+ *                       GEMM's fallbacks; reductions, which need it, then fail so)
  *   OCX_QUIET=1         no warnings on stderr (they still reach ocx_last_error()).
  */
 #ifndef OCX_H

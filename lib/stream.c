@@ -38,8 +38,12 @@ ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t byte
         if (s->scratch) clReleaseMemObject(s->scratch);
         /* Doubling while small (the reductions' partials); a GEMM's copies get what they ask for. */
         size_t grow = 2 * s->scratch_bytes > bytes && bytes < (1u << 20) ? 2 * s->scratch_bytes : bytes;
-        cl_int err;
-        s->scratch = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, grow, NULL, &err);
+        /* OCX_LIMIT_SCRATCH=N (a simulated limit, for tests): a scratch buffer above N bytes fails
+         * as a full device's would, so that the callers' fallbacks run (GEMM: operands read in
+         * place, K in one pass). */
+        const unsigned long limit = ocx__env_ulong("OCX_LIMIT_SCRATCH", 0);
+        cl_int err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+        s->scratch = limit && grow > limit ? NULL : clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, grow, NULL, &err);
         if (err != CL_SUCCESS) s->scratch = NULL;
         s->scratch_bytes = s->scratch ? grow : 0;
         if (!s->scratch) {

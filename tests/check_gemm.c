@@ -674,6 +674,45 @@ START_TEST(test_dot)
 }
 END_TEST
 
+/* Without room for the scratch buffer (OCX_LIMIT_SCRATCH=1: every request fails as out of memory),
+ * the products that would copy operands or split K there (the tiled kernels' copies and split K,
+ * gemm_cols's split K) read the operands in place and take K in one pass: every layout x transpose,
+ * right results, and nothing left in the stream's scratch buffer. */
+START_TEST(test_scratch_fallback)
+{
+    static const char *envs[] = {SPLIT_STAGED ",PACKN=1", PACK_STAGED, "COLS=1,DDOT=4,CVW=1,KSPLIT=8"};
+    uint64_t seed = test_seed(), rng = seed;
+    ocx_stream *s = NULL;
+    ck_ok(ocx_stream_create(tctx, &s));
+    setenv("OCX_LIMIT_SCRATCH", "1", 1);
+    for (int c = 0; c < 24; c++) {
+        gcase g = random_case(&rng, 0);
+        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
+        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        const int e = c / 8;
+        g.m = e == 2 ? 1 + (size_t)c % 4 : 9 + (size_t)c;
+        g.n = e == 2 ? 20 + (size_t)c : 13 + (size_t)c % 5;
+        g.k = 301;
+        g.mode = MODE_SINGLE, g.batch = 1;
+        if (g.alpha == 0) g.alpha = 2;
+        g.kernel_env = envs[e];
+        check_case(&g, seed, &rng);
+    }
+    /* The same on a stream of its own: its scratch buffer stays empty. */
+    setenv("OCX_GEMM_PARAMS", SPLIT_STAGED ",PACKN=1", 1);
+    ocx_buffer *x = tpoisoned(OCX_F32, 5 * 301), *y = tpoisoned(OCX_F32, 301 * 7), *z = tpoisoned(OCX_F32, 5 * 7);
+    ck_ok(ocx_gemm(tctx, s, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 5, 7, 301, 1, x, 0, 301, y, 0, 301, 0, z, 0, 7, 0, NULL,
+                   NULL));
+    size_t released = 1;
+    ck_ok(ocx_stream_trim(tctx, s, &released));
+    ck_assert_uint_eq(released, 0);
+    unsetenv("OCX_LIMIT_SCRATCH");
+    end_params_case(x, y, z);
+    ocx_stream_destroy(s);
+}
+END_TEST
+
 /* Two host threads multiplying on the same (default) stream with copies (PACK=1, STAGE=1: NT's B is
  * copied; the CPUs' defaults, named here), queueing without waiting: each product is its own.
  * (Without the stream's lock from the copies to the GEMM's launch, one thread's copy lands in the
@@ -1382,6 +1421,7 @@ int main(void)
     tcase_add_test(core, test_thin);
     tcase_add_test(core, test_split_k);
     tcase_add_test(core, test_dot);
+    tcase_add_test(core, test_scratch_fallback);
     tcase_add_test(core, test_shared_stream_threads);
     tcase_add_test(core, test_bad_arguments);
     tcase_add_test(core, test_tensor_core_path);
