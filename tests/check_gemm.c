@@ -691,8 +691,10 @@ START_TEST(test_scratch_fallback)
         g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
         g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
         const int e = c / 8;
-        g.m = e == 2 ? 1 + (size_t)c % 4 : 9 + (size_t)c;
-        g.n = e == 2 ? 20 + (size_t)c : 13 + (size_t)c % 5;
+        /* e = 0: one tile (split K, copies with PACKN=1); 1: both dimensions past PACKN (copies);
+         * 2: a few rows (gemm_cols, split K) */
+        g.m = e == 2 ? 1 + (size_t)c % 4 : e == 1 ? 41 + (size_t)c : 9 + (size_t)c;
+        g.n = e == 2 ? 20 + (size_t)c : e == 1 ? 43 + (size_t)c % 5 : 13 + (size_t)c % 5;
         g.k = 301;
         g.mode = MODE_SINGLE, g.batch = 1;
         if (g.alpha == 0) g.alpha = 2;
