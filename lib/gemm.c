@@ -722,32 +722,25 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * read rows far apart. It takes op(A) K-fast, so a product of a few rows whose op(B) is K-fast
      * (x * W^T) goes as its transpose, C written transposed (CT). Not native f16 (its arithmetic
      * type), and before the tensor cores (which a thin product wastes), so also for TF32X3. */
-    int ct = 0, dot = 0;
+    int ct = 0;
     const size_t dotn = (size_t)p.v[P_DOTN];
     enum { DOT_K = 64 }; /* shorter K: the other kernels (PoCL: 65536x4x8 NT ran 1.9-2.5x slower in gemm_dot) */
     /* B's columns gathered element by element (N-fast): one column only. On PoCL (2-core AVX-512
      * EPYC, f32, two rounds of ocx-bench) 2048x4x2048 NN ran 48-62 GFLOP/s so, 70-77 tiled. */
     const int dot_n = kn <= dotn && sak == 1 && (sbk == 1 || kn == 1);
     const int dot_m = km <= dotn && sbk == 1 && (sak == 1 || km == 1); /* the same for C^T */
-    if (k >= DOT_K && compute != OCX_COMPUTE_F16 && (dot_n || dot_m)) {
-        if (!dot_n) {
-            transpose_problem(&ka, &kb, &koa, &kob, &km, &kn, &sam, &sak, &sbk, &sbn);
-            ct = 1;
-        }
-        dot = 1;
-        use_direct = 0;
-    }
     /* gemm_cols (COLS): a few rows whose op(B) is N-fast, or a few columns whose op(A) is M-fast (as
      * C^T); on GPUs the tiled kernel split K over tiles 128 wide for them (1x4096x4096 NN: 100 us). */
-    int cols = 0;
-    if (!dot && p.v[P_COLS] && k >= DOT_K && compute != OCX_COMPUTE_F16 &&
-        ((km <= dotn && sbn == 1) || (kn <= dotn && sam == 1))) {
-        if (!(km <= dotn && sbn == 1)) {
+    const int cols_m = km <= dotn && sbn == 1, cols_n = kn <= dotn && sam == 1;
+    int dot = 0, cols = 0;
+    if (k >= DOT_K && compute != OCX_COMPUTE_F16) {
+        dot = dot_n || dot_m;
+        cols = !dot && p.v[P_COLS] && (cols_m || cols_n);
+        if ((dot && !dot_n) || (cols && !cols_m)) { /* the orientation each kernel takes is C^T's */
             transpose_problem(&ka, &kb, &koa, &kob, &km, &kn, &sam, &sak, &sbk, &sbn);
             ct = 1;
         }
-        cols = 1;
-        use_direct = 0;
+        if (dot || cols) use_direct = 0;
     }
     const int x3 = compute == OCX_COMPUTE_TF32X3 && strcmp(cls, "short_k") != 0; /* f32: checked above */
     const int nv = !use_direct && !dot && !cols && (x3 || (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT)) &&
@@ -900,13 +893,14 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
          * suffice (split K: the chunks start kc apart along k, a multiple of KWG, so the
          * alignment holds for every one). */
         int av = load_width(akf ? p.v[P_KWG] : p.v[P_MWG]), bv = load_width(bkf ? p.v[P_KWG] : p.v[P_NWG]);
-        flags = (aligned_for(ka, &koa, batch, akf ? sam : sak, av) ? 2 : 0) |
-                (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, bv) ? 4 : 0);
         if (dot) /* gemm_dot's loads: DVW elements along A's rows and (where sbk = 1) B's columns */
             flags = (aligned_for(ka, &koa, batch, sam, p.v[P_DVW]) ? 2 : 0) |
                     (sbk == 1 && aligned_for(kb, &kob, batch, kn > 1 ? sbn : 0, p.v[P_DVW]) ? 4 : 0);
-        if (cols) /* gemm_cols's loads: DVW elements along B's rows */
+        else if (cols) /* gemm_cols's loads: CVW elements along B's rows */
             flags = aligned_for(kb, &kob, batch, sbk, p.v[P_CVW]) ? 4 : 0;
+        else
+            flags = (aligned_for(ka, &koa, batch, akf ? sam : sak, av) ? 2 : 0) |
+                    (aligned_for(kb, &kob, batch, bkf ? sbn : sbk, bv) ? 4 : 0);
         const ocx_buffer *bufs[3] = {ka, kb, parts > 1 ? &part : c};
         int idx32 = 1;
         for (int i = 0; i < 3; i++)
