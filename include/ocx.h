@@ -366,6 +366,11 @@ typedef struct ocx_params_info {
     char size_class[32]; /* "small", "medium", "large", "all", or a family's own class */
     char source[1024];   /* "built-in", "forced" (during tuning), or the profile file's path */
     char params[512];    /* "WG=256 VW=4 …" */
+    char kernel[32];     /* the kernel that computed the result (ocx_last_params; empty from
+                          * ocx_context_params): "gemm_tiled", "gemm_direct", "gemm_dot" (matrix-vector
+                          * products), "gemm_cols", "gemm_mma" (tensor cores) for ocx_gemm; the
+                          * operation's own for vector operations ("vadd", "axpby", …) and reductions
+                          * ("part_sum", …: the first pass) */
 } ocx_params_info;
 
 /*! ocx_last_params() : the parameters the calling thread's last parameterised operation used, and

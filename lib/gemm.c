@@ -917,6 +917,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         static const char *const names[] = {"gemm_direct", "gemm_tiled", "gemm_dot", "gemm_cols"};
         ocx_status st =
             nv ? OCX_OK : ocx__kernel_get(ctx, tiled ? "gemm" : "gemm_direct", options, names[kind], &kernel);
+        if (st == OCX_OK && !nv) ocx__params_kernel(names[kind]);
         if (st == OCX_OK && parts > 1) { /* gemm_sum (a small program of its own), built for the caller's C */
             gemm_defines(ctx, &p, a->dtype, dtype_code(c->dtype), native, akf, bkf, av, bv, idx32, ct, sum_options,
                          sizeof sum_options);

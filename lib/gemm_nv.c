@@ -274,6 +274,7 @@ ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, const char 
     size_t nt = mma_threads(p.v);
     size_t tiles = ocx__div_up(m, (size_t)p.v[P_BM]) * ocx__div_up(n, (size_t)p.v[P_BN]);
     ocx__launch_desc d = {"gemm_nv_mma", options, "gemm_mma", 2, {tiles * nt, batch, 1}, {nt, 1, 1}, nargs, args};
+    ocx__params_kernel("gemm_mma");
     return ocx__launch(ctx, stream, &d, num_wait, wait, event);
 }
 

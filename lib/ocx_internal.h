@@ -236,6 +236,8 @@ typedef struct ocx__params {
 /* Makes p what ocx_last_params() reports (lookups do; a caller that changes values after its
  * lookup records them again). */
 void ocx__params_record(const ocx__params *p, ocx_dtype dtype, const char *size_class);
+/* The kernel that ocx_last_params() names, after the operation's lookup (which clears it). */
+void ocx__params_kernel(const char *name);
 /* Parameters for (family, dtype, size class): a forced set (tuner), else the first profile file that
  * has a valid entry for them ($OCX_PROFILE_DIR, user data dir, installed), else the built-in defaults
  * fitted to the device. size_class NULL means "all". Records what was used for ocx_last_params(). */

@@ -350,6 +350,11 @@ void ocx__params_record(const ocx__params *p, ocx_dtype dtype, const char *size_
     ocx__params_append(p->family, p->v, "", " ", 0, r->params, sizeof r->params);
 }
 
+void ocx__params_kernel(const char *name)
+{
+    snprintf(last_params.kernel, sizeof last_params.kernel, "%s", name);
+}
+
 /* OCX_<FAMILY>_PARAMS="NAME=V,…" (OCX_GEMM_PARAMS, …): a developer's override of the looked-up
  * values for experiments, checked like a profile entry; a bad one is an error, never a bad kernel. */
 static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *p)
@@ -414,6 +419,7 @@ ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtyp
         OCX__FORWARD(env_override(ctx, fam, dtype, out));
     }
     ocx__params_record(out, dtype, size_class);
+    last_params.kernel[0] = '\0';
     return OCX_OK;
 }
 

@@ -122,6 +122,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     snprintf(part, sizeof part, "part_%s", op_names[op]);
     snprintf(final, sizeof final, "final_%s", op_names[op]);
     OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, part, &kpart));
+    ocx__params_kernel(part);
     if (g > 1) OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, final, &kfinal));
     *held = NULL;
     if (ocx__launch_is_build_only()) return OCX_OK;

@@ -674,6 +674,53 @@ START_TEST(test_dot)
 }
 END_TEST
 
+/* ocx_last_params() names the kernel that ran: each GEMM kernel on a shape that goes to it, a vector
+ * operation's and a reduction's; ocx_context_params() names none. */
+START_TEST(test_kernel_named)
+{
+    static const struct {
+        ocx_op opa, opb;
+        size_t m, n, k;
+        const char *env, *want;
+    } cases[] = {
+        {OCX_OP_N, OCX_OP_N, 300, 1, 256, "DOTN=4", "gemm_dot"},         /* y = A x */
+        {OCX_OP_N, OCX_OP_T, 3, 300, 256, "DOTN=4", "gemm_dot"},         /* x W^T */
+        {OCX_OP_N, OCX_OP_N, 3, 300, 256, "DOTN=4,COLS=1", "gemm_cols"}, /* x W */
+        {OCX_OP_N, OCX_OP_N, 3, 300, 256, "DOTN=0,DIRECT=16", "gemm_tiled"},
+        {OCX_OP_N, OCX_OP_N, 300, 1, 256, "DOTN=0,DIRECT=16", "gemm_tiled"},
+        {OCX_OP_T, OCX_OP_N, 9, 7, 5, "DIRECT=16", "gemm_direct"},
+        {OCX_OP_N, OCX_OP_T, 200, 150, 100, "DIRECT=16", "gemm_tiled"},
+    };
+    ocx_buffer *x = tpoisoned(OCX_F32, 300 * 300), *y = tpoisoned(OCX_F32, 300 * 300), *z = tpoisoned(OCX_F32, 300 * 300);
+    ocx_params_info info;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        setenv("OCX_GEMM_PARAMS", cases[i].env, 1);
+        const size_t m = cases[i].m, n = cases[i].n, k = cases[i].k;
+        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, cases[i].opa, cases[i].opb, m, n, k, 1, x, 0,
+                       cases[i].opa == OCX_OP_N ? k : m, y, 0, cases[i].opb == OCX_OP_N ? n : k, 0, z, 0, n, 0, NULL,
+                       NULL));
+        ck_ok(ocx_last_params(&info));
+        ck_assert_msg(strcmp(info.kernel, cases[i].want) == 0, "%zux%zux%zu (%s) ran '%s', expected %s", m, n, k,
+                      cases[i].env, info.kernel, cases[i].want);
+        ck_assert_str_eq(info.family, "gemm");
+    }
+    unsetenv("OCX_GEMM_PARAMS");
+    ck_ok(ocx_add(tctx, NULL, 1000, x, y, z, 0, NULL, NULL));
+    ck_ok(ocx_last_params(&info));
+    ck_assert_str_eq(info.kernel, "vadd");
+    ck_assert_str_eq(info.family, "vector");
+    double v = 0;
+    ck_ok(ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, 1000, x, 1, NULL, 1, &v, NULL, 0, NULL));
+    ck_ok(ocx_last_params(&info));
+    ck_assert_str_eq(info.kernel, "part_sum");
+    ck_ok(ocx_context_params(tctx, "gemm", OCX_F32, NULL, &info));
+    ck_assert_str_eq(info.kernel, "");
+    ck_ok(ocx_last_params(&info)); /* ocx_context_params leaves the last call's record alone */
+    ck_assert_str_eq(info.kernel, "part_sum");
+    end_params_case(x, y, z);
+}
+END_TEST
+
 /* Without room for the scratch buffer (OCX_LIMIT_SCRATCH=1: every request fails as out of memory),
  * the products that would copy operands or split K there (the tiled kernels' copies and split K,
  * gemm_cols's split K) read the operands in place and take K in one pass: every layout x transpose,
@@ -830,6 +877,8 @@ static void check_case_family(const gcase *g, uint64_t seed, uint64_t *rng, int 
     const char *want = tc ? "gemm_mma" : "gemm";
     ck_assert_msg(strcmp(info.family, want) == 0, "%s %zux%zux%zu ran family %s, expected %s", ocx_dtype_name(g->in),
                   g->m, g->n, g->k, info.family, want);
+    ck_assert_msg(tc == (strcmp(info.kernel, "gemm_mma") == 0), "%s %zux%zux%zu ran kernel %s",
+                  ocx_dtype_name(g->in), g->m, g->n, g->k, info.kernel);
 }
 
 /* wgmma should run here: compute capability 9.0, its sm_90a build not refused (OCX_TEST_NO_SM90A). */
@@ -1423,6 +1472,7 @@ int main(void)
     tcase_add_test(core, test_thin);
     tcase_add_test(core, test_split_k);
     tcase_add_test(core, test_dot);
+    tcase_add_test(core, test_kernel_named);
     tcase_add_test(core, test_scratch_fallback);
     tcase_add_test(core, test_shared_stream_threads);
     tcase_add_test(core, test_bad_arguments);
