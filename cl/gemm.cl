@@ -41,8 +41,9 @@
  *   of the caller's, element (m, n) stored at C[offC + n*ldc + m]: gemm.c gives a thin product's
  *   large operand the role that the kernel streams best).
  * flags (argument): bit 0: the base offsets come from offs; bit 1 (A), bit 2 (B): the slow stride and
- * every base offset are multiples of AV / BV, so vector loads are aligned (else every load of that
- * operand takes the checked scalar path). Kept out of the defines: fewer programs to build.
+ * every base offset are multiples of AV / BV, so vector loads are aligned if the buffer is (checked
+ * here: ADDR_FLAGS); else every load of that operand takes the checked scalar path. Kept out of the
+ * defines: fewer programs to build.
  * Constraints (checked by gemm.c before building): MWG % (MDIMC*VWM) == 0, NWG % (NDIMC*VWN) == 0,
  * local memory and work-group limits.
  */
@@ -368,8 +369,9 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
            const global SA *restrict A, const ulong offA, const ulong sam_, const ulong sak_, const ulong strideA,
            const global SA *restrict B, const ulong offB, const ulong sbk_, const ulong sbn_, const ulong strideB,
            global SC *restrict C, const ulong offC, const ulong ldc_, const ulong strideC,
-           const global ulong *restrict offs, const int flags)
+           const global ulong *restrict offs, const int flags_)
 {
+    const int flags = ADDR_FLAGS(flags_, AV, BV);
     const IDX M = (IDX)M_, N = (IDX)N_, K = (IDX)K_, ldc = (IDX)ldc_;
     const IDX sam = (IDX)sam_, sak = (IDX)sak_, sbk = (IDX)sbk_, sbn = (IDX)sbn_;
     const int tid = (int)get_local_id(0);

@@ -97,6 +97,13 @@
 #endif
 #define GLDU(n, p) CAT(GLDU_, n)(p)
 
+/* The flags argument f with its alignment bits (2: A, 4: B; the host sets them from the offsets and
+ * strides within the buffers) cleared where the buffer's own address is not a multiple of the
+ * vector loads' bytes (va, vb elements): a cl_mem over a caller's memory may be less aligned than a
+ * vector, and PoCL faulted on aligned loads from host memory at 8 bytes past a page. */
+#define ADDR_FLAGS(f, va, vb)                                                                      \
+    ((f) & ~((ulong)A % ((va) * sizeof(SA)) ? 2 : 0) & ~((ulong)B % ((vb) * sizeof(SA)) ? 4 : 0))
+
 /* C[n] of row crow = r + beta*C[n] (beta == 0: C is not read). */
 #define UPDATE_C(crow, n, r)                                                                       \
     do {                                                                                           \

@@ -85,11 +85,12 @@
         const global SA *restrict A, const ulong offA, const ulong sam, const ulong sak,           \
         const ulong strideA, const global SA *restrict B, const ulong offB, const ulong sbk,       \
         const ulong sbn, const ulong strideB, global SC *restrict C, const ulong offC,             \
-        const ulong ldc, const ulong strideC, const global ulong *restrict offs, const int flags
+        const ulong ldc, const ulong strideC, const global ulong *restrict offs, const int flags_
 
 __attribute__((reqd_work_group_size(DWGN, DWGM, 1))) kernel void
 gemm_direct(GEMM_ARGS)
 {
+    const int flags = flags_; /* no vector loads */
     const IDX n = (IDX)get_global_id(0), m = (IDX)get_global_id(1), bat = (IDX)get_group_id(2);
     if (m >= M || n >= N) return;
     BATCH_OFFSETS(IDX, bat)
@@ -133,9 +134,8 @@ gemm_direct(GEMM_ARGS)
 #define VTO(v, t) CAT(vstore, DVW)((v), 0, (t))
 #endif
 /* DVW elements of A's row (from p), of a B column (from element k of q: contiguous where BK1, else
- * gathered bk apart). Aligned vector loads (flags) of 16 bytes at most, as the tiled kernels': the
- * host checks the elements' alignment within a buffer, not the buffer's own (a cl_mem wrapped over
- * a caller's memory, from malloc say, may be aligned to 16 bytes only). */
+ * gathered bk apart). Aligned vector loads (flags, ADDR_FLAGS) of 16 bytes at most, as the tiled
+ * kernels'. */
 #if DVW * (DTYPE == 2 ? 8 : DTYPE == 1 ? 2 : 4) <= 16
 #define ALIGNED(f) (flags & (f))
 #else
@@ -167,6 +167,7 @@ static inline VT(DVW) gather_b(const global SA *q, IDX k, IDX bk)
 __attribute__((reqd_work_group_size(DDOT, 1, 1))) kernel void
 gemm_dot(GEMM_ARGS)
 {
+    const int flags = ADDR_FLAGS(flags_, DVW, DVW);
     const IDX tid = (IDX)get_local_id(0), m0 = (IDX)get_group_id(0) * DROWS, bat = (IDX)get_group_id(2);
     const IDX mm = (IDX)M, kk = (IDX)K, bk = (IDX)sbk;
     BATCH_OFFSETS(IDX, bat)
@@ -237,6 +238,7 @@ gemm_dot(GEMM_ARGS)
 __attribute__((reqd_work_group_size(DDOT, 1, 1))) kernel void
 gemm_cols(GEMM_ARGS)
 {
+    const int flags = ADDR_FLAGS(flags_, DVW, DVW);
     const IDX n0 = (IDX)get_global_id(0) * DVW, nn = (IDX)N, kk = (IDX)K, bat = (IDX)get_group_id(2);
     if (n0 >= nn) return;
     BATCH_OFFSETS(IDX, bat)

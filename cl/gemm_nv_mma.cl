@@ -582,7 +582,8 @@ gemm_mma(const ulong M_, const ulong N_, const ulong K_, const float alpha, cons
 
     const ulong bat = get_group_id(1);
     BATCH_OFFSETS(ulong, bat)
-    const int a_al = (flags >> 1) & 1, b_al = (flags >> 2) & 1;
+    /* (the buffers' own addresses too: a cl_mem over a caller's memory may be less aligned) */
+    const int a_al = (flags >> 1) & 1 && (ulong)A % 16 == 0, b_al = (flags >> 2) & 1 && (ulong)B % 16 == 0;
 
     /* This work-item's chunks of each operand: first row r0, column c, global pointer ga/gb of
      * chunk 0 at the current slice, pointer step between its chunks (row) and between slices (k).

@@ -34,17 +34,18 @@ typedef struct gcase {
     const char *kernel_env; /* OCX_GEMM_PARAMS for this case (NULL: defaults) */
     ocx_gemm_compute compute; /* single and strided modes */
     int view;                 /* A and B are views 5 elements into larger buffers */
+    int host_mem;             /* A and B wrap cl_mems over host memory 8 bytes past a 64-byte boundary */
 } gcase;
 
 static void describe(const gcase *g, char *buf, size_t cap)
 {
     snprintf(buf, cap,
              "%s->%s %s op%c%c m=%zu n=%zu k=%zu ld+(%zu,%zu,%zu) off(%zu,%zu,%zu) alpha=%g beta=%g mode=%d batch=%zu "
-             "nan_c=%d params=%s",
+             "nan_c=%d host_mem=%d params=%s",
              ocx_dtype_name(g->in), ocx_dtype_name(g->out), g->layout == OCX_ROW_MAJOR ? "row" : "col",
              g->opa == OCX_OP_N ? 'N' : 'T', g->opb == OCX_OP_N ? 'N' : 'T', g->m, g->n, g->k, g->lda_extra,
              g->ldb_extra, g->ldc_extra, g->offa, g->offb, g->offc, g->alpha, g->beta, (int)g->mode, g->batch, g->nan_c,
-             g->kernel_env ? g->kernel_env : "default");
+             g->host_mem, g->kernel_env ? g->kernel_env : "default");
 }
 
 /* Index of element (i, j) of a stored matrix. */
@@ -96,7 +97,27 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
             rc[i] = NAN;
         }
     ocx_buffer *A, *B, *C = tbuffer(g->out, nc, hc), *parent[2] = {NULL, NULL};
-    if (g->view) {
+    char *host[2] = {NULL, NULL};
+    if (g->host_mem) {
+        /* CL_MEM_USE_HOST_PTR: the kernels read the caller's memory, less aligned than their vectors */
+        cl_context cc;
+        cl_device_id dev;
+        ck_ok(ocx_context_cl(tctx, &cc, &dev));
+        void *src[2] = {ha, hb};
+        size_t len[2] = {na, nb};
+        ocx_buffer **bufs[2] = {&A, &B};
+        for (int i = 0; i < 2; i++) {
+            const size_t bytes = (len[i] ? len[i] : 1) * ein;
+            host[i] = aligned_alloc(64, (bytes + 8 + 63) / 64 * 64);
+            ck_assert_ptr_nonnull(host[i]);
+            memcpy(host[i] + 8, src[i], len[i] * ein);
+            cl_int err;
+            cl_mem mem = clCreateBuffer(cc, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host[i] + 8, &err);
+            ck_assert_int_eq(err, CL_SUCCESS);
+            ck_ok(ocx_buffer_wrap(tctx, mem, g->in, len[i], bufs[i]));
+            clReleaseMemObject(mem);
+        }
+    } else if (g->view) {
         /* Each parent holds 5 elements before the view (copies of its first ones). */
         void *src[2] = {ha, hb};
         size_t len[2] = {na, nb};
@@ -191,8 +212,10 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
     ocx_buffer_destroy(A);
     ocx_buffer_destroy(B);
     ocx_buffer_destroy(C);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         if (parent[i]) ocx_buffer_destroy(parent[i]);
+        free(host[i]);
+    }
     free(ha), free(hb), free(hc), free(ra), free(rb), free(rc);
     return bad;
 }
@@ -668,6 +691,36 @@ START_TEST(test_dot)
         } else {
             g.view = g.mode != MODE_ARRAYS;
         }
+        g.kernel_env = envs[e];
+        check_case(&g, seed, &rng);
+    }
+}
+END_TEST
+
+/* Operands in cl_mems over the caller's memory, 8 bytes past a 64-byte boundary (CL_MEM_USE_HOST_PTR),
+ * with offsets and leading dimensions that the host finds aligned for vector loads: each kernel
+ * with vector loads (tiled, pipelined, local-memory, the CPUs', gemm_dot, gemm_cols), every layout
+ * x transpose, f32 and f64. (PoCL faulted in the tiled kernels' aligned loads there before the
+ * kernels checked the buffers' own addresses.) */
+START_TEST(test_host_memory)
+{
+    static const char *envs[] = {"DIRECT=1,DOTN=0,STAGE=4,MWG=32,NWG=32,KWG=16,MDIMC=8,NDIMC=8,VWM=4,VWN=4",
+                                 "DIRECT=1,DOTN=0,STAGE=2,MWG=32,NWG=32,KWG=16,MDIMC=8,NDIMC=8,VWM=4,VWN=4",
+                                 "DIRECT=1,DOTN=0", "DOTN=4,DDOT=4,DVW=4", "DOTN=4,COLS=1,DDOT=8,CVW=4"};
+    uint64_t seed = test_seed(), rng = seed;
+    for (int c = 0; c < 40; c++) {
+        gcase g = random_case(&rng, 0);
+        const int e = c % 5, t = c / 5;
+        g.in = g.out = c % 2 && tdtype_ok(OCX_F64) ? OCX_F64 : OCX_F32;
+        g.compute = OCX_COMPUTE_DEFAULT;
+        g.layout = t & 2 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+        g.opa = t & 1 ? OCX_OP_T : OCX_OP_N;
+        g.opb = t & 4 ? OCX_OP_T : OCX_OP_N;
+        g.m = e == 4 ? 3 : 64, g.n = e == 3 ? 2 : 96, g.k = 128;
+        g.mode = MODE_SINGLE, g.batch = 1;
+        g.offa = g.offb = g.offc = 0, g.view = 0;
+        pad_ld(&g, 16);
+        g.host_mem = 1;
         g.kernel_env = envs[e];
         check_case(&g, seed, &rng);
     }
@@ -1473,6 +1526,7 @@ int main(void)
     tcase_add_test(core, test_split_k);
     tcase_add_test(core, test_dot);
     tcase_add_test(core, test_kernel_named);
+    tcase_add_test(core, test_host_memory);
     tcase_add_test(core, test_scratch_fallback);
     tcase_add_test(core, test_shared_stream_threads);
     tcase_add_test(core, test_bad_arguments);
