@@ -322,7 +322,17 @@
  * against 47.6-47.8. Carrying the pipeline across slices too (the next slice stored, the barrier
  * passed and its first row requested before the last row's FMAs) ran 4096^3 at 41.7-42.5: the
  * loop's last step then held the stores, the barrier and the next fetch in one unrolled block
- * (more instructions, 40 loads more). A loop left rolled keeps one set (its index would vary). */
+ * (more instructions, 40 loads more). A loop left rolled keeps one set (its index would vary).
+ * Tried on the H200 since, and not kept (f32, the 128x128 tiles of 16x8, median TFLOP/s of 5 rounds
+ * alternating call by call in one process, 8192^3 NN / NT / TN, the kernel as it is first):
+ * - slices copied global -> local by cp.async (inline PTX; no registers hold the next slice), two
+ *   or three in flight: 48.96 / 48.45 / 49.29 against 47.47 / 46.92 / 48.06 and 47.93 / 47.36 / 48.54
+ *   (4096^3: 1.2% slower to 0.4% faster; KWG=32 on cp.async 47.55 NN);
+ * - KWG=32 unrolled whole (67 KiB of local memory): 48.59 / 48.15 / 49.00;
+ * - the fragments pipelined in a loop over pairs of k left rolled (1, 2 or 4 pairs an iteration:
+ *   a shorter loop body): 44.1 against 49.3 NN, 43.5 against 48.8 NT;
+ * - the next slice fetched through pointers stepped a slice at a time (not the indices recomputed
+ *   under register pressure): 49.34 against 49.34; VWN=4 46.97; KWG=8 45.61. */
 #define PIPE_FRAGS (KUNR >= KWG)
 #if PIPE_FRAGS
 #define MULTIPLY(La, Lb)                                                                           \
