@@ -21,7 +21,7 @@
  * DROWS rows), then the partial sums meet in local memory, in a fixed order. Its defines:
  *   DDOT, DVW, DROWS           work-items a work-group (a power of two), the vector width along k,
  *                              rows a work-group
- *   NB                         the columns (N, 1 to 4)
+ *   NB                         the columns (N, 1 to DOTN: 16 at most)
  *   BK1                        1: B's columns are contiguous (sbk = 1)
  *   CT                         1: C's element (m, j) lies at C[oc + j*ldc + m] (the host took the
  *                              product as its transpose); else at C[oc + m*ldc + j]

@@ -651,10 +651,11 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     (may be NULL) completes when C is written. Thread-safe like every enqueueing call.
  *   - Small products take a direct kernel, larger ones the tiled kernel; both handle any shape, leading
  *     dimension and offset. Matrix-vector products with K of 64 or more take a dot-product kernel
- *     that reads the large operand once: at most 4 columns (the GEMM parameter DOTN; 0: never) where
- *     op(A) is K-fast and op(B) is one column or K-fast, or at most 4 rows where op(B) is K-fast and
- *     op(A) is one row or K-fast; on GPUs (the parameter COLS) at most DOTN rows where op(B) is
- *     N-fast, or DOTN columns where op(A) is M-fast, take a kernel whose work-items own columns of C
+ *     that reads the large operand once: at most DOTN columns (a GEMM parameter: GPUs 16, f64 8;
+ *     CPUs 4; 0: never) where op(A) is K-fast and op(B) is one column or K-fast, or at most DOTN rows
+ *     where op(B) is K-fast and op(A) is one row or K-fast; on GPUs (the parameter COLS) at most 4
+ *     rows where op(B) is N-fast, or 4 columns where op(A) is M-fast, take a kernel whose work-items
+ *     own columns of C
  *     (not under OCX_COMPUTE_F16). Where the GEMM parameter PACK is 1 (the default), the tiled kernel may
  *     first copy an operand it would read with strides into the stream's scratch buffer, on the same
  *     stream: on CPUs a K-fast B, and, where the product's other dimension is at least the

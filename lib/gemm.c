@@ -117,8 +117,14 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * group. These and gemm_cols's are host parameters: the host passes them as -D defines to the
      * programs of those two kernels alone, DDOT lowered to fit the device's work-groups (so an
      * older profile's entry, without them, stays valid everywhere). Not searched by ocx-tune (the
-     * sizes it measures are square). */
-    {"DOTN", 4, 4, 0, 4, 0, 1, 1},
+     * sizes it measures are square).
+     * GPUs take up to 16 (f64: 8, keeping the accumulators within f32's at 16): on the H200 (f32,
+     * median GFLOP/s of 5 rounds alternating DOTN=4 / 16 call by call, wall time) NT, where the few
+     * rows go to gemm_dot as C^T, ran 5x4096x4096 at 1485 / 4035, 8x4096x4096 2229 / 4814, 12x4096x4096
+     * 3592 / 5521, 16x4096x4096 4717 / 5295, 4096x8x4096 2306 / 5286, 4096x16x4096 4314 / 5074,
+     * 8x8192x8192 3305 / 8239, 16x1024x1024 690 / 1188 (the tiled kernel with split K before).
+     * gemm_cols stays at 4 (COLS_MAX). CPUs keep 4 (PoCL: 2048x16x2048 NT 283 / 167). */
+    {"DOTN", 16, 4, 0, 16, 0, 1, 1},
     {"DDOT", 128, 1, 1, 1024, 1, 1, 1},
     {"DVW", 4, 16, 1, 16, 1, 1, 1},
     {"DROWS", 2, 4, 1, 16, 1, 1, 1},
@@ -723,15 +729,20 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * (x * W^T) goes as its transpose, C written transposed (CT). Not native f16 (its arithmetic
      * type), and before the tensor cores (which a thin product wastes), so also for TF32X3. */
     int ct = 0;
-    const size_t dotn = (size_t)p.v[P_DOTN];
+    const size_t dotn = a->dtype == OCX_F64 && p.v[P_DOTN] > 8 ? 8 : (size_t)p.v[P_DOTN];
     enum { DOT_K = 64 }; /* shorter K: the other kernels (PoCL: 65536x4x8 NT ran 1.9-2.5x slower in gemm_dot) */
     /* B's columns gathered element by element (N-fast): one column only. On PoCL (2-core AVX-512
      * EPYC, f32, two rounds of ocx-bench) 2048x4x2048 NN ran 48-62 GFLOP/s so, 70-77 tiled. */
     const int dot_n = kn <= dotn && sak == 1 && (sbk == 1 || kn == 1);
     const int dot_m = km <= dotn && sbk == 1 && (sak == 1 || km == 1); /* the same for C^T */
     /* gemm_cols (COLS): a few rows whose op(B) is N-fast, or a few columns whose op(A) is M-fast (as
-     * C^T); on GPUs the tiled kernel split K over tiles 128 wide for them (1x4096x4096 NN: 100 us). */
-    const int cols_m = km <= dotn && sbn == 1, cols_n = kn <= dotn && sam == 1;
+     * C^T); on GPUs the tiled kernel split K over tiles 128 wide for them (1x4096x4096 NN: 100 us).
+     * At most COLS_MAX (and DOTN) of them: on the H200 (f32, as in DOTN's comment, DOTN=4 / 16)
+     * gemm_cols ran 5x4096x4096 NN at 1913 against 1621 tiled, but 8x4096x4096 NN 2262 against
+     * 2450, 8x8192x8192 NN 3079 against 3721, 16x4096x4096 NN 2719 against 5309. */
+    enum { COLS_MAX = 4 };
+    const size_t colsn = dotn < COLS_MAX ? dotn : COLS_MAX;
+    const int cols_m = km <= colsn && sbn == 1, cols_n = kn <= colsn && sam == 1;
     int dot = 0, cols = 0;
     if (k >= DOT_K && compute != OCX_COMPUTE_F16) {
         dot = dot_n || dot_m;

@@ -656,20 +656,20 @@ static void pad_ld(gcase *g, size_t to)
     g->ldc_extra = (to - lc % to) % to;
 }
 
-/* Matrix-vector products (DOTN, K >= 64): every layout x transpose, thin M and thin N (1 to 4), in
- * every kernel shape below, K from 64 to a prime of thousands (some under a whole vector, some
+/* Matrix-vector products (DOTN, K >= 64): every layout x transpose, thin M and thin N (1 to DOTN: 4,
+ * 8, 16), in every kernel shape below, K from 64 to a prime of thousands (some under a whole vector, some
  * not), the dtypes random_case draws, single, strided and offset-array batches, and leading
  * dimensions padded to 16 (the aligned loads) or through views (not). gemm_dot takes those whose
  * op(A) is K-fast, or op(B) K-fast (C written transposed); with COLS=1 (the GPUs' default)
- * gemm_cols takes those whose op(B) is N-fast, or op(A) M-fast; the rest the tiled kernel. Shapes:
+ * gemm_cols takes those whose op(B) is N-fast, or op(A) M-fast (4 at most); the rest the tiled kernel. Shapes:
  * the device's defaults (on CPUs one work-item streaming 16-wide vectors, COLS=0), the GPUs'
  * (work-items splitting k and summed in local memory), 1-wide and 8-wide vectors, and K split into
  * chunks (KSPLIT=8: gemm_cols's partial products and gemm_sum, transposing where C is). */
 START_TEST(test_dot)
 {
     static const char *envs[] = {NULL, "COLS=1,DDOT=8,DVW=4,CVW=4,DROWS=2",
-                                 "COLS=1,DDOT=4,DVW=1,CVW=1,DROWS=1,KSPLIT=8",
-                                 "COLS=1,DDOT=2,DVW=8,CVW=2,DROWS=16,KSPLIT=8"};
+                                 "DOTN=16,COLS=1,DDOT=4,DVW=1,CVW=1,DROWS=1,KSPLIT=8",
+                                 "DOTN=8,COLS=1,DDOT=2,DVW=8,CVW=2,DROWS=16,KSPLIT=8"};
     const size_t ks[5] = {64, 67, 263, 1031, 4099};
     uint64_t seed = test_seed(), rng = seed;
     for (int c = 0; c < 64; c++) {
@@ -678,7 +678,8 @@ START_TEST(test_dot)
         g.layout = t & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
         g.opa = t & 2 ? OCX_OP_T : OCX_OP_N;
         g.opb = t & 4 ? OCX_OP_T : OCX_OP_N;
-        const size_t thin = 1 + (size_t)(t + e) % 4, wide = 5 + trand_next(&rng) % 90;
+        const size_t dotn = e == 2 ? 16 : e == 3 ? 8 : 4; /* the env's DOTN */
+        const size_t thin = 1 + (size_t)(t + e + c / 8) % dotn, wide = 17 + trand_next(&rng) % 90;
         g.m = side ? thin : wide;
         g.n = side ? wide : thin;
         g.k = ks[(t + side + e) % 5];
@@ -739,12 +740,15 @@ START_TEST(test_kernel_named)
         {OCX_OP_N, OCX_OP_N, 300, 1, 256, "DOTN=4", "gemm_dot"},         /* y = A x */
         {OCX_OP_N, OCX_OP_T, 3, 300, 256, "DOTN=4", "gemm_dot"},         /* x W^T */
         {OCX_OP_N, OCX_OP_N, 3, 300, 256, "DOTN=4,COLS=1", "gemm_cols"}, /* x W */
+        {OCX_OP_N, OCX_OP_T, 12, 300, 256, "DOTN=16", "gemm_dot"},      /* a batch of 12 x W^T */
+        {OCX_OP_N, OCX_OP_N, 8, 300, 256, "DOTN=16,COLS=1", "gemm_tiled"}, /* gemm_cols: 4 rows at most */
         {OCX_OP_N, OCX_OP_N, 3, 300, 256, "DOTN=0,DIRECT=16", "gemm_tiled"},
         {OCX_OP_N, OCX_OP_N, 300, 1, 256, "DOTN=0,DIRECT=16", "gemm_tiled"},
         {OCX_OP_T, OCX_OP_N, 9, 7, 5, "DIRECT=16", "gemm_direct"},
         {OCX_OP_N, OCX_OP_T, 200, 150, 100, "DIRECT=16", "gemm_tiled"},
     };
-    ocx_buffer *x = tpoisoned(OCX_F32, 300 * 300), *y = tpoisoned(OCX_F32, 300 * 300), *z = tpoisoned(OCX_F32, 300 * 300);
+    ocx_buffer *x = tpoisoned(OCX_F32, 300 * 300), *y = tpoisoned(OCX_F32, 300 * 300);
+    ocx_buffer *z = tpoisoned(OCX_F32, 300 * 300);
     ocx_params_info info;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         setenv("OCX_GEMM_PARAMS", cases[i].env, 1);

@@ -282,8 +282,9 @@ int bench_gemm(bench *b)
                 bench_row(b, "gemm", op, dt, size, ns, bytes, flops, "ocx-portable", portable);
             }
             if (!g.tuned_pass && have_used)
-                bench_note(b, "gemm: %s %s ran %s, %s/%s %s (from %s)", size, dt, used.kernel[0] ? used.kernel : "no kernel",
-                           used.family, used.size_class, used.params, used.source);
+                bench_note(b, "gemm: %s %s ran %s, %s/%s %s (from %s)", size, dt,
+                           used.kernel[0] ? used.kernel : "no kernel", used.family, used.size_class, used.params,
+                           used.source);
             if (!g.tuned_pass && dev_ns > 0) {
                 /* The kernel's share of the compute roof its row is placed under (no bytes: that roof alone). */
                 ocx_roofline r;
