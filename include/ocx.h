@@ -370,7 +370,8 @@ typedef struct ocx_params_info {
                           * ocx_context_params): "gemm_tiled", "gemm_direct", "gemm_dot" (matrix-vector
                           * products), "gemm_cols", "gemm_mma" (tensor cores) for ocx_gemm; the
                           * operation's own for vector operations ("vadd", "axpby", …) and reductions
-                          * ("part_sum", …: the first pass) */
+                          * ("part_sum", …: the first pass). A call that runs no kernel (a GEMM with M,
+                          * N or the batch 0, or alpha = 0 and beta = 1) leaves the record as it was. */
 } ocx_params_info;
 
 /*! ocx_last_params() : the parameters the calling thread's last parameterised operation used, and

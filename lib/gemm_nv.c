@@ -370,9 +370,12 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
     for (int i = 0; i < nverdicts; i++)
         if (strcmp(verdicts[i].key, key) == 0) ready = verdicts[i].ready;
     if (ready < 0) {
-        /* The probe's own errors must not become the caller's last error. */
+        /* The probe's own errors must not become the caller's last error, nor its parameters and
+         * kernel what ocx_last_params() reports for the caller's call. */
         char saved[1024];
         snprintf(saved, sizeof saved, "%s", ocx_last_error());
+        ocx_params_info saved_params;
+        ocx__params_saved(&saved_params);
         /* The probe must run even when the call that asks only compiles: the tuner builds its
          * candidates ahead of timing in build-only mode, and a probe whose launch was skipped
          * failed there and turned the tensor cores off for the rest of the process. */
@@ -402,6 +405,7 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
                       dtype == OCX_F32 ? "OCX_COMPUTE_TF32X3 GEMMs use the f32 kernels"
                                        : "f16 GEMMs use the portable kernel");
         ocx__error_restore(saved);
+        ocx__params_restore(&saved_params);
         if (nverdicts < (int)(sizeof verdicts / sizeof *verdicts)) {
             snprintf(verdicts[nverdicts].key, sizeof verdicts[nverdicts].key, "%s", key);
             verdicts[nverdicts++].ready = ready;

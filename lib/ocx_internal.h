@@ -238,6 +238,9 @@ typedef struct ocx__params {
 void ocx__params_record(const ocx__params *p, ocx_dtype dtype, const char *size_class);
 /* The kernel that ocx_last_params() names, after the operation's lookup (which clears it). */
 void ocx__params_kernel(const char *name);
+/* The calling thread's record, copied out and put back (around work that is not the caller's). */
+void ocx__params_saved(ocx_params_info *out);
+void ocx__params_restore(const ocx_params_info *in);
 /* Parameters for (family, dtype, size class): a forced set (tuner), else the first profile file that
  * has a valid entry for them ($OCX_PROFILE_DIR, user data dir, installed), else the built-in defaults
  * fitted to the device. size_class NULL means "all". Records what was used for ocx_last_params(). */

@@ -355,6 +355,10 @@ void ocx__params_kernel(const char *name)
     snprintf(last_params.kernel, sizeof last_params.kernel, "%s", name);
 }
 
+void ocx__params_saved(ocx_params_info *out) { *out = last_params; }
+
+void ocx__params_restore(const ocx_params_info *in) { last_params = *in; }
+
 /* OCX_<FAMILY>_PARAMS="NAME=V,…" (OCX_GEMM_PARAMS, …): a developer's override of the looked-up
  * values for experiments, checked like a profile entry; a bad one is an error, never a bad kernel. */
 static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *p)
@@ -479,11 +483,12 @@ ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dt
                  "ocx_context_params: no size class '%s' (all, small, medium, large, short_k)", size_class);
     for (const ocx__family *const *f = ocx__families; *f; f++) {
         if (strcmp((*f)->name, family) != 0) continue;
-        ocx_params_info saved = last_params;
+        ocx_params_info saved;
+        ocx__params_saved(&saved);
         ocx__params p;
         ocx_status st = ocx__params_lookup(ctx, *f, dtype, size_class, &p);
         if (st == OCX_OK) *info = last_params;
-        last_params = saved;
+        ocx__params_restore(&saved);
         return st;
     }
     return ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_context_params: no kernel family '%s'", family);

@@ -471,7 +471,7 @@ static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
      * timed as this entry's. */
     ocx_params_info info;
     OCX__FAIL_IF(tc->compute == OCX_COMPUTE_TF32X3 && (ocx_last_params(&info) != OCX_OK ||
-                                                       strcmp(info.family, ocx__family_gemm_mma.name) != 0),
+                                                       strcmp(info.kernel, "gemm_mma") != 0),
                  OCX_ERR_INTERNAL, "tune: the TF32X3 product did not run on the tensor cores");
     return OCX_OK;
 }

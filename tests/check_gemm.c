@@ -774,6 +774,14 @@ START_TEST(test_kernel_named)
     ck_assert_str_eq(info.kernel, "");
     ck_ok(ocx_last_params(&info)); /* ocx_context_params leaves the last call's record alone */
     ck_assert_str_eq(info.kernel, "part_sum");
+    /* and so does the tensor cores' probe (forced: it runs on any device) */
+    setenv("OCX_VENDOR_PATHS", "force", 1);
+    unsigned paths = 0;
+    ck_ok(ocx_context_vendor_paths(tctx, &paths));
+    unsetenv("OCX_VENDOR_PATHS");
+    ck_ok(ocx_last_params(&info));
+    ck_assert_str_eq(info.kernel, "part_sum");
+    ck_assert_str_eq(info.family, "reduce");
     end_params_case(x, y, z);
 }
 END_TEST
