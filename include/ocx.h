@@ -656,13 +656,12 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     CPUs 4; 0: never) where op(A) is K-fast and op(B) is one column or K-fast, or at most DOTN rows
  *     where op(B) is K-fast and op(A) is one row or K-fast; on GPUs (the parameter COLS) at most 4
  *     rows where op(B) is N-fast, or 4 columns where op(A) is M-fast, take a kernel whose work-items
- *     own columns of C
- *     (not under OCX_COMPUTE_F16). Where the GEMM parameter PACK is 1 (the default), the tiled kernel may
- *     first copy an operand it would read with strides into the stream's scratch buffer, on the same
- *     stream: on CPUs a K-fast B, and, where the product's other dimension is at least the
- *     parameter PACKN (CPUs 128), a transposed A of 4 MiB or more, or an N-fast B whose row pitch is
- *     a multiple of 4 KiB where K is at least 1024; for the kernels that stage tiles in local memory
- *     (GPUs) a K-fast one (A not transposed in row-major, B transposed) where the other dimension
+ *     own columns of C (not under OCX_COMPUTE_F16). Where the GEMM parameter PACK is 1 (the default),
+ *     the tiled kernel may first copy an operand it would read with strides into the stream's scratch
+ *     buffer, on the same stream: on CPUs a K-fast B, and, where the product's other dimension is at
+ *     least the parameter PACKN (CPUs 128), a transposed A of 4 MiB or more, or an N-fast B whose row
+ *     pitch is a multiple of 4 KiB where K is at least 1024; for the kernels that stage tiles in local
+ *     memory (GPUs) a K-fast one (A not transposed in row-major, B transposed) where the other dimension
  *     is at least PACKN (GPUs 4096; for A, K above 256 as well). A copy's rows are padded to an
  *     odd multiple of 64 bytes. `event` is then the GEMM kernel's: it completes after the copies,
  *     and its profiling time covers the kernel alone.
