@@ -34,7 +34,8 @@ typedef struct gcase {
     const char *kernel_env; /* OCX_GEMM_PARAMS for this case (NULL: defaults) */
     ocx_gemm_compute compute; /* single and strided modes */
     int view;                 /* A and B are views 5 elements into larger buffers */
-    int host_mem;             /* A and B wrap cl_mems over host memory 8 bytes past a 64-byte boundary */
+    int host_mem;             /* > 0: A and B wrap cl_mems over host memory this many bytes past a 64-byte
+                               * boundary */
 } gcase;
 
 static void describe(const gcase *g, char *buf, size_t cap)
@@ -108,11 +109,12 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
         ocx_buffer **bufs[2] = {&A, &B};
         for (int i = 0; i < 2; i++) {
             const size_t bytes = (len[i] ? len[i] : 1) * ein;
-            host[i] = aligned_alloc(64, (bytes + 8 + 63) / 64 * 64);
+            host[i] = aligned_alloc(64, (bytes + (size_t)g->host_mem + 63) / 64 * 64);
             ck_assert_ptr_nonnull(host[i]);
-            memcpy(host[i] + 8, src[i], len[i] * ein);
+            memcpy(host[i] + g->host_mem, src[i], len[i] * ein);
             cl_int err;
-            cl_mem mem = clCreateBuffer(cc, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host[i] + 8, &err);
+            cl_mem mem =
+                clCreateBuffer(cc, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host[i] + g->host_mem, &err);
             ck_assert_int_eq(err, CL_SUCCESS);
             ck_ok(ocx_buffer_wrap(tctx, mem, g->in, len[i], bufs[i]));
             clReleaseMemObject(mem);
@@ -698,10 +700,10 @@ START_TEST(test_dot)
 }
 END_TEST
 
-/* Operands in cl_mems over the caller's memory, 8 bytes past a 64-byte boundary (CL_MEM_USE_HOST_PTR),
- * with offsets and leading dimensions that the host finds aligned for vector loads: each kernel
- * with vector loads (tiled, pipelined, local-memory, the CPUs', gemm_dot, gemm_cols), every layout
- * x transpose, f32 and f64. (PoCL faulted in the tiled kernels' aligned loads there before the
+/* Operands in cl_mems over the caller's memory, 8 bytes (f16: 2) past a 64-byte boundary
+ * (CL_MEM_USE_HOST_PTR), with offsets and leading dimensions that the host finds aligned for vector
+ * loads: each kernel with vector loads (tiled, pipelined, local-memory, the CPUs', gemm_dot,
+ * gemm_cols), every layout x transpose, f32, f64 and f16 storage. (PoCL faulted in the tiled kernels' aligned loads there before the
  * kernels checked the buffers' own addresses.) */
 START_TEST(test_host_memory)
 {
@@ -709,10 +711,11 @@ START_TEST(test_host_memory)
                                  "DIRECT=1,DOTN=0,STAGE=2,MWG=32,NWG=32,KWG=16,MDIMC=8,NDIMC=8,VWM=4,VWN=4",
                                  "DIRECT=1,DOTN=0", "DOTN=4,DDOT=4,DVW=4", "DOTN=4,COLS=1,DDOT=8,CVW=4"};
     uint64_t seed = test_seed(), rng = seed;
-    for (int c = 0; c < 40; c++) {
+    for (int c = 0; c < 45; c++) {
         gcase g = random_case(&rng, 0);
         const int e = c % 5, t = c / 5;
-        g.in = g.out = c % 2 && tdtype_ok(OCX_F64) ? OCX_F64 : OCX_F32;
+        g.in = g.out = c % 3 == 1 && tdtype_ok(OCX_F64) ? OCX_F64 : OCX_F32;
+        if (c % 3 == 2) g.in = OCX_F16;
         g.compute = OCX_COMPUTE_DEFAULT;
         g.layout = t & 2 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
         g.opa = t & 1 ? OCX_OP_T : OCX_OP_N;
@@ -721,7 +724,7 @@ START_TEST(test_host_memory)
         g.mode = MODE_SINGLE, g.batch = 1;
         g.offa = g.offb = g.offc = 0, g.view = 0;
         pad_ld(&g, 16);
-        g.host_mem = 1;
+        g.host_mem = g.in == OCX_F16 ? 2 : 8;
         g.kernel_env = envs[e];
         check_case(&g, seed, &rng);
     }
