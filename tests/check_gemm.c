@@ -744,7 +744,7 @@ START_TEST(test_kernel_named)
         {OCX_OP_N, OCX_OP_T, 3, 300, 256, "DOTN=4", "gemm_dot"},         /* x W^T */
         {OCX_OP_N, OCX_OP_N, 3, 300, 256, "DOTN=4,COLS=1", "gemm_cols"}, /* x W */
         {OCX_OP_N, OCX_OP_T, 12, 300, 256, "DOTN=16", "gemm_dot"},      /* a batch of 12 x W^T */
-        {OCX_OP_N, OCX_OP_N, 8, 300, 256, "DOTN=16,COLS=1", "gemm_tiled"}, /* gemm_cols: 4 rows at most */
+        {OCX_OP_N, OCX_OP_N, 8, 300, 256, "DOTN=16,COLS=1,DIRECT=16", "gemm_tiled"}, /* gemm_cols: 4 rows at most */
         {OCX_OP_N, OCX_OP_N, 3, 300, 256, "DOTN=0,DIRECT=16", "gemm_tiled"},
         {OCX_OP_N, OCX_OP_N, 300, 1, 256, "DOTN=0,DIRECT=16", "gemm_tiled"},
         {OCX_OP_T, OCX_OP_N, 9, 7, 5, "DIRECT=16", "gemm_direct"},
