@@ -118,7 +118,8 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * programs of those two kernels alone, DDOT lowered to fit the device's work-groups (so an
      * older profile's entry, without them, stays valid everywhere). Not searched by ocx-tune (the
      * sizes it measures are square).
-     * GPUs take up to 16 (f64: 8, keeping the accumulators within f32's at 16): on the H200 (f32,
+     * GPUs take up to 16 (f64: 8, keeping the accumulators within f32's at 16; f16 bound for the
+     * tensor cores: 8 or 12, gemm_core): on the H200 (f32,
      * median GFLOP/s of 5 rounds alternating DOTN=4 / 16 call by call, wall time) NT, where the few
      * rows go to gemm_dot as C^T, ran 5x4096x4096 at 1485 / 4035, 8x4096x4096 2229 / 4814, 12x4096x4096
      * 3592 / 5521, 16x4096x4096 4717 / 5295, 4096x8x4096 2306 / 5286, 4096x16x4096 4314 / 5074,
@@ -729,7 +730,21 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * (x * W^T) goes as its transpose, C written transposed (CT). Not native f16 (its arithmetic
      * type), and before the tensor cores (which a thin product wastes), so also for TF32X3. */
     int ct = 0;
-    const size_t dotn = a->dtype == OCX_F64 && p.v[P_DOTN] > 8 ? 8 : (size_t)p.v[P_DOTN];
+    /* f64 takes up to 8 (DOTN's comment). An f16 product that the tensor cores would take
+     * otherwise goes to gemm_dot up to 12 rows, 8 where its large operand holds 2^26 elements or more:
+     * the tensor cores' rate grows with the rows and with the operand, gemm_dot's not. H200 (f16 in
+     * and out, NT, median GFLOP/s of 5 rounds alternating call by call, tensor cores / gemm_dot):
+     * 9x4096x4096 3677 / 5318, 12x4096x4096 4947 / 5392, 14x4096x4096 5450 / 4860, 16x4096x4096
+     * 6503 / 4951, 4096x12x4096 4921 / 5446, 12x1024x1024 634 / 827, 12x8192x8192 11743 / 7745;
+     * 8x4096x4096 3133 / 4634. Asked only of such a product, so that thinner ones never run the
+     * tensor cores' probe. */
+    size_t dotn = (size_t)p.v[P_DOTN];
+    const size_t thin = km < kn ? km : kn, f16_dotn = (double)(km + kn - thin) * (double)k >= 67108864.0 ? 8 : 12;
+    if (a->dtype == OCX_F64 && dotn > 8)
+        dotn = 8;
+    else if (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT && dotn > f16_dotn && thin > f16_dotn &&
+             thin <= dotn && !use_direct && ocx__gemm_nv_ready(ctx, a->dtype))
+        dotn = f16_dotn;
     enum { DOT_K = 64 }; /* shorter K: the other kernels (PoCL: 65536x4x8 NT ran 1.9-2.5x slower in gemm_dot) */
     /* B's columns gathered element by element (N-fast): one column only. On PoCL (2-core AVX-512
      * EPYC, f32, two rounds of ocx-bench) 2048x4x2048 NN ran 48-62 GFLOP/s so, 70-77 tiled. */
