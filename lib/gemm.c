@@ -262,7 +262,8 @@ static ocx_status mat_check_shape(mat *x, ocx_layout layout)
 /* Checks that the matrix at element offset `off` lies inside its buffer. */
 static ocx_status mat_check_at(const ocx_context *ctx, const mat *x, size_t off, size_t entry)
 {
-    if (x->span == 0) return ocx__check_range(ctx, x->buf, x->name, off, 0, 1);
+    OCX__FORWARD(ocx__check_range(ctx, x->buf, x->name, off, 0, 1)); /* NULL, another context's, offset */
+    if (x->span == 0) return OCX_OK;
     OCX__FAIL_IF(off > SIZE_MAX - x->span || off + x->span > x->buf->length, OCX_ERR_OUT_OF_RANGE,
                  "ocx_gemm: %s (batch entry %zu) needs elements [%zu, %zu) but the buffer has %zu", x->name, entry,
                  off, off + x->span, x->buf->length);

@@ -173,6 +173,32 @@ START_TEST(test_interop_own_queue_and_bad_arguments)
     ck_status(ocx_buffer_write(b, NULL, ba, 0, 4, v, 0, NULL, NULL), OCX_ERR_CONTEXT_MISMATCH);
     ck_status(ocx_stream_finish(b, ocx_context_stream(a)), OCX_ERR_CONTEXT_MISMATCH);
     ck_status(ocx_stream_trim(b, ocx_context_stream(a), NULL), OCX_ERR_CONTEXT_MISMATCH);
+    /* GEMM checks A, B and C, in every form (it ran a product into another context's C before) */
+    ck_ok(ocx_buffer_write(a, NULL, ba, 0, 4, v, 0, NULL, NULL));
+    ocx_buffer *b1 = NULL, *b2 = NULL, *b3 = NULL;
+    ck_ok(ocx_buffer_create(b, OCX_F32, 4, &b1));
+    ck_ok(ocx_buffer_create(b, OCX_F32, 4, &b2));
+    ck_ok(ocx_buffer_create(b, OCX_F32, 4, &b3));
+    const ocx_buffer *abc[3][3] = {{ba, b2, b3}, {b1, ba, b3}, {b1, b2, ba}};
+    const size_t offs[2] = {0, 1};
+    for (int i = 0; i < 3; i++) {
+        ocx_buffer *c = (ocx_buffer *)abc[i][2];
+        ck_status(ocx_gemm(b, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 1, 1, abc[i][0], 0, 1, abc[i][1], 0, 2, 0,
+                           c, 0, 2, 0, NULL, NULL),
+                  OCX_ERR_CONTEXT_MISMATCH);
+        ck_status(ocx_gemm_strided_batched(b, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 1, 1, 1, 1, abc[i][0], 0, 1, 1,
+                                           abc[i][1], 0, 1, 1, 0, c, 0, 1, 1, 2, 0, NULL, NULL),
+                  OCX_ERR_CONTEXT_MISMATCH);
+        ck_status(ocx_gemm_batched(b, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 1, 1, 1, 1, abc[i][0], offs, 1,
+                                   abc[i][1], offs, 1, 0, c, offs, 1, 2, 0, NULL, NULL),
+                  OCX_ERR_CONTEXT_MISMATCH);
+    }
+    float got[4];
+    ck_ok(ocx_buffer_read(a, NULL, ba, 0, 4, got, 0, NULL, NULL));
+    for (int i = 0; i < 4; i++) ck_assert_float_eq(got[i], v[i]); /* never written */
+    ocx_buffer_destroy(b1);
+    ocx_buffer_destroy(b2);
+    ocx_buffer_destroy(b3);
     cl_mem m = clCreateBuffer(own_ctx, CL_MEM_READ_WRITE, 16, NULL, &err);
     ocx_buffer *w = NULL;
     ck_status(ocx_buffer_wrap(b, m, OCX_F32, 4, &w), OCX_ERR_CONTEXT_MISMATCH);
