@@ -9,7 +9,10 @@
  *   - Work is enqueued on a stream (an in-order OpenCL command queue). Passing NULL as the stream means
  *     the context's default stream. Every enqueueing call takes a wait list (num_wait, wait) of events
  *     that must complete first, and an optional `event` out-parameter (NULL: none wanted). An event
- *     returned to the caller is owned by the caller: release it with ocx_event_release().
+ *     returned to the caller is owned by the caller: release it with ocx_event_release(). A failed
+ *     call sets *event to NULL, except where `event` is itself an entry of the wait list (calls
+ *     chained through one variable, `1, &ev, &ev`): the call waits for that event, overwrites the
+ *     entry with its own (keep a copy to release the old one), and leaves it as it was on failure.
  *   - Nothing blocks unless its name or documentation says so (blocking reads/writes, finish, wait).
  *   - Objects: create/destroy pairs; every destroy accepts NULL. A context may be used from several
  *     threads at once; a stream should be fed from one thread at a time.

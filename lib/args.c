@@ -12,6 +12,14 @@ ocx_status ocx__check_wait(size_t num_wait, const ocx_event *wait)
     return OCX_OK;
 }
 
+void ocx__event_clear(ocx_event *event, size_t num_wait, const ocx_event *wait)
+{
+    if (!event) return;
+    for (size_t i = 0; wait && i < num_wait; i++)
+        if (&wait[i] == event) return;
+    *event = NULL;
+}
+
 ocx_status ocx__check_range(const ocx_context *ctx, const ocx_buffer *buf, const char *name, size_t offset,
                             size_t n, size_t inc)
 {

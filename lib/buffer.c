@@ -240,7 +240,7 @@ static ocx_status transfer(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
 {
     const char *what = write ? (blocking ? "ocx_buffer_write" : "ocx_buffer_write_async")
                              : (blocking ? "ocx_buffer_read" : "ocx_buffer_read_async");
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     cl_command_queue q = NULL;
     size_t off, bytes;
     OCX__FORWARD(transfer_check(ctx, stream, buf, offset, count, write ? src : dst, what, num_wait, wait, &q, &off,
@@ -262,9 +262,11 @@ static ocx_status transfer(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
     cl_bool b = blocking ? CL_TRUE : CL_FALSE;
     cl_uint nw = (cl_uint)num_wait;
     const cl_event *w = num_wait ? wait : NULL;
-    cl_int err = write ? clEnqueueWriteBuffer(q, buf->mem, b, off, bytes, src, nw, w, event)
-                       : clEnqueueReadBuffer(q, buf->mem, b, off, bytes, dst, nw, w, event);
+    cl_event e = NULL; /* stored once enqueued: *event may be an entry of the wait list */
+    cl_int err = write ? clEnqueueWriteBuffer(q, buf->mem, b, off, bytes, src, nw, w, event ? &e : NULL)
+                       : clEnqueueReadBuffer(q, buf->mem, b, off, bytes, dst, nw, w, event ? &e : NULL);
     if (err != CL_SUCCESS) return ocx__cl_error(err, what);
+    if (event) *event = e;
     return OCX_OK;
 }
 
@@ -296,7 +298,7 @@ ocx_status ocx_buffer_read_async(ocx_context *ctx, ocx_stream *stream, const ocx
 ocx_status ocx_buffer_fill(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf, size_t offset, size_t count,
                            const void *value, size_t num_wait, const ocx_event *wait, ocx_event *event)
 {
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     cl_command_queue q = NULL;
     size_t off, bytes;
     OCX__FAIL_IF(!value, OCX_ERR_INVALID_ARGUMENT, "ocx_buffer_fill: value is NULL");
@@ -304,9 +306,11 @@ ocx_status ocx_buffer_fill(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf
                                 &bytes));
     if (bytes == 0) return empty_transfer(q, num_wait, wait, event);
     size_t es = ocx_dtype_size(buf->dtype);
+    cl_event e = NULL;
     OCX__CL_FORWARD(clEnqueueFillBuffer(q, buf->mem, value, es, off, bytes, (cl_uint)num_wait,
-                                        num_wait ? wait : NULL, event),
+                                        num_wait ? wait : NULL, event ? &e : NULL),
                     "clEnqueueFillBuffer");
+    if (event) *event = e;
     return OCX_OK;
 }
 
@@ -314,7 +318,7 @@ ocx_status ocx_buffer_copy(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
                            ocx_buffer *dst, size_t dst_offset, size_t count, size_t num_wait, const ocx_event *wait,
                            ocx_event *event)
 {
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     cl_command_queue q = NULL;
     size_t soff, doff, bytes;
     OCX__FORWARD(transfer_check(ctx, stream, src, src_offset, count, "", "ocx_buffer_copy: src", num_wait, wait, &q,
@@ -326,8 +330,10 @@ ocx_status ocx_buffer_copy(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
     OCX__FAIL_IF(ocx__overlap(src, src_offset, count, dst, dst_offset, count), OCX_ERR_INVALID_ARGUMENT,
                  "ocx_buffer_copy: source and destination ranges overlap");
     if (bytes == 0) return empty_transfer(q, num_wait, wait, event);
+    cl_event e = NULL;
     OCX__CL_FORWARD(clEnqueueCopyBuffer(q, src->mem, dst->mem, soff, doff, bytes, (cl_uint)num_wait,
-                                        num_wait ? wait : NULL, event),
+                                        num_wait ? wait : NULL, event ? &e : NULL),
                     "clEnqueueCopyBuffer");
+    if (event) *event = e;
     return OCX_OK;
 }

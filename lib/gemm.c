@@ -602,7 +602,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                             batch_offs oc, size_t ldc, size_t batch, ocx_gemm_compute compute, size_t num_wait,
                             const ocx_event *wait, ocx_event *event)
 {
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     cl_command_queue queue;
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, &queue)); /* checks ctx and the stream's context */
     OCX__FORWARD(ocx__check_wait(num_wait, wait));
@@ -1134,7 +1134,7 @@ ocx_status ocx_gemm_batched(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                             ocx_buffer *c, const size_t *offc, size_t ldc, size_t batch, size_t num_wait,
                             const ocx_event *wait, ocx_event *event)
 {
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     OCX__FAIL_IF(batch > 0 && (!offa || !offb || !offc), OCX_ERR_INVALID_ARGUMENT,
                  "ocx_gemm_batched: an offset array is NULL");
     /* batch = 0: the arrays are not read; the strided path handles the rest. */

@@ -11,7 +11,7 @@ int ocx__launch_is_build_only(void) { return build_only; }
 ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_desc *d, size_t num_wait,
                        const ocx_event *wait, ocx_event *event)
 {
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     cl_command_queue q = NULL;
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
     OCX__FORWARD(ocx__check_wait(num_wait, wait));
@@ -53,9 +53,13 @@ ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_d
         }
     }
     if (st == OCX_OK) {
+        cl_event e = NULL; /* stored once enqueued: *event may be an entry of the wait list */
         cl_int err = clEnqueueNDRangeKernel(q, k, d->dims, NULL, d->global, have_local ? d->local : NULL,
-                                            (cl_uint)num_wait, num_wait ? wait : NULL, event);
-        if (err != CL_SUCCESS) st = ocx__cl_error(err, d->kernel);
+                                            (cl_uint)num_wait, num_wait ? wait : NULL, event ? &e : NULL);
+        if (err != CL_SUCCESS)
+            st = ocx__cl_error(err, d->kernel);
+        else if (event)
+            *event = e;
     }
     pthread_mutex_unlock(&ctx->lock);
     return st;

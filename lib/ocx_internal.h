@@ -152,6 +152,10 @@ size_t ocx__root_byte(const ocx_buffer *buf, size_t elem);
 
 /* ---- args.c: the one argument checker ---------------------------------------------------------- */
 ocx_status ocx__check_context(const ocx_context *ctx);
+/* Sets an enqueueing call's out-event to NULL (so that a failure leaves it so), unless it is an entry
+ * of the wait list (one variable chaining calls: wait = &ev, event = &ev): that entry is read by the
+ * enqueue, which then overwrites it; on failure the caller keeps it. */
+void ocx__event_clear(ocx_event *event, size_t num_wait, const ocx_event *wait);
 /* Checks wait list shape: num_wait > 0 needs a non-NULL array without NULL events. */
 ocx_status ocx__check_wait(size_t num_wait, const ocx_event *wait);
 /* Checks that `buf` (named `name` in messages) is non-NULL, belongs to ctx, and holds the elements

@@ -179,7 +179,7 @@ ocx_status ocx_reduce(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
                       size_t incx, const ocx_buffer *y, size_t incy, ocx_buffer *result, size_t num_wait,
                       const ocx_event *wait, ocx_event *event)
 {
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     OCX__FORWARD(check_args(ctx, op, n, x, incx, y, incy));
     OCX__FORWARD(ocx__check_dtype(result, "result", result_dtype(op, x->dtype)));
     OCX__FORWARD(ocx__check_range(ctx, result, "result", 0, 1, 1));

@@ -127,12 +127,14 @@ ocx_status ocx_stream_marker(ocx_context *ctx, ocx_stream *stream, size_t num_wa
                              ocx_event *event)
 {
     cl_command_queue q = NULL;
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
     OCX__FORWARD(ocx__check_wait(num_wait, wait));
     OCX__FAIL_IF(!event, OCX_ERR_INVALID_ARGUMENT, "ocx_stream_marker: event is NULL");
-    OCX__CL_FORWARD(clEnqueueMarkerWithWaitList(q, (cl_uint)num_wait, num_wait ? wait : NULL, event),
+    cl_event e = NULL; /* stored once enqueued: *event may be an entry of the wait list */
+    OCX__CL_FORWARD(clEnqueueMarkerWithWaitList(q, (cl_uint)num_wait, num_wait ? wait : NULL, &e),
                     "clEnqueueMarkerWithWaitList");
+    *event = e;
     return OCX_OK;
 }
 

@@ -107,7 +107,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
 static ocx_status binary(ocx_context *ctx, ocx_stream *stream, const char *kernel, size_t n, const ocx_buffer *x,
                          const ocx_buffer *y, ocx_buffer *z, size_t num_wait, const ocx_event *wait, ocx_event *event)
 {
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FORWARD(ocx__check_float(ctx, x, "x"));
     OCX__FORWARD(ocx__check_dtype(y, "y", x->dtype));
@@ -156,7 +156,7 @@ ocx_status ocx_axpby(ocx_context *ctx, ocx_stream *stream, size_t n, double alph
                      double beta, ocx_buffer *y, size_t incy, size_t num_wait, const ocx_event *wait,
                      ocx_event *event)
 {
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FORWARD(ocx__check_float(ctx, x, "x"));
     OCX__FORWARD(ocx__check_dtype(y, "y", x->dtype));
@@ -182,7 +182,7 @@ ocx_status ocx_axpy(ocx_context *ctx, ocx_stream *stream, size_t n, double alpha
 static ocx_status unary(ocx_context *ctx, ocx_stream *stream, const char *kernel, size_t n, double scalar,
                         ocx_buffer *x, size_t incx, size_t num_wait, const ocx_event *wait, ocx_event *event)
 {
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FORWARD(ocx__check_float(ctx, x, "x"));
     OCX__FORWARD(ocx__check_range(ctx, x, "x", 0, n, incx));
@@ -210,7 +210,7 @@ ocx_status ocx_fill(ocx_context *ctx, ocx_stream *stream, size_t n, double value
 ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, size_t incx, ocx_buffer *y,
                     size_t incy, size_t num_wait, const ocx_event *wait, ocx_event *event)
 {
-    if (event) *event = NULL;
+    ocx__event_clear(event, num_wait, wait);
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FORWARD(ocx__check_float(ctx, x, "x"));
     OCX__FORWARD(ocx__check_float(ctx, y, "y"));

@@ -1,5 +1,5 @@
 /* check_stream — several in-order streams, wait lists ordering work across them, markers, events
- * with profiling, releasing the scratch buffer, bad arguments. */
+ * with profiling (and chained through one variable), releasing the scratch buffer, bad arguments. */
 #include "testutil.h"
 
 START_TEST(test_wait_lists_order_two_streams)
@@ -129,6 +129,67 @@ START_TEST(test_trim)
 }
 END_TEST
 
+/* Calls chained through one event variable (wait = &ev, event = &ev, as OpenCL allows), alternating
+ * two streams so that only the wait lists order them: each call waits for the event it replaces
+ * (they were refused: the out-event was cleared before the wait list was read). A failed call
+ * leaves such an event as it was; without the alias it sets *event to NULL. */
+START_TEST(test_events_chained_through_one_variable)
+{
+    const size_t n = 1000;
+    float x[1000], got[1000];
+    uint64_t seed = 29;
+    trand_fill(&seed, OCX_F32, x, NULL, n, 0.5, 1.5);
+    ocx_stream *a = NULL, *b = NULL;
+    ck_ok(ocx_stream_create(tctx, &a));
+    ck_ok(ocx_stream_create(tctx, &b));
+    ocx_buffer *bx = tpoisoned(OCX_F32, n), *bz = tpoisoned(OCX_F32, n), *bc = tpoisoned(OCX_F32, n);
+    ocx_buffer *r = tpoisoned(OCX_F32, 1), *g = tpoisoned(OCX_F32, 1);
+    ocx_event old[8], ev = NULL;
+    int k = 0;
+    ck_ok(ocx_buffer_write_async(tctx, a, bx, 0, n, x, 0, NULL, &ev));
+    old[k++] = ev;
+    ck_ok(ocx_scale(tctx, b, n, 2.0, bx, 1, 1, &ev, &ev)); /* x = 2x */
+    old[k++] = ev;
+    ck_ok(ocx_add(tctx, a, n, bx, bx, bz, 1, &ev, &ev)); /* z = 4x */
+    old[k++] = ev;
+    ck_ok(ocx_buffer_copy(tctx, b, bz, 0, bc, 0, n, 1, &ev, &ev)); /* c = z */
+    old[k++] = ev;
+    ck_ok(ocx_reduce(tctx, a, OCX_REDUCE_SUM, n, bc, 1, NULL, 1, r, 1, &ev, &ev)); /* r = sum(c) */
+    old[k++] = ev;
+    ck_ok(ocx_gemm(tctx, b, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 1, 1, 1, 1, r, 0, 1, bc, 0, 1, 0, g, 0, 1, 1, &ev,
+                   &ev)); /* g = r * c[0] */
+    old[k++] = ev;
+    ck_ok(ocx_stream_marker(tctx, a, 1, &ev, &ev));
+    old[k++] = ev;
+    for (int i = 1; i < k; i++) ck_assert_ptr_ne(old[i], old[i - 1]);
+    /* failures: the alias is left as it was, a plain out-event set to NULL */
+    ck_status(ocx_scale(tctx, b, n, 2.0, NULL, 1, 1, &ev, &ev), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_eq(ev, old[k - 1]);
+    ocx_event other = ev;
+    ck_status(ocx_scale(tctx, b, n, 2.0, NULL, 1, 1, &ev, &other), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(other);
+    ck_ok(ocx_buffer_read(tctx, a, bc, 0, n, got, 1, &ev, NULL));
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_float_eq(got[i], 4 * x[i]);
+        sum += got[i];
+    }
+    float rs, gs;
+    ck_ok(ocx_buffer_read(tctx, a, r, 0, 1, &rs, 0, NULL, NULL));
+    ck_ok(ocx_buffer_read(tctx, b, g, 0, 1, &gs, 0, NULL, NULL));
+    ck_assert_double_eq_tol(rs, sum, 1e-5 * sum);
+    ck_assert_float_eq(gs, rs * got[0]);
+    for (int i = 0; i < k; i++) ocx_event_release(old[i]);
+    ocx_stream_destroy(a);
+    ocx_stream_destroy(b);
+    ocx_buffer_destroy(bx);
+    ocx_buffer_destroy(bz);
+    ocx_buffer_destroy(bc);
+    ocx_buffer_destroy(r);
+    ocx_buffer_destroy(g);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     ocx_stream *s = (ocx_stream *)1;
@@ -164,6 +225,7 @@ int main(void)
     tcase_add_test(core, test_wait_lists_order_two_streams);
     tcase_add_test(core, test_nothing_blocks_until_asked);
     tcase_add_test(core, test_trim);
+    tcase_add_test(core, test_events_chained_through_one_variable);
     tcase_add_test(core, test_bad_arguments);
     suite_add_tcase(s, core);
     return trun(s);
