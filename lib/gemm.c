@@ -718,6 +718,9 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         p.v[P_DWGN] = small.v[P_DWGN];
         p.v[P_DWGM] = small.v[P_DWGM];
         p.v[P_DKU] = small.v[P_DKU];
+        /* what ocx_last_params() reports: the values used (the "small" lookup recorded its own, whose
+         * DIRECT had no say) */
+        ocx__params_record(&p, a->dtype, "small");
     }
     /* f16 products (and f32 ones under OCX_COMPUTE_TF32X3) that would take the tiled kernel run on
      * NVIDIA's tensor cores where the probe passed (gemm_nv.c). TF32X3 leaves "short_k" products to

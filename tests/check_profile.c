@@ -304,7 +304,7 @@ START_TEST(test_gemm_size_classes)
     const char *classes[] = {"all", "medium", "small", "short_k"};
     for (int i = 0; i < 4; i++) {
         json_t *params = builtin_params("gemm");
-        json_object_set_new(params, "DIRECT", json_integer(16));
+        json_object_set_new(params, "DIRECT", json_integer(i == 2 ? 2 : 16)); /* "small": not its to decide */
         json_object_set_new(params, "DWGN", json_integer(i == 2 ? 8 : 16));
         json_object_set_new(params, "DWGM", json_integer(4));
         json_object_set_new(params, "KUNR", json_integer(i == 1 ? 2 : i == 3 ? 4 : 1));
@@ -318,6 +318,7 @@ START_TEST(test_gemm_size_classes)
     gemm_class_case(ctx, 2048, 2048, 512, "all", "KUNR=1");    /* 2^31 */
     gemm_class_case(ctx, 2048, 2048, 511, "medium", "KUNR=2"); /* just below */
     gemm_class_case(ctx, 17, 15, 16, "small", "DWGN=8");        /* 4080 <= 16^3: direct */
+    gemm_class_case(ctx, 17, 15, 16, "small", "DIRECT=16 ");    /* reported as used (medium's) */
     gemm_class_case(ctx, 4096, 2048, 256, "short_k", "KUNR=4"); /* 2^31 with K = 256 */
     gemm_class_case(ctx, 4096, 2048, 257, "all", "KUNR=1");      /* K above 256 */
     gemm_class_case(ctx, 2048, 2048, 255, "medium", "KUNR=2");   /* below 2^31 whatever K */
