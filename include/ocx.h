@@ -24,6 +24,11 @@
  *                       simulate a smaller device (testing portability on a large one)
  *   OCX_LIMIT_SCRATCH=N a stream's scratch buffer above N bytes fails as out of memory (tests of the
  *                       GEMM's fallbacks; reductions, which need it, then fail so)
+ *   OCX_GEMM_PARAMS, OCX_VECTOR_PARAMS, OCX_REDUCE_PARAMS, OCX_GEMM_MMA_PARAMS="NAME=V,..."
+ *                       developers: override the looked-up kernel parameters (ocx_last_params() lists
+ *                       the names); checked like a profile entry, and an unknown name, a value that
+ *                       is not a number or one this device cannot run fails every call of that
+ *                       family with OCX_ERR_INVALID_ARGUMENT, naming the variable
  *   OCX_QUIET=1         no warnings on stderr (they still reach ocx_last_error()).
  */
 #ifndef OCX_H

@@ -370,6 +370,8 @@ static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, o
     const char *e = getenv(var);
     if (!e || !*e) return OCX_OK;
     char buf[256];
+    OCX__FAIL_IF(strlen(e) >= sizeof buf, OCX_ERR_INVALID_ARGUMENT, "%s: %zu characters, more than the %zu read", var,
+                 strlen(e), sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", e);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(t, '='), *end = NULL;

@@ -1524,6 +1524,18 @@ START_TEST(test_bad_arguments)
     ck_status(ocx_gemm_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, sa, 2, B, sb, 2, 0.0, A, sc, 2, 2, 0, NULL, &ev),
               OCX_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_null(ev);
+    /* A developer's override that is not read whole is refused, not cut (a cut "DIRECT=16" read as
+     * DIRECT=1); a bad one names the variable. */
+    char longer[300] = "";
+    for (int i = 0; i < 49; i++) strcat(longer, i < 47 ? "GM=1," : "GM=01,");
+    strcat(longer, "DIRECT=16"); /* 256 characters: the first 255 end in DIRECT=1 */
+    setenv("OCX_GEMM_PARAMS", longer, 1);
+    ck_status(G(tctx, R, N, N, 4, 4, 4, A, 0, 4, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "OCX_GEMM_PARAMS"));
+    setenv("OCX_GEMM_PARAMS", "NOPE=1", 1);
+    ck_status(G(tctx, R, N, N, 4, 4, 4, A, 0, 4, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "OCX_GEMM_PARAMS"));
+    unsetenv("OCX_GEMM_PARAMS");
 #undef G
     ocx_buffer_destroy(A), ocx_buffer_destroy(B), ocx_buffer_destroy(C), ocx_buffer_destroy(H), ocx_buffer_destroy(I);
     ocx_buffer_destroy(H2), ocx_buffer_destroy(H3);
