@@ -202,7 +202,8 @@ END_TEST
  * aligned and misaligned views, strides. */
 START_TEST(test_launch_shapes)
 {
-    static const char *shapes[] = {"WPT=4", "WPT=8,VW=4,WG=64", "WPT=1,VW=16", "GRID=2,GROUPS_PER_CU=1,WG=32"};
+    static const char *shapes[] = {"WPT=4", "WPT=8,VW=4,WG=64", "WPT=1,VW=16", "GRID=2,GROUPS_PER_CU=1,WG=32",
+                                   "GRID=2,VW=8,GROUPS_PER_CU=1,WG=32"};
     static const size_t ns[] = {1, 31, 1003, 100003};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         setenv("OCX_VECTOR_PARAMS", shapes[s], 1);
@@ -213,6 +214,10 @@ START_TEST(test_launch_shapes)
             }
         for (int op = AXPY; op < NOPS; op++) check_op(op, OCX_F32, 1001, 3, 2, 500 + 17 * s + op);
         check_op(ADD, OCX_F16, 100003, 1, 1, 600 + s);
+        /* f16 at element offsets that leave the vectors unaligned: fill crashed in PoCL with GRID=2
+         * and VW >= 8 (cl/vector.cl) */
+        if (strncmp(shapes[s], "GRID=2", 6) == 0)
+            for (int op = 0; op < NOPS; op++) check_op_at(op, OCX_F16, 1003, 1, 1, 700 + 17 * s + op, 1, 3);
     }
     unsetenv("OCX_VECTOR_PARAMS");
 }
