@@ -158,7 +158,7 @@ static int use_staging(const ocx_context *ctx, size_t bytes)
     return bytes >= STAGING_MIN_BYTES && (mode == 2 || (mode == 1 && !ctx->info.host_unified_memory));
 }
 
-/* Makes the pinned staging buffer (held by ctx->lock). Failure just means transferring directly. */
+/* Makes the pinned staging buffer (ctx->staging_lock held). Failure just means transferring directly. */
 static int staging_ready(ocx_context *ctx)
 {
     if (ctx->staging_ptr) return 1;
@@ -251,12 +251,12 @@ static ocx_status transfer(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
         return OCX_OK;
     }
     if (blocking && use_staging(ctx, bytes)) {
-        pthread_mutex_lock(&ctx->lock);
+        pthread_mutex_lock(&ctx->staging_lock);
         ocx_status st = OCX_ERR_INTERNAL;
         int staged = staging_ready(ctx);
         if (staged) st = staged_transfer(ctx, q, buf->mem, off, bytes, write ? src : NULL, write ? NULL : dst,
                                          num_wait, wait, event);
-        pthread_mutex_unlock(&ctx->lock);
+        pthread_mutex_unlock(&ctx->staging_lock);
         if (staged) return st;
     }
     cl_bool b = blocking ? CL_TRUE : CL_FALSE;

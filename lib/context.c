@@ -48,7 +48,13 @@ static ocx_context *context_alloc(void)
         free(ctx);
         return NULL;
     }
+    if (pthread_mutex_init(&ctx->staging_lock, NULL) != 0) {
+        pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        return NULL;
+    }
     if (ocx__stream_init(&ctx->stream) != 0) {
+        pthread_mutex_destroy(&ctx->staging_lock);
         pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return NULL;
@@ -154,6 +160,7 @@ void ocx_context_destroy(ocx_context *ctx)
     ocx__stream_fini(&ctx->stream);
     if (ctx->context) clReleaseContext(ctx->context);
     free(ctx->device_key);
+    pthread_mutex_destroy(&ctx->staging_lock);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

@@ -110,7 +110,10 @@ struct ocx_context_s {
     cl_context context;
     ocx_device_info info;
     ocx_stream stream;          /* the default stream */
-    pthread_mutex_t lock;       /* guards programs, stats, staging */
+    pthread_mutex_t lock;       /* guards programs, stats */
+    /* guards staging, held through a staged transfer's waits: not `lock`, which every launch takes
+     * (a blocking transfer waiting on an event that another thread's launch completes deadlocked) */
+    pthread_mutex_t staging_lock;
     ocx__program *programs;     /* in-memory program cache (list) */
     ocx_context_stats stats;
     char *device_key;           /* platform, device, vendor, driver, ocx version: for cache keys */

@@ -1,5 +1,8 @@
 /* check_buffer — round trips of every dtype, offsets and views, async transfers with events, pinned
  * staging, fill and copy, and every bad-argument path (never touching memory). */
+#include <pthread.h>
+#include <unistd.h>
+
 #include "testutil.h"
 
 static const ocx_dtype all_dtypes[] = {OCX_F32, OCX_F16, OCX_F64, OCX_I32, OCX_U32};
@@ -126,6 +129,54 @@ START_TEST(test_pinned_staging)
 }
 END_TEST
 
+/* A staged blocking write waiting on an event that another thread's kernel launch precedes: the
+ * write held the context's lock through its waits, which the launch needed (a deadlock). */
+static ocx_stream *other_stream;
+static ocx_buffer *launch_x;
+static cl_event user_event;
+
+static void *launch_then_complete(void *arg)
+{
+    (void)arg;
+    usleep(100000); /* let the write start waiting */
+    ocx_status st = ocx_add(tctx, other_stream, 16, launch_x, launch_x, launch_x, 0, NULL, NULL);
+    clSetUserEventStatus(user_event, CL_COMPLETE);
+    return (void *)(intptr_t)st;
+}
+
+START_TEST(test_staged_write_lets_launches_through)
+{
+    setenv("OCX_STAGING", "2", 1);
+    const size_t n = (4u << 20) / 4;
+    float *src = calloc(n, sizeof *src);
+    ocx_buffer *b = tpoisoned(OCX_F32, n);
+    launch_x = tpoisoned(OCX_F32, 16);
+    ck_ok(ocx_stream_create(tctx, &other_stream));
+    ck_ok(ocx_add(tctx, other_stream, 16, launch_x, launch_x, launch_x, 0, NULL, NULL)); /* built */
+    ck_ok(ocx_stream_finish(tctx, other_stream));
+    cl_context c;
+    ck_ok(ocx_context_cl(tctx, &c, NULL));
+    cl_int err;
+    user_event = clCreateUserEvent(c, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, launch_then_complete, NULL), 0);
+    ck_ok(ocx_buffer_write(tctx, NULL, b, 0, n, src, 1, &user_event, NULL));
+    void *st = NULL;
+    pthread_join(t, &st);
+    ck_assert_int_eq((int)(intptr_t)st, OCX_OK);
+    float last;
+    ck_ok(ocx_buffer_read(tctx, NULL, b, n - 1, 1, &last, 0, NULL, NULL));
+    ck_assert_float_eq(last, 0);
+    unsetenv("OCX_STAGING");
+    clReleaseEvent(user_event);
+    ocx_stream_destroy(other_stream);
+    ocx_buffer_destroy(launch_x);
+    ocx_buffer_destroy(b);
+    free(src);
+}
+END_TEST
+
 START_TEST(test_fill_and_copy)
 {
     enum { N = 1001 };
@@ -209,6 +260,7 @@ int main(void)
     tcase_add_test(core, test_offsets_and_views);
     tcase_add_test(core, test_async_with_events);
     tcase_add_test(core, test_pinned_staging);
+    tcase_add_test(core, test_staged_write_lets_launches_through);
     tcase_add_test(core, test_fill_and_copy);
     tcase_add_test(core, test_bad_arguments_touch_nothing);
     suite_add_tcase(s, core);
