@@ -75,8 +75,9 @@ ocx_status ocx__check_alias(const ocx_buffer *out, size_t out_inc, const ocx_buf
     if (!out || !in || n == 0 || out->root != in->root) return OCX_OK;
     /* The very same elements (same start, stride and element size) through the same cl_mem: allowed,
      * element i only reads and writes element i. Through a buffer and its sub-buffer, or two
-     * sub-buffers, OpenCL leaves a kernel that writes one and reads the other undefined. */
-    if (out->mem == in->mem && ocx__root_byte(out, 0) == ocx__root_byte(in, 0) && out_inc == in_inc &&
+     * sub-buffers, OpenCL leaves a kernel that writes one and reads the other undefined. One
+     * element has no stride to compare. */
+    if (out->mem == in->mem && ocx__root_byte(out, 0) == ocx__root_byte(in, 0) && (out_inc == in_inc || n == 1) &&
         out->dtype == in->dtype)
         return OCX_OK;
     size_t out_span = (n - 1) * out_inc + 1, in_span = (n - 1) * in_inc + 1;

@@ -366,6 +366,13 @@ START_TEST(test_aliasing)
     }
     free(gx);
     free(gy);
+    /* one element is the very same element whatever the strides: y[0] = 2*y[0] + y[0] */
+    float y0;
+    ck_ok(ocx_buffer_read(tctx, NULL, y, 0, 1, &y0, 0, NULL, NULL));
+    ck_ok(ocx_axpby(tctx, NULL, 1, 2.0, y, 1, 1.0, y, 2, 0, NULL, NULL));
+    float y1;
+    ck_ok(ocx_buffer_read(tctx, NULL, y, 0, 1, &y1, 0, NULL, NULL));
+    ck_assert_float_eq(y1, 3 * y0);
     /* rejected: partial overlap (a view shifted by one element; another stride) */
     ck_ok(ocx_buffer_view(x, 1, n - 1, &v1));
     ck_ok(ocx_buffer_view(x, 0, n - 1, &v0));
