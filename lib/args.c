@@ -2,13 +2,22 @@
 #include "config.h"
 #include "ocx_internal.h"
 
-ocx_status ocx__check_wait(size_t num_wait, const ocx_event *wait)
+ocx_status ocx__check_wait(const ocx_context *ctx, size_t num_wait, const ocx_event *wait)
 {
     OCX__FAIL_IF(num_wait > 0 && !wait, OCX_ERR_INVALID_ARGUMENT, "wait list: num_wait is %zu but wait is NULL",
                  num_wait);
     OCX__FAIL_IF(num_wait > UINT32_MAX, OCX_ERR_INVALID_ARGUMENT, "wait list: %zu events is too many", num_wait);
-    for (size_t i = 0; i < num_wait; i++)
+    for (size_t i = 0; i < num_wait; i++) {
         OCX__FAIL_IF(!wait[i], OCX_ERR_INVALID_ARGUMENT, "wait list: event %zu is NULL", i);
+        if (!ctx) continue;
+        /* Drivers differ (PoCL ran kernels after another context's event, and failed markers and
+         * transfers with CL_INVALID_CONTEXT): one answer for all. */
+        cl_context owner = NULL;
+        OCX__CL_FORWARD(clGetEventInfo(wait[i], CL_EVENT_CONTEXT, sizeof owner, &owner, NULL),
+                        "wait list: clGetEventInfo");
+        OCX__FAIL_IF(owner != ctx->context, OCX_ERR_CONTEXT_MISMATCH, "wait list: event %zu belongs to another context",
+                     i);
+    }
     return OCX_OK;
 }
 

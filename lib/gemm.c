@@ -605,7 +605,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     ocx__event_clear(event, num_wait, wait);
     cl_command_queue queue;
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, &queue)); /* checks ctx and the stream's context */
-    OCX__FORWARD(ocx__check_wait(num_wait, wait));
+    OCX__FORWARD(ocx__check_wait(ctx, num_wait, wait));
     OCX__FAIL_IF(layout != OCX_ROW_MAJOR && layout != OCX_COL_MAJOR, OCX_ERR_INVALID_ARGUMENT,
                  "ocx_gemm: layout %d is neither OCX_ROW_MAJOR nor OCX_COL_MAJOR", (int)layout);
     OCX__FAIL_IF(opa != OCX_OP_N && opa != OCX_OP_T, OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: opa %d is not N or T", (int)opa);

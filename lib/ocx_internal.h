@@ -159,8 +159,9 @@ ocx_status ocx__check_context(const ocx_context *ctx);
  * of the wait list (one variable chaining calls: wait = &ev, event = &ev): that entry is read by the
  * enqueue, which then overwrites it; on failure the caller keeps it. */
 void ocx__event_clear(ocx_event *event, size_t num_wait, const ocx_event *wait);
-/* Checks wait list shape: num_wait > 0 needs a non-NULL array without NULL events. */
-ocx_status ocx__check_wait(size_t num_wait, const ocx_event *wait);
+/* Checks wait list shape: num_wait > 0 needs a non-NULL array without NULL events, each of ctx's
+ * context (ctx NULL: any). */
+ocx_status ocx__check_wait(const ocx_context *ctx, size_t num_wait, const ocx_event *wait);
 /* Checks that `buf` (named `name` in messages) is non-NULL, belongs to ctx, and holds the elements
  * offset, offset+inc, …, offset+(n-1)*inc (nothing when n = 0). inc ≥ 1. */
 ocx_status ocx__check_range(const ocx_context *ctx, const ocx_buffer *buf, const char *name, size_t offset,

@@ -193,6 +193,22 @@ START_TEST(test_interop_own_queue_and_bad_arguments)
                                    abc[i][1], offs, 1, 0, c, offs, 1, 2, 0, NULL, NULL),
                   OCX_ERR_CONTEXT_MISMATCH);
     }
+    /* an event of another context in a wait list: one answer everywhere (PoCL ran the kernels) */
+    ocx_event ea = NULL, eb = (ocx_event)&ea;
+    ck_ok(ocx_stream_marker(a, NULL, 0, NULL, &ea));
+    ck_status(ocx_add(b, NULL, 4, b1, b2, b3, 1, &ea, &eb), OCX_ERR_CONTEXT_MISMATCH);
+    ck_assert_ptr_null(eb);
+    ck_status(ocx_add(b, NULL, 0, b1, b2, b3, 1, &ea, NULL), OCX_ERR_CONTEXT_MISMATCH);
+    ck_status(ocx_stream_marker(b, NULL, 1, &ea, &eb), OCX_ERR_CONTEXT_MISMATCH);
+    ck_status(ocx_buffer_write(b, NULL, b1, 0, 4, v, 1, &ea, NULL), OCX_ERR_CONTEXT_MISMATCH);
+    ck_status(ocx_gemm(b, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 1, 1, b1, 0, 1, b2, 0, 2, 0, b3, 0, 2, 1, &ea,
+                       NULL),
+              OCX_ERR_CONTEXT_MISMATCH);
+    double sum = 0;
+    ck_status(ocx_reduce_host(b, NULL, OCX_REDUCE_SUM, 4, b1, 1, NULL, 1, &sum, NULL, 1, &ea),
+              OCX_ERR_CONTEXT_MISMATCH);
+    ck_ok(ocx_event_wait(1, &ea));
+    ocx_event_release(ea);
     float got[4];
     ck_ok(ocx_buffer_read(a, NULL, ba, 0, 4, got, 0, NULL, NULL));
     for (int i = 0; i < 4; i++) ck_assert_float_eq(got[i], v[i]); /* never written */
