@@ -438,11 +438,25 @@ ADDITIVE(part_dot, final_dot, ELEM_DOT, VEC_DOT, ELEM_DOT_S)
         const AV a_ = (a);                                                                         \
         (q) += a_ * a_;                                                                            \
     } while (0)
-#define BLUE_ADD(q, a) UPD_NRM2(A, big, med, sml, a)
 #define ACC_SQ(X, u, k) SQ_ADDV(acc_[u], LDV(X, k))
 /* The rare second pass over the share: ADD(q, a) for each scalar, ADDV(q, k) for vector k, whose
  * lanes it reads one by one into scalar accumulators (three vector accumulators would take
- * registers, and so occupancy, from the common first pass). */
+ * registers, and so occupancy, from the common first pass). The accumulators take blocks of
+ * BLUE_BLOCK elements (bb_, bm_, bs_), each then added to the share's sums (big, med, sml): one
+ * long serial sum lost two digits (f32, 2^20 equal values of 1e-25: 6.7e-5 relative error where the
+ * first pass's lanes kept 7e-7). */
+#define BLUE_BLOCK 64
+#define BLUE_ADD(q, a)                                                                             \
+    do {                                                                                           \
+        UPD_NRM2(A, bb_, bm_, bs_, a);                                                             \
+        if (++blk_ == BLUE_BLOCK) BLUE_FLUSH();                                                    \
+    } while (0)
+#define BLUE_FLUSH()                                                                               \
+    do {                                                                                           \
+        big += bb_, med += bm_, sml += bs_;                                                        \
+        bb_ = bm_ = bs_ = (A)0;                                                                    \
+        blk_ = 0;                                                                                  \
+    } while (0)
 #define NRM2_SHARE(ADD, ADDV)                                                                      \
     do {                                                                                           \
         if (incx == 1) {                                                                           \
@@ -484,8 +498,10 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulon
     ACC_FOLD(COMB_ADD);
     FOLD_LANES(A, q, q, acc_[0], acc_[0], COMB_ADD);
     if (q > (A)QMAX || q < (A)count * (A)QMIN) {
-        A big = (A)0, med = (A)0, sml = (A)0;
+        A big = (A)0, med = (A)0, sml = (A)0, bb_ = (A)0, bm_ = (A)0, bs_ = (A)0;
+        int blk_ = 0;
         NRM2_SHARE(BLUE_ADD, BLUE_LANES);
+        BLUE_FLUSH();
         BLUE_TO_PAIR(s, q, big, med, sml);
     }
     GROUP_TREE(A, s, q, COMB_NRM2);
