@@ -198,7 +198,9 @@ OCX_API ocx_status ocx_context_create(const char *spec, ocx_context **ctx);
 /*! ocx_context_create_from_cl() : interop. Wraps the caller's context, device and command queue;
  *  the queue becomes the default stream. All three are retained and released once by
  *  ocx_context_destroy(); the caller keeps its own references. `queue` must belong to `context`
- *  and `device`, and must be in-order. `queue` may be NULL: ocx then creates its own. */
+ *  and `device`, and must be in-order. `queue` may be NULL: ocx then creates its own (with
+ *  profiling); a queue of the caller's made without CL_QUEUE_PROFILING_ENABLE gives events that
+ *  ocx_event_elapsed_ns() cannot time (OCX_ERR_UNSUPPORTED). */
 OCX_API ocx_status ocx_context_create_from_cl(cl_context context, cl_device_id device,
                                               cl_command_queue queue, ocx_context **ctx);
 
@@ -272,7 +274,8 @@ OCX_API ocx_status ocx_event_wait(size_t num, const ocx_event *events);
 /*! ocx_event_release() : releases an event returned by ocx. Accepts NULL. */
 OCX_API void ocx_event_release(ocx_event event);
 /*! ocx_event_elapsed_ns() : device time between the start and the end of a completed command's
- *  event, from OpenCL profiling (ocx streams have profiling on). Blocks until the event completes. */
+ *  event, from OpenCL profiling (ocx streams have profiling on; an interop context's own queue may
+ *  not: OCX_ERR_UNSUPPORTED). Blocks until the event completes. */
 OCX_API ocx_status ocx_event_elapsed_ns(ocx_event event, uint64_t *ns);
 
 /* ---------------------------------------------------------------------------------------------- */

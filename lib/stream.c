@@ -158,8 +158,11 @@ ocx_status ocx_event_elapsed_ns(ocx_event event, uint64_t *ns)
     OCX__FAIL_IF(!event || !ns, OCX_ERR_INVALID_ARGUMENT, "ocx_event_elapsed_ns: event and ns must not be NULL");
     OCX__CL_FORWARD(clWaitForEvents(1, &event), "clWaitForEvents");
     cl_ulong start = 0, end = 0;
-    OCX__CL_FORWARD(clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL),
-                    "clGetEventProfilingInfo(START)");
+    cl_int err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+    OCX__FAIL_IF(err == CL_PROFILING_INFO_NOT_AVAILABLE, OCX_ERR_UNSUPPORTED,
+                 "ocx_event_elapsed_ns: the event's queue has no profiling (a queue given to "
+                 "ocx_context_create_from_cl without CL_QUEUE_PROFILING_ENABLE, or not an ocx stream's event)");
+    OCX__CL_FORWARD(err, "clGetEventProfilingInfo(START)");
     OCX__CL_FORWARD(clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL),
                     "clGetEventProfilingInfo(END)");
     *ns = end > start ? (uint64_t)(end - start) : 0;
