@@ -286,24 +286,30 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void fill(const ulong n, 
 #endif
 
 /* y (of DTYPE) = x (of the type in the kernel's name), converting with round-to-nearest-even. */
-#define COPY_FROM(name, XS, XLD)                                                                      \
+#define COPY_FROM(name, XS, XLD, YST)                                                                 \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void name(                                 \
         const ulong n, const global XS *x, const ulong xo, const ulong incx, global S *y,             \
         const ulong yo, const ulong incy)                                                             \
     {                                                                                                 \
         x += xo;                                                                                      \
         y += yo;                                                                                      \
-        GRID_LOOP(i, n) { ST(y, i * incy, XLD(x, i * incx)); }                                        \
+        GRID_LOOP(i, n) { YST(y, i * incy, XLD(x, i * incx)); }                                       \
     }
 #define LD_RAW(p, i) ((p)[i]) /* f64 stays f64 until the one rounding of the store */
+/* f16 to f16 (strided): the 16-bit words themselves; through float, NaNs' payloads changed and
+ * signalling NaNs were quieted. */
+#define LD_BITS(p, i) (((const global ushort *)(p))[i])
+#define ST_BITS(p, i, v) (((global ushort *)(p))[i] = (v))
 #if WANT(8)
-COPY_FROM(copy_from_f32, float, LD_F32)
+COPY_FROM(copy_from_f32, float, LD_F32, ST)
 #endif
-#if WANT(9)
-COPY_FROM(copy_from_f16, half, LD_F16)
+#if WANT(9) && DTYPE == 1
+COPY_FROM(copy_from_f16, half, LD_BITS, ST_BITS)
+#elif WANT(9)
+COPY_FROM(copy_from_f16, half, LD_F16, ST)
 #endif
 #if (DTYPE == 2 || defined(HAS_FP64)) && WANT(10)
-COPY_FROM(copy_from_f64, double, LD_RAW)
+COPY_FROM(copy_from_f64, double, LD_RAW, ST)
 #endif
 
 /* Same-type contiguous copy, vectorised. */
@@ -315,7 +321,22 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void copy_same(const ulon
     x += xo;
     y += yo;
     const size_t nv = n / VW;
+#if DTYPE == 1 /* f16: the words themselves (as copy_from_f16) */
+    const global ushort *xs = (const global ushort *)x;
+    global ushort *ys = (global ushort *)y;
+#if VW > 1
+    if (ALIGNED(xs) && ALIGNED(ys)) {
+        GRID_LOOP(v, nv) { ((global SV *)ys)[v] = ((const global SV *)xs)[v]; }
+    } else {
+        GRID_LOOP(v, nv) { CAT(vstore, VW)(CAT(vload, VW)(v, xs), v, ys); }
+    }
+#else
+    GRID_LOOP(v, nv) { ys[v] = xs[v]; }
+#endif
+    GRID_LOOP(t, n - nv * VW) { ys[nv * VW + t] = xs[nv * VW + t]; }
+#else
     VPATH_W(ALIGNED(x) && ALIGNED(y), COPY_BODY, 0)
     GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(y, i, LD(x, i)); }
+#endif
 }
 #endif

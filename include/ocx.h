@@ -589,8 +589,8 @@ OCX_API ocx_status ocx_scale(ocx_context *ctx, ocx_stream *stream, size_t n, dou
 OCX_API ocx_status ocx_fill(ocx_context *ctx, ocx_stream *stream, size_t n, double value, ocx_buffer *x,
                             size_t incx, size_t num_wait, const ocx_event *wait, ocx_event *event);
 /*! ocx_copy() : y[i*incy] = x[i*incx]. When the dtypes differ (f32, f16, f64) this is a conversion,
- *  rounded once to nearest even; inf and NaN are preserved, overflow to f16 gives inf. x and y must
- *  not overlap. */
+ *  rounded once to nearest even; inf and NaN are preserved, overflow to f16 gives inf; when they
+ *  are the same, the elements' bits are copied (NaN payloads too). x and y must not overlap. */
 OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, const ocx_buffer *x, size_t incx,
                             ocx_buffer *y, size_t incy, size_t num_wait, const ocx_event *wait, ocx_event *event);
 

@@ -348,6 +348,33 @@ START_TEST(test_nan_inf)
 }
 END_TEST
 
+/* f16 to f16 copies move the words themselves: all 65536 patterns, NaN payloads and signalling
+ * NaNs included, contiguous (aligned and not) and strided (through float they were changed). */
+START_TEST(test_f16_copy_bits)
+{
+    const size_t n = 65536;
+    uint16_t *h = malloc(n * sizeof *h), *g = malloc(2 * n * sizeof *g);
+    for (size_t i = 0; i < n; i++) h[i] = (uint16_t)i;
+    ocx_buffer *x = tbuffer(OCX_F16, n, h), *y = tpoisoned(OCX_F16, 2 * n + 1), *yv = NULL;
+    const size_t offs[] = {0, 1};
+    for (int o = 0; o < 2; o++) {
+        ck_ok(ocx_buffer_view(y, offs[o], n, &yv));
+        ck_ok(ocx_copy(tctx, NULL, n, x, 1, yv, 1, 0, NULL, NULL));
+        ck_ok(ocx_buffer_read(tctx, NULL, yv, 0, n, g, 0, NULL, NULL));
+        for (size_t i = 0; i < n; i++)
+            ck_assert_msg(g[i] == h[i], "f16 copy (offset %zu): %04zx -> %04x", offs[o], i, g[i]);
+        ocx_buffer_destroy(yv);
+    }
+    ck_ok(ocx_copy(tctx, NULL, n, x, 1, y, 2, 0, NULL, NULL));
+    ck_ok(ocx_buffer_read(tctx, NULL, y, 0, 2 * n, g, 0, NULL, NULL));
+    for (size_t i = 0; i < n; i++) ck_assert_msg(g[2 * i] == h[i], "f16 strided copy: %04zx -> %04x", i, g[2 * i]);
+    free(h);
+    free(g);
+    ocx_buffer_destroy(x);
+    ocx_buffer_destroy(y);
+}
+END_TEST
+
 START_TEST(test_aliasing)
 {
     const size_t n = 1003;
@@ -484,6 +511,7 @@ int main(void)
     tcase_add_test(tc, test_launch_shapes);
     tcase_add_test(tc, test_copy_convert);
     tcase_add_test(tc, test_f16_edges);
+    tcase_add_test(tc, test_f16_copy_bits);
     tcase_add_test(tc, test_aliasing);
     tcase_add_test(tc, test_bad_arguments);
     suite_add_tcase(s, tc);
