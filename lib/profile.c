@@ -132,7 +132,10 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
     if (fam->device_defaults) fam->device_defaults(&ctx->info, dtype, out->v);
     fit(out->v, fam, &ctx->info, dtype);
     const char *why = ocx__params_check(fam, out->v, &ctx->info, dtype);
-    OCX__FAIL_IF(why, OCX_ERR_INTERNAL, "family %s: no legal parameters on this device: %s", fam->name, why);
+    /* fit() shrinks the defaults to any real device's limits; what is left is a device (or a
+     * simulated limit, OCX_LIMIT_LOCAL_MEM=8) too small for the family's kernels */
+    OCX__FAIL_IF(why, OCX_ERR_UNSUPPORTED, "family %s: device '%s' is too small for its kernels: %s", fam->name,
+                 ctx->info.name, why);
     return OCX_OK;
 }
 

@@ -150,6 +150,16 @@ START_TEST(test_simulated_limits)
     ck_ok(ocx_buffer_create(ctx, OCX_F16, 16, &b)); /* f16 storage stays available */
     ocx_buffer_destroy(b);
     ocx_context_destroy(ctx);
+    /* local memory too small for any reduction: unsupported on this device, not an internal error */
+    setenv("OCX_LIMIT_LOCAL_MEM", "8", 1);
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, 16, &b));
+    ck_ok(ocx_fill(ctx, NULL, 16, 1.0, b, 1, 0, NULL, NULL));
+    double sum = 0;
+    ck_status(ocx_reduce_host(ctx, NULL, OCX_REDUCE_SUM, 16, b, 1, NULL, 1, &sum, NULL, 0, NULL), OCX_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "too small"));
+    ocx_buffer_destroy(b);
+    ocx_context_destroy(ctx);
     unsetenv("OCX_LIMIT_WG");
     unsetenv("OCX_LIMIT_LOCAL_MEM");
     unsetenv("OCX_DISABLE_FP16");
