@@ -663,8 +663,9 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     (may be NULL) completes when C is written. Thread-safe like every enqueueing call.
  *   - Small products take a direct kernel, larger ones the tiled kernel; both handle any shape, leading
  *     dimension and offset. Matrix-vector products with K of 64 or more take a dot-product kernel
- *     that reads the large operand once: at most DOTN columns (a GEMM parameter: GPUs 16, f64 8;
- *     CPUs 4; 0: never) where op(A) is K-fast and op(B) is one column or K-fast, or at most DOTN rows
+ *     that reads the large operand once: at most DOTN columns (a GEMM parameter: GPUs 16, f64 8, f16
+ *     that the tensor cores would take 12 where the large operand holds 2^23 elements or more and 8
+ *     from 2^26; CPUs 4; 0: never) where op(A) is K-fast and op(B) is one column or K-fast, or at most DOTN rows
  *     where op(B) is K-fast and op(A) is one row or K-fast; on GPUs (the parameter COLS) at most 4
  *     rows where op(B) is N-fast, or 4 columns where op(A) is M-fast, take a kernel whose work-items
  *     own columns of C (not under OCX_COMPUTE_F16). Where the GEMM parameter PACK is 1 (the default),

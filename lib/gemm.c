@@ -119,7 +119,7 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * older profile's entry, without them, stays valid everywhere). Not searched by ocx-tune (the
      * sizes it measures are square).
      * GPUs take up to 16 (f64: 8, keeping the accumulators within f32's at 16; f16 bound for the
-     * tensor cores: 8 or 12, gemm_core): on the H200 (f32,
+     * tensor cores: 8 or 12 on large operands, gemm_core): on the H200 (f32,
      * median GFLOP/s of 5 rounds alternating DOTN=4 / 16 call by call, wall time) NT, where the few
      * rows go to gemm_dot as C^T, ran 5x4096x4096 at 1485 / 4035, 8x4096x4096 2229 / 4814, 12x4096x4096
      * 3592 / 5521, 16x4096x4096 4717 / 5295, 4096x8x4096 2306 / 5286, 4096x16x4096 4314 / 5074,
@@ -712,15 +712,15 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, cls, &p));
     double direct = (double)p.v[P_DIRECT];
     int use_direct = k == 0 || volume <= direct * direct * direct;
+    const char *small_origin = NULL; /* set where the "small" class's work-group shape is taken */
     if (use_direct && volume <= 160.0 * 160.0 * 160.0) {
         ocx__params small;
         OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "small", &small));
         p.v[P_DWGN] = small.v[P_DWGN];
         p.v[P_DWGM] = small.v[P_DWGM];
         p.v[P_DKU] = small.v[P_DKU];
-        /* what ocx_last_params() reports: the values used (the "small" lookup recorded its own, whose
-         * DIRECT had no say) */
-        ocx__params_record(&p, a->dtype, "small");
+        small_origin = small.origin;
+        ocx__params_record(&p, a->dtype, cls); /* the "small" lookup recorded its own entry */
     }
     /* f16 products (and f32 ones under OCX_COMPUTE_TF32X3) that would take the tiled kernel run on
      * NVIDIA's tensor cores where the probe passed (gemm_nv.c). TF32X3 leaves "short_k" products to
@@ -732,18 +732,22 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * where the tiled kernels fill a tile with one useful column, and the direct kernel's work-items
      * read rows far apart. It takes op(A) K-fast, so a product of a few rows whose op(B) is K-fast
      * (x * W^T) goes as its transpose, C written transposed (CT). Not native f16 (its arithmetic
-     * type), and before the tensor cores (which a thin product wastes), so also for TF32X3. */
+     * type), and before the tensor cores (which a thin product wastes; f16 products of 9 to 16 rows
+     * on large operands excepted, below), so also for TF32X3. */
     int ct = 0;
     /* f64 takes up to 8 (DOTN's comment). An f16 product that the tensor cores would take
-     * otherwise goes to gemm_dot up to 12 rows, 8 where its large operand holds 2^26 elements or more:
-     * the tensor cores' rate grows with the rows and with the operand, gemm_dot's not. H200 (f16 in
-     * and out, NT, median GFLOP/s of 5 rounds alternating call by call, tensor cores / gemm_dot):
+     * otherwise goes to gemm_dot up to 12 rows where its large operand holds 2^23 elements or more,
+     * up to 8 from 2^26: the tensor cores' rate grows with the rows and with the operand, gemm_dot's
+     * far less. H200 (f16 in and out, NT, median GFLOP/s of 5 rounds alternating call by call,
+     * tensor cores / gemm_dot): 16x512x1024 472 / 731, 13x1024x1024 735 / 984, 16x1024x1024
+     * 946 / 1162, 13x2048x2048 2108 / 2918, 16x2048x2048 2599 / 2833, 16x4096x2048 5493 / 3451;
      * 9x4096x4096 3677 / 5318, 12x4096x4096 4947 / 5392, 14x4096x4096 5450 / 4860, 16x4096x4096
-     * 6503 / 4951, 4096x12x4096 4921 / 5446, 12x1024x1024 634 / 827, 12x8192x8192 11743 / 7745;
-     * 8x4096x4096 3133 / 4634. Asked only of such a product, so that thinner ones never run the
-     * tensor cores' probe. */
+     * 6503 / 4951, 4096x12x4096 4921 / 5446; 8x4096x4096 3133 / 4634, 12x8192x8192 11743 / 7745.
+     * Asked only of such a product, so that thinner ones never run the tensor cores' probe. */
     size_t dotn = (size_t)p.v[P_DOTN];
-    const size_t thin = km < kn ? km : kn, f16_dotn = (double)(km + kn - thin) * (double)k >= 67108864.0 ? 8 : 12;
+    const size_t thin = km < kn ? km : kn;
+    const double large = (double)(km + kn - thin) * (double)k; /* the large operand's elements */
+    const size_t f16_dotn = large >= 67108864.0 ? 8 : large >= 8388608.0 ? 12 : 16;
     if (a->dtype == OCX_F64 && dotn > 8)
         dotn = 8;
     else if (a->dtype == OCX_F16 && compute == OCX_COMPUTE_DEFAULT && dotn > f16_dotn && thin > f16_dotn &&
@@ -777,6 +781,13 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                    ocx__gemm_nv_ready(ctx, a->dtype);
     const int tiled = !use_direct && !nv && !dot && !cols; /* gemm_tiled (cl/gemm.cl) takes the product */
     const gemm_kernel kind = tiled ? K_TILED : dot ? K_DOT : cols ? K_COLS : K_DIRECT; /* unless nv */
+    if (small_origin && use_direct) {
+        /* ocx_last_params(): the values the direct kernel uses, under the class whose shape it took
+         * and that entry's source (its DIRECT had no say: the product's class decided) */
+        ocx__params rec = p;
+        rec.origin = small_origin;
+        ocx__params_record(&rec, a->dtype, "small");
+    }
     /* DDOT within the device's work-groups, and gemm_dot's sums (compiled into gemm_cols's program
      * too, there with DROWS=1) within its local memory */
     const int drows = dot ? p.v[P_DROWS] : 1;

@@ -11,7 +11,9 @@ int ocx__launch_is_build_only(void) { return build_only; }
 ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_desc *d, size_t num_wait,
                        const ocx_event *wait, ocx_event *event)
 {
-    ocx__event_clear(event, num_wait, wait);
+    /* *event is not cleared here: the operation's entry point did (ocx__event_clear), and an
+     * operation's later launch must leave a caller's event that is also its wait list's entry (1,
+     * &ev, &ev) as it was if it fails. */
     cl_command_queue q = NULL;
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
     OCX__FORWARD(ocx__check_wait(ctx, num_wait, wait));

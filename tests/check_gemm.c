@@ -1108,23 +1108,24 @@ START_TEST(test_tensor_core_emulated)
                MODE_ARRAYS, 3, 0, 0, "DIRECT=1,DOTN=0"};
     uint64_t seed = test_seed(), rng = seed;
     check_case_family(&g, seed, &rng, 1);
-    /* An f16 product of 13 to 16 rows that the tensor cores would take goes there, not to gemm_dot
-     * (DOTN's cap for f16, gemm_core), and so does one of 9 to 12 rows whose large operand holds 2^26
-     * elements or more (only built, not run: the emulation would take minutes); fewer rows go to
-     * gemm_dot. Case 5's tiles, so the kernel built above serves. */
+    /* An f16 product that the tensor cores would take goes to gemm_dot up to 16 rows, up to 12 where
+     * its large operand holds 2^23 elements or more and up to 8 from 2^26 (DOTN's cap for f16,
+     * gemm_core); more rows go to the tensor cores (the large ones only built, not run: the emulation
+     * would take minutes). Case 5's tiles, so the kernel built above serves. */
     setenv("OCX_GEMM_MMA_PARAMS", mma_sync_cases[5].tiles, 1);
     setenv("OCX_GEMM_PARAMS", "DIRECT=1,DOTN=16", 1);
     const size_t wide = (size_t)1 << 20; /* K of the products whose B holds 2^26 elements */
     ocx_buffer *x = tpoisoned(OCX_F16, 16 * 160), *y = tpoisoned(OCX_F16, 136 * 160), *z = tpoisoned(OCX_F16, 16 * 136);
-    ocx_buffer *xw = tbuffer(OCX_F16, 9 * wide, NULL), *yw = tbuffer(OCX_F16, 64 * wide, NULL);
+    ocx_buffer *xw = tbuffer(OCX_F16, 16 * wide, NULL), *yw = tbuffer(OCX_F16, 64 * wide, NULL);
     static const struct {
         size_t rows, n, k;
         const char *want;
-    } routes[] = {{8, 136, 160, "gemm_dot"}, {12, 136, 160, "gemm_dot"}, {13, 136, 160, "gemm_mma"},
-                  {16, 136, 160, "gemm_mma"}, {8, 64, wide, "gemm_dot"},  {9, 64, wide, "gemm_mma"}};
+    } routes[] = {{12, 136, 160, "gemm_dot"},   {16, 136, 160, "gemm_dot"},   {12, 64, wide / 8, "gemm_dot"},
+                  {13, 64, wide / 8, "gemm_mma"}, {16, 64, wide / 8, "gemm_mma"}, {8, 64, wide, "gemm_dot"},
+                  {9, 64, wide, "gemm_mma"}};
     for (size_t i = 0; i < sizeof routes / sizeof *routes; i++) {
         const size_t m = routes[i].rows, n = routes[i].n, k = routes[i].k;
-        const int big = k == wide;
+        const int big = k >= wide / 8;
         ocx__launch_build_only(big);
         ocx_status st = ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, m, n, k, 1, big ? xw : x, 0, k,
                                  big ? yw : y, 0, k, 0, z, 0, n, 0, NULL, NULL);
