@@ -450,7 +450,9 @@ typedef struct ocx_tune_options {
 
 /*! ocx_tune() : measures the kernel families on ctx's device and writes the best parameters found
  *  into a profile at opt->out_path, rewritten after every finished entry (so an interrupted run
- *  keeps what it found, and `resume` continues it). Every candidate's result is checked against a
+ *  keeps the entries it finished, not the one it was in, and `resume` continues it, tuning again
+ *  any entry that contexts would refuse). out_path must be a regular file, absent, or a symbolic
+ *  link to one (written through), in a directory we may write: checked before any tuning. Every candidate's result is checked against a
  *  host reference before it is timed. Blocks for about opt->budget_s. Contexts created afterwards
  *  read the profile when it lies on the search path (see above).
  *  @return OCX_OK, OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, no out_path),

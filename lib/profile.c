@@ -43,6 +43,7 @@ struct ocx__profiles {
     int count;
     char *warned[MAX_WARNINGS]; /* "path|what" already warned about */
     int nwarned;
+    const char *then; /* what follows a refusal (NULL: the next source is used) */
 };
 
 const ocx__family *const ocx__families[] = {&ocx__family_vector, &ocx__family_reduce, &ocx__family_gemm, &ocx__family_gemm_mma, NULL};
@@ -181,7 +182,8 @@ static void warn_once(struct ocx__profiles *pr, const char *path, const char *wh
     for (int i = 0; i < pr->nwarned; i++)
         if (strcmp(pr->warned[i], key) == 0) return;
     if (pr->nwarned < MAX_WARNINGS) pr->warned[pr->nwarned++] = strdup(key);
-    ocx__warn("profile %s: %s%s%s; using the next source", path, what, detail ? ": " : "", detail ? detail : "");
+    ocx__warn("profile %s: %s%s%s; %s", path, what, detail ? ": " : "", detail ? detail : "",
+              pr->then ? pr->then : "using the next source");
 }
 
 static int dir_for(int which, char *out, size_t cap)
@@ -521,6 +523,63 @@ ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profile_info 
     snprintf(info->date, sizeof info->date, "%s", json_is_string(date) ? json_string_value(date) : "");
     pthread_mutex_unlock(&ctx->lock);
     return OCX_OK;
+}
+
+/* ---- ocx-tune --resume --------------------------------------------------------------------------- */
+
+static void release_warnings(struct ocx__profiles *pr)
+{
+    for (int i = 0; i < pr->nwarned; i++) free(pr->warned[i]);
+    free(pr);
+}
+
+struct json_t *ocx__profile_resumable(ocx_context *ctx, const char *path)
+{
+    struct ocx__profiles *pr = calloc(1, sizeof *pr);
+    if (!pr) return NULL;
+    pr->then = "tuned again (--resume)";
+    profile_src src = {0};
+    if (!load_file(pr, &ctx->info, path, &src)) { /* absent, or refused whole (warned) */
+        release_warnings(pr);
+        return NULL;
+    }
+    static const ocx_dtype dts[] = {OCX_F32, OCX_F16, OCX_F64};
+    json_t *kept = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(src.entries, i, e) {
+        const ocx__family *fam = NULL;
+        int d = -1;
+        const char *cls = NULL;
+        json_t *fn = json_object_get(e, "family"), *dn = json_object_get(e, "dtype"), *cn = json_object_get(e, "size_class");
+        for (const ocx__family *const *f = ocx__families; json_is_string(fn) && *f; f++)
+            if (!strcmp((*f)->name, json_string_value(fn))) fam = *f;
+        for (int k = 0; json_is_string(dn) && k < 3; k++)
+            if (!strcmp(ocx_dtype_name(dts[k]), json_string_value(dn))) d = k;
+        for (const char *const *c = ocx__size_classes; json_is_string(cn) && *c; c++)
+            if (!strcmp(*c, json_string_value(cn))) cls = *c;
+        int ok = 0, v[OCX__MAX_PARAMS];
+        if (fam && d >= 0 && cls) { /* checked as the library checks it, alone (a duplicate too) */
+            profile_src one = src;
+            one.entries = json_array();
+            json_array_append(one.entries, e);
+            ok = entry_from(ctx, pr, &one, fam, dts[d], cls, v);
+            json_decref(one.entries);
+        } else {
+            warn_once(pr, path, "an entry names no family, dtype and size class of this version", NULL);
+        }
+        for (size_t j = 0; ok && j < json_array_size(kept); j++) { /* the library reads the first */
+            json_t *k = json_array_get(kept, j);
+            ok = !json_equal(json_object_get(k, "family"), fn) || !json_equal(json_object_get(k, "dtype"), dn) ||
+                 !json_equal(json_object_get(k, "size_class"), cn);
+        }
+        if (ok) json_array_append(kept, e);
+    }
+    json_t *root = src.root;
+    json_object_set_new(root, "entries", kept);
+    free(src.path);
+    release_warnings(pr);
+    return root;
 }
 
 /* ---- fuzzing ----------------------------------------------------------------------------------- */

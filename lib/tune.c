@@ -28,11 +28,14 @@
 #include "config.h"
 #include "ocx_internal.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -700,6 +703,7 @@ typedef struct tuner {
     double build_max; /* the highest per-candidate cost of any batch so far in this entry */
     unsigned programs; /* programs a candidate builds: as many as the entry's first compiled one */
     int out_of_time; /* not even one more candidate fits */
+    int unconfirmed; /* stopped (Ctrl-C) with a best that confirm() has not measured against the defaults */
     int compiled;    /* this entry has compiled a program of its own (its build cost is measured) */
     ocx_tune_progress progress;
 } tuner;
@@ -1074,7 +1078,11 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
  * the defaults. */
 static void confirm(tuner *t, const ocx__params *start)
 {
-    if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || interrupted(t)) return;
+    if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0) return;
+    if (interrupted(t)) { /* kept only if confirmed: the entry is left for --resume */
+        t->unconfirmed = 1;
+        return;
+    }
     int (*cand)[OCX__MAX_PARAMS] = t->top, n = 0, order[CONFIRM_TOP];
     for (int i = 0; i < t->ntop; i++)
         if (memcmp(cand[i], start->v, sizeof cand[i]) != 0 && t->top_rate[i] >= t->default_rate) order[n++] = i;
@@ -1161,16 +1169,61 @@ static void add_entry(json_t *root, const tuner *t)
                                     t->best_rate > 0 ? t->best_rate : 0.0, "unit", t->def->unit));
 }
 
+/* The file a profile written to `path` replaces: a symbolic link's target (the link stays), which,
+ * like path itself, must be a regular file or absent, in a directory we may write. Checked before
+ * tuning too, so that a bad path costs no tuning (and nothing but a regular file is replaced: a
+ * link or /dev/null was renamed over). */
+static ocx_status out_target(const char *path, char *to, size_t cap)
+{
+    struct stat sb;
+    OCX__FAIL_IF(!*path, OCX_ERR_IO, "ocx_tune: the output path is empty");
+    snprintf(to, cap, "%s", path);
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+        char real[PATH_MAX], link[PATH_MAX];
+        if (realpath(path, real)) {
+            snprintf(to, cap, "%s", real);
+        } else { /* a link to a file not made yet: its target, from the link's directory if relative */
+            const ssize_t n = readlink(path, link, sizeof link - 1);
+            OCX__FAIL_IF(n <= 0, OCX_ERR_IO, "ocx_tune: %s: %s", path, strerror(errno));
+            link[n] = '\0';
+            const char *slash = strrchr(path, '/');
+            const int len = link[0] == '/' || !slash ? snprintf(to, cap, "%s", link)
+                                                     : snprintf(to, cap, "%.*s/%s", (int)(slash - path), path, link);
+            OCX__FAIL_IF(len < 0 || (size_t)len >= cap, OCX_ERR_IO, "ocx_tune: %s: its target's path is too long",
+                         path);
+        }
+    }
+    if (stat(to, &sb) == 0) {
+        OCX__FAIL_IF(!S_ISREG(sb.st_mode), OCX_ERR_IO, "ocx_tune: %s is not a regular file", path);
+    } else {
+        OCX__FAIL_IF(errno != ENOENT, OCX_ERR_IO, "ocx_tune: %s: %s", path, strerror(errno));
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", to);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    OCX__FAIL_IF(access(dir, W_OK | X_OK) != 0, OCX_ERR_IO, "ocx_tune: cannot write %s: its directory %s: %s", path,
+                 dir, strerror(errno));
+    return OCX_OK;
+}
+
 /* Writes the profile, dated now (a resumed file too), atomically (temporary file + rename). */
 static ocx_status profile_write(json_t *root, const char *path)
 {
-    char tmp[4200], date[64];
+    char to[PATH_MAX], tmp[PATH_MAX + 32], date[64];
+    OCX__FORWARD(out_target(path, to, sizeof to));
     date_now(date, sizeof date);
     json_object_set_new(root, "date", json_string(date));
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
-    if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 || rename(tmp, path) != 0) {
+    snprintf(tmp, sizeof tmp, "%s.tmp-%d", to, (int)getpid());
+    if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 || rename(tmp, to) != 0) {
+        const int err = errno;
         unlink(tmp);
-        return ocx__error(OCX_ERR_IO, "ocx_tune: cannot write the profile %s", path);
+        return ocx__error(OCX_ERR_IO, "ocx_tune: cannot write the profile %s: %s", path, strerror(err));
     }
     return OCX_OK;
 }
@@ -1314,15 +1367,18 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
                  "is tunable on this device (f64 needs cl_khr_fp64, the large and short_k classes a GPU; gemm_mma "
                  "an NVIDIA GPU whose probe passed, its f32 entries --kernels and --dtypes naming them and a class "
                  "other than short_k)");
+    char target[PATH_MAX];
+    OCX__FORWARD(out_target(opt->out_path, target, sizeof target)); /* before any tuning */
     json_t *root = NULL;
     if (opt->resume) {
-        json_error_t jerr;
-        root = json_load_file(opt->out_path, 0, &jerr);
+        /* What contexts would read of the file (warned about otherwise, and those entries tuned
+         * again), and only if it was measured on this device with this driver. */
+        root = ocx__profile_resumable(ctx, opt->out_path);
         json_t *dev = root ? json_object_get(root, "device") : NULL;
         json_t *fp = dev ? json_object_get(dev, "fingerprint") : NULL;
-        if (root && (!json_is_array(json_object_get(root, "entries")) || !json_is_string(fp) ||
-                     strcmp(json_string_value(fp), ctx->info.fingerprint) != 0)) {
-            ocx__warn("ocx_tune: %s is not a profile of this device; starting afresh", opt->out_path);
+        if (root && (!json_is_string(fp) || strcmp(json_string_value(fp), ctx->info.fingerprint) != 0)) {
+            ocx__warn("ocx_tune: %s was measured with another driver (or another such device); starting afresh",
+                      opt->out_path);
             json_decref(root);
             root = NULL;
         }
@@ -1418,7 +1474,10 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             search(t, &start, &current, &rng);
             ran[i] = t->tried > 0;
             confirm(t, &start);
-            if (t->best_rate > 0) {
+            if (t->unconfirmed) {
+                ocx__warn("ocx_tune: %s/%s: stopped before its best candidate was confirmed; entry left out "
+                          "(--resume tunes it)", t->def->family, dname);
+            } else if (t->best_rate > 0) {
                 add_entry(root, t);
                 st = profile_write(root, opt->out_path); /* after every entry: Ctrl-C and --resume */
             } else if (t->tried > 0) {
@@ -1438,10 +1497,13 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         free(t);
         remaining -= weight;
     }
-    if (st == OCX_OK && json_array_size(json_object_get(root, "entries")) == 0)
-        st = ocx__error(OCX_ERR_INTERNAL, "ocx_tune: nothing was tuned");
-    else if (st == OCX_OK)
+    if (st == OCX_OK && json_array_size(json_object_get(root, "entries")) == 0) {
+        if (!(opt->stop && *opt->stop)) /* stopped before any entry was done: nothing to write */
+            st = ocx__error(OCX_ERR_UNSUPPORTED, "ocx_tune: no entry was finished in the budget of %.1f s (too short, "
+                            "or every candidate failed: see the warnings)", budget);
+    } else if (st == OCX_OK) {
         st = profile_write(root, opt->out_path);
+    }
     json_decref(root);
     return st;
 }

@@ -736,6 +736,62 @@ START_TEST(test_tool_outlives_a_crash)
 }
 END_TEST
 
+/* The whole of a small text file (tool logs). */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 16];
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* ocx-tune's output path and --resume: a bad number or path is refused before any tuning; a
+ * symbolic link is written through (it replaced the link, and would have replaced /dev/null); an
+ * entry the library would refuse is tuned again on --resume, not kept. */
+START_TEST(test_tool_paths_and_resume)
+{
+    char err[1400], link[1400], target[1400];
+    snprintf(err, sizeof err, "%s/tune.err", root);
+    const char *bad_budget[] = {"--budget", "abc", NULL};
+    ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, bad_budget), 2);
+    const char *to_dir[] = {"--quick", "--kernels", "vector", "--budget", "30", "--out", root, NULL};
+    ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, to_dir), 1);
+    ck_assert_msg(strstr(read_text(err), "is not a regular file") && !strstr(read_text(err), "vector/f32/all:"),
+                  "a directory as --out was not refused before tuning:\n%s", read_text(err));
+    snprintf(link, sizeof link, "%s/link.json", root);
+    snprintf(target, sizeof target, "%s/target.json", root);
+    ck_assert_int_eq(symlink("target.json", link), 0);
+    const char *via_link[] = {"--quick", "--kernels", "vector", "--dtypes", "f32", "--budget", "8", "--out", link, NULL};
+    ck_assert_msg(trun_tool("ocx-tune", "/dev/null", err, via_link) == 0, "%s", read_text(err));
+    struct stat sb;
+    ck_assert_int_eq(lstat(link, &sb), 0);
+    ck_assert_msg(S_ISLNK(sb.st_mode), "the link was replaced");
+    json_t *j = json_load_file(target, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    json_t *e = json_array_get(json_object_get(j, "entries"), 0), *params = json_object_get(e, "params");
+    ck_assert_str_eq(json_string_value(json_object_get(e, "family")), "vector");
+    json_object_set_new(params, "WG", json_integer(3)); /* not a power of two: refused by the library */
+    ck_assert_int_eq(json_dump_file(j, target, 0), 0);
+    json_decref(j);
+    const char *resume[] = {"--quick", "--kernels", "vector", "--dtypes", "f32", "--budget", "8", "--resume", "--out",
+                            link, NULL};
+    unsetenv("OCX_QUIET"); /* the warning is the tool's to show */
+    const int rc = trun_tool("ocx-tune", "/dev/null", err, resume);
+    setenv("OCX_QUIET", "1", 1);
+    ck_assert_msg(rc == 0, "%s", read_text(err));
+    ck_assert_msg(strstr(read_text(err), "tuned again (--resume)") && strstr(read_text(err), "vector/f32/all:"),
+                  "the refused entry was not tuned again:\n%s", read_text(err));
+    j = json_load_file(target, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_uint_eq(json_array_size(json_object_get(j, "entries")), 1);
+    e = json_array_get(json_object_get(j, "entries"), 0);
+    ck_assert_int_ne(json_integer_value(json_object_get(json_object_get(e, "params"), "WG")), 3);
+    json_decref(j);
+}
+END_TEST
+
 START_TEST(test_tuning_under_limits)
 {
     setenv("OCX_LIMIT_WG", "64", 1);
@@ -843,6 +899,7 @@ int main(void)
     tcase_add_test(core, test_vendor_class_defaults);
     tcase_add_test(core, test_tuning_classes);
     tcase_add_test(core, test_tool_outlives_a_crash);
+    tcase_add_test(core, test_tool_paths_and_resume);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("malformed");
     tcase_add_checked_fixture(bad, setup, teardown);

@@ -1,7 +1,8 @@
 /* ocx-tune — measures this device and writes a profile that libocx picks up at run time.
  *   ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16] [--budget S]
  *            [--classes all,small,medium,large,short_k] [--out FILE] [--quick] [--resume] [--seed N]
- * Ctrl-C ends the run early and keeps the best found so far; --resume continues a partial file.
+ * Ctrl-C ends the run early and keeps the entries finished so far (the one in progress is left for
+ * --resume, which continues a partial file and tunes again any entry the library would refuse).
  *
  * The tuning runs in a child process, watched by this one. A driver's compiler that aborts ends the
  * process that called it (PoCL 3.1's did in 2 of 27 `--quick` runs on the CI machine type, with an
@@ -40,8 +41,12 @@ static void on_sigint(int sig)
     stop_flag = 1;
 }
 
-/* The watcher passes Ctrl-C, SIGTERM and SIGHUP on to the tuning process (a terminal sends Ctrl-C to
- * both; `kill` or `timeout` may reach the watcher only), and remembers them: no attempt starts after. */
+/* The watcher passes Ctrl-C, SIGTERM and SIGHUP on to the tuning process, and remembers them: no
+ * attempt starts after. The tuning process has a process group of its own, so that a terminal's
+ * Ctrl-C (or `timeout -s INT`), sent to the whole foreground group, reaches it once, from here, and
+ * not its driver's subprocesses: sent to the group, it killed PoCL's linker, and the tuning process
+ * with it (3 of 17 runs under `timeout -s INT`, the entries so far lost). (Not as SIGUSR1: LLVM,
+ * compiling in the tuning process, takes that signal for itself.) */
 static void on_signal_watcher(int sig)
 {
     if (sig == SIGINT)
@@ -50,6 +55,35 @@ static void on_signal_watcher(int sig)
         end_signal = sig;
     pid_t c = child_pid;
     if (c > 0) kill(c, sig);
+}
+
+/* mkdir -p: each missing directory of `dir` (0 where it exists afterwards). */
+static int make_dirs(const char *dir)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            const char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+            *p = c;
+            if (!c) break;
+        }
+    }
+    struct stat sb;
+    return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
+}
+
+/* A whole number of seconds or more (strtod's forms); 0 where the text is none. */
+static int parse_number(const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v == v) || v > 1e9 || v < -1e9) return 0;
+    *out = v;
+    return 1;
 }
 
 /* The output file as the first attempt found it before tuning, in memory shared with the watcher
@@ -110,7 +144,8 @@ static int usage(int rc)
             "usage: ocx-tune [--device SPEC] [--kernels gemm,gemm_mma,reduce,vector] [--dtypes f32,f16,f64]\n"
             "                [--classes all,small,medium,large,short_k] [--budget SECONDS] [--out FILE] [--quick]\n"
             "                [--resume] [--seed N] [--verbose]\n"
-            "Writes a device profile (default: the user profile directory, where libocx finds it).\n"
+            "Writes a device profile (default: the user profile directory, where libocx finds it unless\n"
+            "OCX_PROFILE_DIR holds a profile for the device, which is read first).\n"
             "Size classes: every one but short_k unless --classes (--quick: all); large (vector and reduce\n"
             "at 2^26 elements, GEMM at 8192^3) only on GPUs; short_k (GEMM with K <= 256, at 8192x8192x128)\n"
             "on GPUs and only when named; gemm_mma (f16 GEMM on NVIDIA tensor cores)\n"
@@ -144,10 +179,17 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
             return 1;
         }
         /* The user profile directory may not exist yet. */
-        char cmd[4200], *slash = strrchr(path, '/');
-        if (slash) {
-            snprintf(cmd, sizeof cmd, "mkdir -p '%.*s'", (int)(slash - path), path);
-            if (system(cmd) != 0) fprintf(stderr, "ocx-tune: could not create the directory of %s\n", path);
+        char *slash = strrchr(path, '/');
+        if (slash && slash > path) {
+            *slash = '\0';
+            int made = make_dirs(path);
+            *slash = '/';
+            if (made != 0) {
+                fprintf(stderr, "ocx-tune: cannot create the directory of %s: %s (give --out FILE)\n", path,
+                        strerror(errno));
+                ocx_context_destroy(ctx);
+                return 1;
+            }
         }
         opt.out_path = path;
     }
@@ -171,13 +213,18 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     double whole = opt.budget_s;
     opt.budget_s -= since(&t_start) + TEARDOWN_S;
     if (opt.budget_s < 1) opt.budget_s = 1;
-    fprintf(stderr, "ocx-tune: %s (%s), budget %.0f s (%.1f s of it tuning), seed %llu, %s %s\n", info.name,
-            info.platform_name, whole, opt.budget_s, opt.seed, opt.resume ? "continuing" : "writing", opt.out_path);
+    fprintf(stderr, "ocx-tune: %s (%s), budget %.1f s (%.1f s of it tuning), seed %llu, %s %s\n", info.name,
+            info.platform_name, whole, opt.budget_s, opt.seed, opt.resume && exists ? "continuing" : "writing",
+            opt.out_path);
     ocx_status st = ocx_tune(ctx, &opt);
-    if (st != OCX_OK) fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
+    if (st != OCX_OK)
+        fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
+    else if (!stop_flag)
+        fprintf(stderr, "ocx-tune: wrote %s\n", opt.out_path);
+    else if (stat(opt.out_path, &sb) == 0)
+        fprintf(stderr, "ocx-tune: interrupted; %s keeps the entries finished (--resume continues)\n", opt.out_path);
     else
-        fprintf(stderr, "ocx-tune: %s%s\n", stop_flag ? "interrupted; kept the best so far in " : "wrote ",
-                opt.out_path);
+        fprintf(stderr, "ocx-tune: interrupted before an entry was finished; nothing written\n");
     struct timespec t_release;
     clock_gettime(CLOCK_MONOTONIC, &t_release);
     ocx_context_destroy(ctx);
@@ -212,8 +259,12 @@ int main(int argc, char **argv)
             opt.dtypes = argv[++i];
         else if (!strcmp(a, "--classes") && next)
             opt.classes = argv[++i];
-        else if (!strcmp(a, "--budget") && next)
-            opt.budget_s = atof(argv[++i]);
+        else if (!strcmp(a, "--budget") && next) {
+            if (!parse_number(argv[++i], &opt.budget_s) || opt.budget_s <= 0) {
+                fprintf(stderr, "ocx-tune: --budget %s: a number of seconds above 0, please\n", argv[i]);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--out") && next)
             opt.out_path = argv[++i];
         else if (!strcmp(a, "--verbose"))
@@ -222,18 +273,29 @@ int main(int argc, char **argv)
             opt.quick = 1;
         else if (!strcmp(a, "--resume"))
             opt.resume = 1;
-        else if (!strcmp(a, "--seed") && next)
-            opt.seed = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(a, "--help"))
+        else if (!strcmp(a, "--seed") && next) {
+            char *end = NULL;
+            errno = 0;
+            opt.seed = strtoull(argv[++i], &end, 0);
+            if (end == argv[i] || *end || errno || argv[i][0] == '-') {
+                fprintf(stderr, "ocx-tune: --seed %s: a whole number, please\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(a, "--help")) {
             return usage(0);
-        else
+        } else {
+            static const char *const valued[] = {"--device", "--kernels", "--dtypes", "--classes",
+                                                 "--budget", "--out",     "--seed"};
+            int needs = 0;
+            for (size_t v = 0; v < sizeof valued / sizeof *valued; v++) needs |= !strcmp(a, valued[v]);
+            fprintf(stderr, "ocx-tune: %s: %s\n", a, needs ? "needs a value" : "unknown option");
             return usage(2);
+        }
     }
     if (opt.budget_s == 0) opt.budget_s = opt.quick ? 85 : 60; /* quick: ~110 s wall on 2-core PoCL */
-    if (opt.budget_s < 0) return usage(2);
     /* The seed is printed so that a run (one that crashed a driver's compiler, say) can be replayed. */
     if (!opt.seed) opt.seed = (unsigned long long)time(NULL) * 2654435761ull % 1000000007ull + 1;
-    /* Ctrl-C: the child keeps the best so far and exits; this one waits for it. Signals are held
+    /* Ctrl-C: the child keeps the entries finished and exits; this one waits for it. Signals are held
      * from before each fork until child_pid names the new child (in the child: until its own
      * handlers are in place). */
     struct sigaction sa;
@@ -261,6 +323,10 @@ int main(int argc, char **argv)
         fflush(NULL);
         pid_t pid = fork();
         if (pid <= 0) { /* the child; or, when there is none, this process, unguarded */
+            if (pid == 0) {
+                setpgid(0, 0);           /* out of the terminal's foreground group (on_signal_watcher) */
+                signal(SIGTTOU, SIG_IGN); /* its progress still reaches the terminal under `stty tostop` */
+            }
             signal(SIGINT, on_sigint);
             signal(SIGTERM, SIG_DFL);
             signal(SIGHUP, SIG_DFL);
@@ -269,6 +335,7 @@ int main(int argc, char **argv)
             if (pid == 0) exit(rc);
             return rc;
         }
+        setpgid(pid, pid); /* as the child does: whichever runs first */
         child_pid = pid;
         sigprocmask(SIG_SETMASK, &old, NULL);
         int status = 0;
