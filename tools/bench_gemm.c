@@ -104,7 +104,10 @@ static double wall_ns(bench *b, bench_run_fn fn, void *arg)
     for (int r = -1; r < reps; r++) {
         cl_event ev = NULL;
         double t0 = bench_now_ns();
-        if (fn(b, arg, &ev) != 0) return -1;
+        if (fn(b, arg, &ev) != 0) {
+            fprintf(stderr, "ocx-bench: run failed: %s\n", ocx_last_error());
+            return -1;
+        }
         clFinish(b->queue);
         if (r >= 0) t[r] = bench_now_ns() - t0;
         if (ev) clReleaseEvent(ev);
@@ -242,7 +245,11 @@ int bench_gemm(bench *b)
             double ns = wall_ns(b, run_ocx, &g), dev_ns = device_ns(b, &g);
             ocx_params_info used; /* which parameters ran, and from where */
             int have_used = ocx_last_params(&used) == OCX_OK;
-            if (ns < 0) rc = 1;
+            if (ns < 0) { /* failed (said on stderr): no row */
+                rc = 1;
+                ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
+                continue;
+            }
             double peer = 0;
             const char *peer_name = "clblast";
 #ifdef HAVE_CLBLAST
@@ -270,15 +277,9 @@ int bench_gemm(bench *b)
                 bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, "openblas", openblas_ns(b, &g));
 #endif
             if (tc && !g.tuned_pass) {
-                const char *was = getenv("OCX_VENDOR_PATHS");
-                char *saved = was ? strdup(was) : NULL;
-                setenv("OCX_VENDOR_PATHS", "0", 1);
+                char *saved = bench_env_set("OCX_VENDOR_PATHS", "0");
                 double portable = wall_ns(b, run_ocx, &g);
-                if (saved)
-                    setenv("OCX_VENDOR_PATHS", saved, 1);
-                else
-                    unsetenv("OCX_VENDOR_PATHS");
-                free(saved);
+                bench_env_restore("OCX_VENDOR_PATHS", saved);
                 bench_row(b, "gemm", op, dt, size, ns, bytes, flops, "ocx-portable", portable);
             }
             if (!g.tuned_pass && have_used)

@@ -46,11 +46,11 @@ int bench_transfer(bench *b)
         char size[32];
         snprintf(size, sizeof size, "%zuMiB", n * sizeof(float) >> 20);
         for (int write = 1; write >= 0; write--) {
-            setenv("OCX_STAGING", "0", 1);
+            char *saved = bench_env_set("OCX_STAGING", "0"); /* the user's, back for the parts after */
             double direct = time_transfer(b, buf, host, n, write);
             setenv("OCX_STAGING", "2", 1);
             double staged = time_transfer(b, buf, host, n, write);
-            unsetenv("OCX_STAGING");
+            bench_env_restore("OCX_STAGING", saved);
             if (direct < 0 || staged < 0) {
                 rc = 1;
                 continue;

@@ -273,7 +273,10 @@ int bench_vector(bench *b)
             c.op = "raw-copy";
             double copy_ns = bench_time_ns(b, run_copy_raw, &c);
             if (copy_ns > 0 && dt == OCX_F32 && n == sizes[nsizes - 1]) b->copy_gbps = 2 * es * n / copy_ns;
-            bench_row(b, "vector", "clcopy", ocx_dtype_name(dt), size, copy_ns, 2 * es * n, 0, NULL, 0);
+            if (copy_ns >= 0)
+                bench_row(b, "vector", "clcopy", ocx_dtype_name(dt), size, copy_ns, 2 * es * n, 0, NULL, 0);
+            else
+                rc = 1; /* said on stderr */
             for (size_t oi = 0; oi < sizeof ops / sizeof *ops; oi++) {
                 if (!op_wanted(ops[oi])) continue;
                 c.op = ops[oi];

@@ -61,6 +61,7 @@ double bench_time_pair_ns(bench *b, bench_run_fn fn, void *arg, bench_run_fn pee
 {
     double *t = calloc(2 * (size_t)b->reps, sizeof *t), med = -1;
     int ok = t != NULL, peer_ok = peer != NULL;
+    if (!t) fprintf(stderr, "ocx-bench: out of host memory for %d timings\n", b->reps);
     *peer_ns = 0;
     for (int r = -1; ok && r < b->reps; r++) { /* r = -1: the warm-up runs */
         double x = time_run(b, fn, arg);
@@ -76,6 +77,23 @@ double bench_time_pair_ns(bench *b, bench_run_fn fn, void *arg, bench_run_fn pee
     if (ok && peer_ok) *peer_ns = bench_median(t + b->reps, b->reps);
     free(t);
     return med;
+}
+
+char *bench_env_set(const char *name, const char *value)
+{
+    const char *was = getenv(name);
+    char *saved = was ? strdup(was) : NULL;
+    setenv(name, value, 1);
+    return saved;
+}
+
+void bench_env_restore(const char *name, char *saved)
+{
+    if (saved)
+        setenv(name, saved, 1);
+    else
+        unsetenv(name);
+    free(saved);
 }
 
 void bench_random(float *x, size_t n, float lo, float hi, unsigned seed)
@@ -140,7 +158,9 @@ static int usage(int rc)
 {
     fprintf(rc ? stderr : stdout,
             "usage: ocx-bench [demo|vector|transfer|gemm|streams|peaks|all] [--quick] [--json | --csv]\n"
-            "                 [--plot FILE.svg] [--refresh-peaks] [--reps N] [--device SPEC]\n");
+            "                 [--plot FILE.svg] [--refresh-peaks] [--reps N] [--device SPEC]\n"
+            "Parts may be joined by commas (vector,gemm). --reps: timed runs a measurement (default 21,\n"
+            "--quick 5; wall-clock GEMM timings take 64 at most).\n");
     return rc;
 }
 
@@ -148,7 +168,7 @@ int main(int argc, char **argv)
 {
     bench b = {0};
     const char *what = "all", *spec = NULL, *plot = NULL;
-    int refresh = 0;
+    int refresh = 0, what_given = 0;
     b.reps = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
@@ -161,16 +181,34 @@ int main(int argc, char **argv)
             refresh = 1;
         else if (strcmp(argv[i], "--quick") == 0)
             b.quick = 1;
-        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
-            b.reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            long v = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end || v < 1 || v > 100000) {
+                fprintf(stderr, "ocx-bench: --reps %s: a whole number from 1 to 100000, please\n", argv[i]);
+                return 2;
+            }
+            b.reps = (int)v;
+        }
         else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
             spec = argv[++i];
         else if (strcmp(argv[i], "--help") == 0)
             return usage(0);
-        else if (argv[i][0] != '-')
+        else if (argv[i][0] != '-' && what_given) {
+            fprintf(stderr, "ocx-bench: '%s' after '%s': name several parts with commas (%s,%s)\n", argv[i], what,
+                    what, argv[i]);
+            return 2;
+        } else if (argv[i][0] != '-' && argv[i][0]) {
             what = argv[i];
-        else
+            what_given = 1;
+        } else {
+            fprintf(stderr, "ocx-bench: %s: %s\n", argv[i][0] ? argv[i] : "''",
+                    argv[i][0] && i + 1 == argc && (!strcmp(argv[i], "--reps") || !strcmp(argv[i], "--plot") ||
+                                                    !strcmp(argv[i], "--device"))
+                        ? "needs a value"
+                        : "unknown option");
             return usage(2);
+        }
     }
     if (b.reps <= 0) b.reps = b.quick ? 5 : 21;
     if (b.json && b.csv) {

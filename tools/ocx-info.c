@@ -129,10 +129,13 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--quick") == 0)
             pflags |= OCX_PEAKS_QUICK;
         else {
-            fprintf(stderr, "usage: ocx-info [--json] [--device SPEC] [--peaks [--refresh] [--quick]]\n"
-                            "  SPEC: index, platform:device, gpu, cpu, or part of a device/vendor name\n"
-                            "  --peaks: the chosen device's measured ceilings (cached per device)\n");
-            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+            const int help = strcmp(argv[i], "--help") == 0;
+            if (!help) fprintf(stderr, "ocx-info: %s: unknown option\n", argv[i]);
+            fprintf(help ? stdout : stderr,
+                    "usage: ocx-info [--json] [--device SPEC] [--peaks [--refresh] [--quick]]\n"
+                    "  SPEC: index, platform:device, gpu, cpu, or part of a device/vendor name\n"
+                    "  --peaks: the chosen device's measured ceilings (cached per device)\n");
+            return help ? 0 : 2;
         }
     }
     size_t count = 0, chosen = 0;
