@@ -237,8 +237,12 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
 /* The watcher's end without a finished run: the exit status (128 + a passed-on SIGTERM or SIGHUP). */
 static int give_up(const char *what, const char *out_path)
 {
-    fprintf(stderr, "ocx-tune: %s; %s keeps the entries finished before (--resume continues)\n", what,
-            out_path ? out_path : "the profile");
+    struct stat sb;
+    if (out_path && stat(out_path, &sb) != 0)
+        fprintf(stderr, "ocx-tune: %s; no entry was finished, %s not written\n", what, out_path);
+    else
+        fprintf(stderr, "ocx-tune: %s; %s keeps the entries finished before (--resume continues)\n", what,
+                out_path ? out_path : "the profile");
     return end_signal ? 128 + end_signal : 1;
 }
 
