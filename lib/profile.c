@@ -208,8 +208,41 @@ static int dir_for(int which, char *out, size_t cap)
     }
 }
 
-/* Loads and checks one file; 0 when it is absent or unusable as a whole. */
-/* Checks a parsed file as a whole (takes the reference to root); 0 when unusable. */
+static const ocx_dtype entry_dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
+
+/* The family, dtype (index into entry_dtypes) and size class an entry names; 0 where it names none
+ * of this version's. */
+static int entry_key(json_t *e, const ocx__family **fam, int *d, const char **cls)
+{
+    json_t *fn = json_object_get(e, "family"), *dn = json_object_get(e, "dtype"), *cn = json_object_get(e, "size_class");
+    *fam = NULL, *d = -1, *cls = NULL;
+    for (const ocx__family *const *f = ocx__families; json_is_string(fn) && *f; f++)
+        if (!strcmp((*f)->name, json_string_value(fn))) *fam = *f;
+    for (int k = 0; json_is_string(dn) && k < 3; k++)
+        if (!strcmp(ocx_dtype_name(entry_dtypes[k]), json_string_value(dn))) *d = k;
+    for (const char *const *c = ocx__size_classes; json_is_string(cn) && *c; c++)
+        if (!strcmp(*c, json_string_value(cn))) *cls = *c;
+    return *fam && *d >= 0 && *cls;
+}
+
+/* 1 when an entry before entries[i] names the same family, dtype and size class (lookups read the
+ * first). */
+static int entry_repeated(json_t *entries, size_t i)
+{
+    json_t *e = json_array_get(entries, i);
+    for (size_t j = 0; j < i; j++) {
+        json_t *k = json_array_get(entries, j);
+        if (json_equal(json_object_get(k, "family"), json_object_get(e, "family")) &&
+            json_equal(json_object_get(k, "dtype"), json_object_get(e, "dtype")) &&
+            json_equal(json_object_get(k, "size_class"), json_object_get(e, "size_class")))
+            return 1;
+    }
+    return 0;
+}
+
+/* Checks a parsed file as a whole (takes the reference to root); 0 when unusable. Entries that no
+ * lookup will read (naming nothing of this version, or repeating an earlier one) are warned about
+ * here, once. */
 static int check_root(struct ocx__profiles *pr, const ocx_device_info *dev, const char *path, json_t *root,
                       profile_src *src)
 {
@@ -242,6 +275,21 @@ static int check_root(struct ocx__profiles *pr, const ocx_device_info *dev, cons
         warn_once(pr, path, why, NULL);
         json_decref(root);
         return 0;
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(entries, i, e) {
+        const ocx__family *fam;
+        int d;
+        const char *cls;
+        if (!json_is_string(json_object_get(e, "family")) || !json_is_string(json_object_get(e, "dtype")) ||
+            !json_is_string(json_object_get(e, "size_class")))
+            warn_once(pr, path, "an entry lacks family/dtype/size_class strings", NULL);
+        else if (!entry_key(e, &fam, &d, &cls))
+            warn_once(pr, path, "an entry names a family, dtype or size class this version does not have", NULL);
+        else if (entry_repeated(entries, i))
+            warn_once(pr, path, "an entry repeats an earlier one's family, dtype and size class (the first is read)",
+                      NULL);
     }
     json_t *driver = json_object_get(device, "driver_version");
     src->path = strdup(path);
@@ -543,35 +591,19 @@ struct json_t *ocx__profile_resumable(ocx_context *ctx, const char *path)
         release_warnings(pr);
         return NULL;
     }
-    static const ocx_dtype dts[] = {OCX_F32, OCX_F16, OCX_F64};
     json_t *kept = json_array();
     size_t i;
     json_t *e;
     json_array_foreach(src.entries, i, e) {
-        const ocx__family *fam = NULL;
-        int d = -1;
-        const char *cls = NULL;
-        json_t *fn = json_object_get(e, "family"), *dn = json_object_get(e, "dtype"), *cn = json_object_get(e, "size_class");
-        for (const ocx__family *const *f = ocx__families; json_is_string(fn) && *f; f++)
-            if (!strcmp((*f)->name, json_string_value(fn))) fam = *f;
-        for (int k = 0; json_is_string(dn) && k < 3; k++)
-            if (!strcmp(ocx_dtype_name(dts[k]), json_string_value(dn))) d = k;
-        for (const char *const *c = ocx__size_classes; json_is_string(cn) && *c; c++)
-            if (!strcmp(*c, json_string_value(cn))) cls = *c;
-        int ok = 0, v[OCX__MAX_PARAMS];
-        if (fam && d >= 0 && cls) { /* checked as the library checks it, alone (a duplicate too) */
+        const ocx__family *fam;
+        int d, ok = 0, v[OCX__MAX_PARAMS];
+        const char *cls;
+        if (entry_key(e, &fam, &d, &cls) && !entry_repeated(src.entries, i)) { /* checked alone, as lookups do */
             profile_src one = src;
             one.entries = json_array();
             json_array_append(one.entries, e);
-            ok = entry_from(ctx, pr, &one, fam, dts[d], cls, v);
+            ok = entry_from(ctx, pr, &one, fam, entry_dtypes[d], cls, v);
             json_decref(one.entries);
-        } else {
-            warn_once(pr, path, "an entry names no family, dtype and size class of this version", NULL);
-        }
-        for (size_t j = 0; ok && j < json_array_size(kept); j++) { /* the library reads the first */
-            json_t *k = json_array_get(kept, j);
-            ok = !json_equal(json_object_get(k, "family"), fn) || !json_equal(json_object_get(k, "dtype"), dn) ||
-                 !json_equal(json_object_get(k, "size_class"), cn);
         }
         if (ok) json_array_append(kept, e);
     }

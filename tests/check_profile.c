@@ -616,6 +616,39 @@ START_TEST(test_warns_once)
 }
 END_TEST
 
+/* Entries no lookup reads (a size class this version lacks; a repeat of an earlier entry, of which
+ * lookups read the first) are warned about once each, not skipped in silence; the first of the
+ * repeated ones is used. */
+START_TEST(test_unread_entries_warned)
+{
+    json_t *j = profile_with(16, 1, 0);
+    json_t *entries = json_object_get(j, "entries");
+    json_t *bogus = json_deep_copy(json_array_get(entries, 0)), *again = json_deep_copy(json_array_get(entries, 0));
+    json_object_set_new(bogus, "size_class", json_string("enormous"));
+    json_object_set_new(json_object_get(again, "params"), "WG", json_integer(64));
+    json_array_append_new(entries, bogus);
+    json_array_append_new(entries, again);
+    write_json(dir_env, j);
+    unsetenv("OCX_QUIET");
+    char log[1400];
+    snprintf(log, sizeof log, "%s/stderr.txt", root);
+    ck_assert_ptr_nonnull(freopen(log, "w", stderr));
+    expect_source(dir_env, 16);
+    expect_source(dir_env, 16); /* a second context warns again: once per context */
+    fflush(stderr);
+    FILE *f = fopen(log, "r");
+    char line[4096];
+    int unknown = 0, repeated = 0;
+    while (fgets(line, sizeof line, f)) {
+        unknown += strstr(line, "this version does not have") != NULL;
+        repeated += strstr(line, "repeats an earlier one") != NULL;
+    }
+    fclose(f);
+    ck_assert_int_eq(unknown, 2);
+    ck_assert_int_eq(repeated, 2);
+}
+END_TEST
+
 START_TEST(test_tuning_round_trip)
 {
     /* A tiny tuning run (5 s) writes a valid profile; a new context then uses its parameters. */
@@ -916,6 +949,7 @@ int main(void)
     tcase_add_test(bad, test_out_of_range);
     tcase_add_test(bad, test_not_power_of_two);
     tcase_add_test(bad, test_breaks_device_limits);
+    tcase_add_test(bad, test_unread_entries_warned);
     tcase_add_test(bad, test_shipped_profiles);
     suite_add_tcase(s, bad);
     TCase *limits = tcase_create("limits");
