@@ -433,7 +433,8 @@ typedef struct ocx_tune_options {
     double budget_s;       /* wall-clock budget of the whole run; ≤ 0: 60 s */
     int quick;             /* smaller problems and fewer repetitions */
     const char *out_path;  /* the profile to write (required): see ocx_profile_user_path() */
-    int resume;            /* keep the entries already in out_path (same device) and do the rest */
+    int resume;            /* keep the entries already in out_path that contexts would read (same device
+                            * and driver; others dropped) and do the rest */
     void (*progress)(void *user, const ocx_tune_progress *p);
     void *user;
     volatile int *stop;    /* set *stop to 1 (a signal handler may) to end early */
@@ -455,8 +456,10 @@ typedef struct ocx_tune_options {
  *  link to one (written through), in a directory we may write: checked before any tuning. Every candidate's result is checked against a
  *  host reference before it is timed. Blocks for about opt->budget_s. Contexts created afterwards
  *  read the profile when it lies on the search path (see above).
- *  @return OCX_OK, OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, no out_path),
- *  OCX_ERR_UNSUPPORTED (nothing asked for is tunable on this device), OCX_ERR_IO. */
+ *  @return OCX_OK (also when *stop ended it: the entries finished are written, nothing if none was),
+ *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, no out_path), OCX_ERR_UNSUPPORTED
+ *  (nothing asked for is tunable on this device, or no entry was finished within the budget),
+ *  OCX_ERR_IO (out_path unusable, or there but unreadable for `resume`). */
 OCX_API ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt);
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -294,10 +294,12 @@ void ocx__profiles_release(ocx_context *ctx);
 /* The fuzz target's entry: parses `data` as a profile for `dev` and looks every family up through
  * it, aborting if anything illegal would reach a kernel. Returns how many lookups the file served. */
 int ocx__profile_fuzz(const char *data, size_t size, const ocx_device_info *dev);
-/* ocx-tune --resume: the profile at path as contexts would read it (the same warnings), without the
- * entries they would refuse or not reach (so those are tuned again); NULL where the file is absent
- * or refused whole. The caller owns the jansson root. */
-struct json_t *ocx__profile_resumable(ocx_context *ctx, const char *path);
+struct json_t;
+/* ocx-tune --resume: *out is the profile at path as contexts would read it (the same warnings),
+ * without the entries they would refuse or not reach (so those are tuned again); NULL where the
+ * file is absent or refused whole. OCX_ERR_IO where it is there but cannot be read. The caller owns
+ * the jansson root. */
+ocx_status ocx__profile_resumable(ocx_context *ctx, const char *path, struct json_t **out);
 /* The family table, for the tuner and for profile validation. */
 extern const ocx__family *const ocx__families[];
 int ocx__param(const ocx__params *p, const char *name);

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "ocx_internal.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -581,15 +582,20 @@ static void release_warnings(struct ocx__profiles *pr)
     free(pr);
 }
 
-struct json_t *ocx__profile_resumable(ocx_context *ctx, const char *path)
+ocx_status ocx__profile_resumable(ocx_context *ctx, const char *path, struct json_t **out)
 {
+    *out = NULL;
+    FILE *f = fopen(path, "rb"); /* there but not readable: an error, not a fresh start over it */
+    if (!f && errno == ENOENT) return OCX_OK;
+    OCX__FAIL_IF(!f, OCX_ERR_IO, "ocx_tune: cannot read %s to resume it: %s", path, strerror(errno));
+    fclose(f);
     struct ocx__profiles *pr = calloc(1, sizeof *pr);
-    if (!pr) return NULL;
-    pr->then = "tuned again (--resume)";
+    OCX__FAIL_IF(!pr, OCX_ERR_OUT_OF_MEMORY, "ocx_tune: out of host memory");
+    pr->then = "dropped from the resumed file (tuned again where this run covers it)";
     profile_src src = {0};
-    if (!load_file(pr, &ctx->info, path, &src)) { /* absent, or refused whole (warned) */
+    if (!load_file(pr, &ctx->info, path, &src)) { /* refused whole (warned) */
         release_warnings(pr);
-        return NULL;
+        return OCX_OK;
     }
     json_t *kept = json_array();
     size_t i;
@@ -607,11 +613,11 @@ struct json_t *ocx__profile_resumable(ocx_context *ctx, const char *path)
         }
         if (ok) json_array_append(kept, e);
     }
-    json_t *root = src.root;
-    json_object_set_new(root, "entries", kept);
+    json_object_set_new(src.root, "entries", kept);
+    *out = src.root;
     free(src.path);
     release_warnings(pr);
-    return root;
+    return OCX_OK;
 }
 
 /* ---- fuzzing ----------------------------------------------------------------------------------- */

@@ -703,7 +703,6 @@ typedef struct tuner {
     double build_max; /* the highest per-candidate cost of any batch so far in this entry */
     unsigned programs; /* programs a candidate builds: as many as the entry's first compiled one */
     int out_of_time; /* not even one more candidate fits */
-    int unconfirmed; /* stopped (Ctrl-C) with a best that confirm() has not measured against the defaults */
     int compiled;    /* this entry has compiled a program of its own (its build cost is measured) */
     ocx_tune_progress progress;
 } tuner;
@@ -1078,11 +1077,7 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
  * the defaults. */
 static void confirm(tuner *t, const ocx__params *start)
 {
-    if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0) return;
-    if (interrupted(t)) { /* kept only if confirmed: the entry is left for --resume */
-        t->unconfirmed = 1;
-        return;
-    }
+    if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || interrupted(t)) return;
     int (*cand)[OCX__MAX_PARAMS] = t->top, n = 0, order[CONFIRM_TOP];
     for (int i = 0; i < t->ntop; i++)
         if (memcmp(cand[i], start->v, sizeof cand[i]) != 0 && t->top_rate[i] >= t->default_rate) order[n++] = i;
@@ -1178,23 +1173,29 @@ static ocx_status out_target(const char *path, char *to, size_t cap)
     struct stat sb;
     OCX__FAIL_IF(!*path, OCX_ERR_IO, "ocx_tune: the output path is empty");
     snprintf(to, cap, "%s", path);
-    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
-        char real[PATH_MAX], link[PATH_MAX];
-        if (realpath(path, real)) {
+    /* A chain of links, the last perhaps to a file not made yet: each target taken from its own
+     * link's directory where relative. */
+    for (int hops = 0; lstat(to, &sb) == 0 && S_ISLNK(sb.st_mode); hops++) {
+        char real[PATH_MAX], link[PATH_MAX], from[PATH_MAX];
+        OCX__FAIL_IF(hops == 40, OCX_ERR_IO, "ocx_tune: %s: too many links", path);
+        if (realpath(to, real)) {
             snprintf(to, cap, "%s", real);
-        } else { /* a link to a file not made yet: its target, from the link's directory if relative */
-            const ssize_t n = readlink(path, link, sizeof link - 1);
-            OCX__FAIL_IF(n <= 0, OCX_ERR_IO, "ocx_tune: %s: %s", path, strerror(errno));
-            link[n] = '\0';
-            const char *slash = strrchr(path, '/');
-            const int len = link[0] == '/' || !slash ? snprintf(to, cap, "%s", link)
-                                                     : snprintf(to, cap, "%.*s/%s", (int)(slash - path), path, link);
-            OCX__FAIL_IF(len < 0 || (size_t)len >= cap, OCX_ERR_IO, "ocx_tune: %s: its target's path is too long",
-                         path);
+            break;
         }
+        const ssize_t n = readlink(to, link, sizeof link - 1);
+        OCX__FAIL_IF(n <= 0, OCX_ERR_IO, "ocx_tune: %s: %s", path, strerror(errno));
+        link[n] = '\0';
+        snprintf(from, sizeof from, "%s", to);
+        const char *slash = strrchr(from, '/');
+        const int len = link[0] == '/' || !slash ? snprintf(to, cap, "%s", link)
+                                                 : snprintf(to, cap, "%.*s/%s", (int)(slash - from), from, link);
+        OCX__FAIL_IF(len < 0 || (size_t)len >= cap, OCX_ERR_IO, "ocx_tune: %s: its target's path is too long", path);
     }
-    if (stat(to, &sb) == 0) {
-        OCX__FAIL_IF(!S_ISREG(sb.st_mode), OCX_ERR_IO, "ocx_tune: %s is not a regular file", path);
+    struct stat fb;
+    const int exists = stat(to, &fb) == 0;
+    if (exists) {
+        OCX__FAIL_IF(!S_ISREG(fb.st_mode), OCX_ERR_IO, "ocx_tune: %s is not a regular file", path);
+        OCX__FAIL_IF(access(to, W_OK) != 0, OCX_ERR_IO, "ocx_tune: %s is not writable: %s", path, strerror(errno));
     } else {
         OCX__FAIL_IF(errno != ENOENT, OCX_ERR_IO, "ocx_tune: %s: %s", path, strerror(errno));
     }
@@ -1209,6 +1210,11 @@ static ocx_status out_target(const char *path, char *to, size_t cap)
         snprintf(dir, sizeof dir, ".");
     OCX__FAIL_IF(access(dir, W_OK | X_OK) != 0, OCX_ERR_IO, "ocx_tune: cannot write %s: its directory %s: %s", path,
                  dir, strerror(errno));
+    /* a sticky directory (/tmp) lets only the file's or the directory's owner replace the file */
+    struct stat db;
+    OCX__FAIL_IF(exists && stat(dir, &db) == 0 && (db.st_mode & S_ISVTX) && fb.st_uid != geteuid() &&
+                     db.st_uid != geteuid(),
+                 OCX_ERR_IO, "ocx_tune: cannot replace %s: another user's file in a sticky directory", path);
     return OCX_OK;
 }
 
@@ -1373,7 +1379,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     if (opt->resume) {
         /* What contexts would read of the file (warned about otherwise, and those entries tuned
          * again), and only if it was measured on this device with this driver. */
-        root = ocx__profile_resumable(ctx, opt->out_path);
+        OCX__FORWARD(ocx__profile_resumable(ctx, opt->out_path, &root));
         json_t *dev = root ? json_object_get(root, "device") : NULL;
         json_t *fp = dev ? json_object_get(dev, "fingerprint") : NULL;
         if (root && (!json_is_string(fp) || strcmp(json_string_value(fp), ctx->info.fingerprint) != 0)) {
@@ -1474,9 +1480,12 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             search(t, &start, &current, &rng);
             ran[i] = t->tried > 0;
             confirm(t, &start);
-            if (t->unconfirmed) {
-                ocx__warn("ocx_tune: %s/%s: stopped before its best candidate was confirmed; entry left out "
-                          "(--resume tunes it)", t->def->family, dname);
+            /* An entry that a stop (Ctrl-C) cut short is left for --resume: its best was not
+             * confirmed against the defaults, nor were they measured as long as they would be. */
+            const int cut = interrupted(t);
+            if (cut) {
+                ocx__warn("ocx_tune: %s/%s: stopped before it was finished; entry left out (--resume tunes it)",
+                          t->def->family, dname);
             } else if (t->best_rate > 0) {
                 add_entry(root, t);
                 st = profile_write(root, opt->out_path); /* after every entry: Ctrl-C and --resume */
@@ -1486,7 +1495,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
                 ocx__warn("ocx_tune: %s/%s: out of budget before the first candidate; entry left out",
                           t->def->family, dname);
             }
-            report(t, "done");
+            report(t, cut ? "stopped" : "done");
         } else if (st == OCX_ERR_UNSUPPORTED || st == OCX_ERR_OUT_OF_MEMORY) {
             ocx__warn("ocx_tune: %s/%s skipped: %s", t->def->family, dname, ocx_last_error());
             st = OCX_OK;

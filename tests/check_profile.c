@@ -649,6 +649,13 @@ START_TEST(test_unread_entries_warned)
 }
 END_TEST
 
+static volatile int stop_at_first;
+static void stop_on_candidate(void *user, const ocx_tune_progress *p)
+{
+    (void)user;
+    if (!p->message || !strcmp(p->message, "candidate measured")) stop_at_first = 1;
+}
+
 START_TEST(test_tuning_round_trip)
 {
     /* A tiny tuning run (5 s) writes a valid profile; a new context then uses its parameters. */
@@ -676,6 +683,18 @@ START_TEST(test_tuning_round_trip)
     ck_ok(ocx_tune(ctx, &opt));
     ocx_context_destroy(ctx);
     expect_source(dir_env, wg);
+    /* Stopped (*stop set, as by Ctrl-C) once the first candidate is measured: that entry is not
+     * written, whatever its best so far (unconfirmed, the defaults measured once), and no other
+     * starts. */
+    char stopped[1400];
+    snprintf(stopped, sizeof stopped, "%s/stopped.json", root);
+    stop_at_first = 0;
+    ocx_tune_options cut = {.families = "vector,reduce", .dtypes = "f32", .budget_s = 5, .quick = 1,
+                            .out_path = stopped, .stop = &stop_at_first, .progress = stop_on_candidate};
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ck_ok(ocx_tune(ctx, &cut));
+    ocx_context_destroy(ctx);
+    ck_assert_msg(access(stopped, F_OK) != 0, "a stopped run wrote %s", stopped);
     /* Bad options. */
     ck_ok(ocx_context_create(NULL, &ctx));
     ocx_tune_options bad = {.families = "vectr", .out_path = path};
@@ -814,7 +833,7 @@ START_TEST(test_tool_paths_and_resume)
     const int rc = trun_tool("ocx-tune", "/dev/null", err, resume);
     setenv("OCX_QUIET", "1", 1);
     ck_assert_msg(rc == 0, "%s", read_text(err));
-    ck_assert_msg(strstr(read_text(err), "tuned again (--resume)") && strstr(read_text(err), "vector/f32/all:"),
+    ck_assert_msg(strstr(read_text(err), "dropped from the resumed file") && strstr(read_text(err), "vector/f32/all:"),
                   "the refused entry was not tuned again:\n%s", read_text(err));
     j = json_load_file(target, 0, NULL);
     ck_assert_ptr_nonnull(j);

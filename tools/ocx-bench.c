@@ -229,6 +229,12 @@ int main(int argc, char **argv)
         }
         want[i] = 1;
     }
+    int wanted = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) wanted |= want[i];
+    if (!wanted) {
+        fprintf(stderr, "ocx-bench: '%s' names no part\n", what);
+        return usage(2);
+    }
     if (ocx_context_create(spec, &b.ctx) != OCX_OK) {
         fprintf(stderr, "ocx-bench: %s\n", ocx_last_error());
         return 1;

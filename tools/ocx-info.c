@@ -130,7 +130,9 @@ int main(int argc, char **argv)
             pflags |= OCX_PEAKS_QUICK;
         else {
             const int help = strcmp(argv[i], "--help") == 0;
-            if (!help) fprintf(stderr, "ocx-info: %s: unknown option\n", argv[i]);
+            if (!help)
+                fprintf(stderr, "ocx-info: %s: %s\n", argv[i],
+                        strcmp(argv[i], "--device") == 0 ? "needs a value" : "unknown option");
             fprintf(help ? stdout : stderr,
                     "usage: ocx-info [--json] [--device SPEC] [--peaks [--refresh] [--quick]]\n"
                     "  SPEC: index, platform:device, gpu, cpu, or part of a device/vendor name\n"

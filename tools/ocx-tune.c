@@ -41,19 +41,39 @@ static void on_sigint(int sig)
     stop_flag = 1;
 }
 
-/* The watcher passes Ctrl-C, SIGTERM and SIGHUP on to the tuning process, and remembers them: no
- * attempt starts after. The tuning process has a process group of its own, so that a terminal's
- * Ctrl-C (or `timeout -s INT`), sent to the whole foreground group, reaches it once, from here, and
- * not its driver's subprocesses: sent to the group, it killed PoCL's linker, and the tuning process
- * with it (3 of 17 runs under `timeout -s INT`, the entries so far lost). (Not as SIGUSR1: LLVM,
- * compiling in the tuning process, takes that signal for itself.) */
+/* What the watcher and the tuning process share (an anonymous shared mapping, made before the
+ * first fork). */
+typedef struct shared_state {
+    /* The output file as the first attempt found it before tuning: after a crash, the run continues
+     * from the file only when it changed since (the profile is written to a new file renamed into
+     * place, so a new inode); and the watcher's last words name it. */
+    int valid, existed;
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtim;
+    char path[4096]; /* the output file (the default one is known to the tuning process only) */
+    volatile int stop; /* Ctrl-C reached the watcher: the tuning process's opt.stop */
+} shared_state;
+static shared_state *shared;
+
+/* The watcher takes Ctrl-C for the tuning process (sets shared->stop), which keeps SIGINT blocked:
+ * a terminal's Ctrl-C (or `timeout -s INT`) goes to the whole foreground group, and when it reached
+ * the tuning process it killed the driver's compiler (PoCL's linker subprocess, which inherits the
+ * blocked mask now, or LLVM's SIGINT handler), and the process with it: 3 of 17 runs lost their
+ * entries. The processes stay in one group, so job control (Ctrl-Z, Ctrl-\, a SIGKILL to the
+ * group) reaches both. SIGTERM and SIGHUP are passed on. Either way no attempt starts after. */
 static void on_signal_watcher(int sig)
 {
-    if (sig == SIGINT)
-        stop_flag = 1;
-    else
-        end_signal = sig;
     pid_t c = child_pid;
+    if (sig == SIGINT) {
+        stop_flag = 1;
+        if (shared)
+            shared->stop = 1;
+        else if (c > 0)
+            kill(c, sig);
+        return;
+    }
+    end_signal = sig;
     if (c > 0) kill(c, sig);
 }
 
@@ -86,16 +106,14 @@ static int parse_number(const char *s, double *out)
     return 1;
 }
 
-/* The output file as the first attempt found it before tuning, in memory shared with the watcher
- * and later attempts: after a crash, the run continues from the file only when it changed since
- * (the profile is written to a new file renamed into place, so a new inode). */
-typedef struct file_seen {
-    int valid, existed;
-    dev_t dev;
-    ino_t ino;
-    struct timespec mtim;
-} file_seen;
-static file_seen *seen;
+/* 1 when the output file, as stat() found it (sb), is not what the first attempt found: written by
+ * this run. */
+static int file_changed(const struct stat *sb)
+{
+    return shared && shared->valid &&
+           (!shared->existed || sb->st_dev != shared->dev || sb->st_ino != shared->ino ||
+            sb->st_mtim.tv_sec != shared->mtim.tv_sec || sb->st_mtim.tv_nsec != shared->mtim.tv_nsec);
+}
 
 typedef struct run_state {
     int tty;
@@ -107,6 +125,7 @@ static void progress(void *user, const ocx_tune_progress *p)
 {
     const run_state *rs = user;
     const int tty = rs->tty, done = p->message && !strcmp(p->message, "done");
+    const int cut = p->message && !strcmp(p->message, "stopped"); /* left out: no line of results */
     char best[64] = "-", base[64] = "-";
     if (p->best_rate > 0) snprintf(best, sizeof best, "%.1f %s", p->best_rate, p->unit);
     if (p->default_rate > 0) snprintf(base, sizeof base, "%.1f", p->default_rate);
@@ -116,8 +135,8 @@ static void progress(void *user, const ocx_tune_progress *p)
         fprintf(stderr, "\r[%.*s%*s] %3.0fs  %zu/%zu %-6s %-4s %-5s %3u tried %2u failed  best %-18s (default %s)  ",
                 fill, "########################", width - fill, "", p->elapsed_s, p->entry + 1, p->entries, p->family,
                 p->dtype, p->size_class, p->tried, p->failed, best, base);
-        if (done) fputc('\n', stderr);
-    } else if (rs->verbose && !done) {
+        if (done || cut) fputc('\n', stderr);
+    } else if (rs->verbose && !done && !cut) {
         fprintf(stderr, "ocx-tune: %6.2fs %s/%s/%s: %s, %u tried (%u failed), best %s\n", p->elapsed_s, p->family,
                 p->dtype, p->size_class, p->message ? p->message : "candidate measured", p->tried, p->failed, best);
     } else if (done) {
@@ -151,7 +170,8 @@ static int usage(int rc)
             "on GPUs and only when named; gemm_mma (f16 GEMM on NVIDIA tensor cores)\n"
             "where its probe passes, and then it stands for the portable f16 GEMM (tuned only under\n"
             "OCX_VENDOR_PATHS=0); its f32 entries (OCX_COMPUTE_TF32X3 products) only when --kernels\n"
-            "names gemm_mma and --dtypes f32. --resume keeps a file's entries and adds the missing ones.\n"
+            "names gemm_mma and --dtypes f32. --resume keeps a file's entries and adds the missing ones\n"
+            "(entries the library would refuse are dropped; a file from another driver starts afresh).\n"
             "--seed replays the candidate order of a run (its seed is printed at the start).\n"
             "--verbose (not on a terminal): a timed line as each entry starts and each candidate is measured.\n");
     return rc;
@@ -197,19 +217,19 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
      * for, it is an older profile that a fresh run replaces). */
     struct stat sb;
     int exists = stat(opt.out_path, &sb) == 0;
-    if (attempt == 0 && seen) {
-        *seen = (file_seen){1, exists, exists ? sb.st_dev : 0, exists ? sb.st_ino : 0, {0, 0}};
-        if (exists) seen->mtim = sb.st_mtim;
-    } else if (attempt > 0 && !opt.resume && exists && seen && seen->valid &&
-               (!seen->existed || sb.st_dev != seen->dev || sb.st_ino != seen->ino ||
-                sb.st_mtim.tv_sec != seen->mtim.tv_sec || sb.st_mtim.tv_nsec != seen->mtim.tv_nsec)) {
+    if (attempt == 0 && shared) {
+        shared->valid = 1, shared->existed = exists;
+        shared->dev = exists ? sb.st_dev : 0, shared->ino = exists ? sb.st_ino : 0;
+        if (exists) shared->mtim = sb.st_mtim;
+        snprintf(shared->path, sizeof shared->path, "%s", opt.out_path);
+    } else if (attempt > 0 && !opt.resume && exists && file_changed(&sb)) {
         opt.resume = 1;
     }
     const char *hook = getenv("OCX_TUNE_ABORT_AT");
     run_state rs = {isatty(2), verbose, attempt == 0 && hook && *hook ? atoi(hook) : -1};
     opt.progress = progress;
     opt.user = &rs;
-    opt.stop = &stop_flag;
+    opt.stop = shared ? (volatile int *)&shared->stop : &stop_flag;
     double whole = opt.budget_s;
     opt.budget_s -= since(&t_start) + TEARDOWN_S;
     if (opt.budget_s < 1) opt.budget_s = 1;
@@ -219,7 +239,7 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     ocx_status st = ocx_tune(ctx, &opt);
     if (st != OCX_OK)
         fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
-    else if (!stop_flag)
+    else if (!*opt.stop)
         fprintf(stderr, "ocx-tune: wrote %s\n", opt.out_path);
     else if (stat(opt.out_path, &sb) == 0)
         fprintf(stderr, "ocx-tune: interrupted; %s keeps the entries finished (--resume continues)\n", opt.out_path);
@@ -238,11 +258,12 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
 static int give_up(const char *what, const char *out_path)
 {
     struct stat sb;
-    if (out_path && stat(out_path, &sb) != 0)
-        fprintf(stderr, "ocx-tune: %s; no entry was finished, %s not written\n", what, out_path);
+    if (!out_path && shared && shared->valid) out_path = shared->path;
+    if (out_path && stat(out_path, &sb) == 0 && (file_changed(&sb) || !shared || !shared->valid))
+        fprintf(stderr, "ocx-tune: %s; %s keeps the entries finished before (--resume continues)\n", what, out_path);
     else
-        fprintf(stderr, "ocx-tune: %s; %s keeps the entries finished before (--resume continues)\n", what,
-                out_path ? out_path : "the profile");
+        fprintf(stderr, "ocx-tune: %s; no entry was finished%s%s\n", what, out_path ? ", nothing written to " : "",
+                out_path ? out_path : "");
     return end_signal ? 128 + end_signal : 1;
 }
 
@@ -281,7 +302,7 @@ int main(int argc, char **argv)
             char *end = NULL;
             errno = 0;
             opt.seed = strtoull(argv[++i], &end, 0);
-            if (end == argv[i] || *end || errno || argv[i][0] == '-') {
+            if (end == argv[i] || *end || errno || strchr(argv[i], '-')) {
                 fprintf(stderr, "ocx-tune: --seed %s: a whole number, please\n", argv[i]);
                 return 2;
             }
@@ -315,8 +336,8 @@ int main(int argc, char **argv)
     sigaddset(&held, SIGINT);
     sigaddset(&held, SIGTERM);
     sigaddset(&held, SIGHUP);
-    void *shared = mmap(NULL, sizeof *seen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    seen = shared == MAP_FAILED ? NULL : shared; /* without it a retry starts afresh */
+    void *map = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    shared = map == MAP_FAILED ? NULL : map; /* without it a retry starts afresh, Ctrl-C goes by signal */
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     const double budget = opt.budget_s;
@@ -327,19 +348,15 @@ int main(int argc, char **argv)
         fflush(NULL);
         pid_t pid = fork();
         if (pid <= 0) { /* the child; or, when there is none, this process, unguarded */
-            if (pid == 0) {
-                setpgid(0, 0);           /* out of the terminal's foreground group (on_signal_watcher) */
-                signal(SIGTTOU, SIG_IGN); /* its progress still reaches the terminal under `stty tostop` */
-            }
             signal(SIGINT, on_sigint);
             signal(SIGTERM, SIG_DFL);
             signal(SIGHUP, SIG_DFL);
+            if (pid == 0 && shared) sigaddset(&old, SIGINT); /* Ctrl-C comes through shared->stop */
             sigprocmask(SIG_SETMASK, &old, NULL);
             int rc = tune_once(spec, opt, attempt, verbose);
             if (pid == 0) exit(rc);
             return rc;
         }
-        setpgid(pid, pid); /* as the child does: whichever runs first */
         child_pid = pid;
         sigprocmask(SIG_SETMASK, &old, NULL);
         int status = 0;
