@@ -399,7 +399,7 @@ typedef struct ocx_profile_info {
     char path[1024];
     char driver_version[128]; /* the driver the profile was measured with */
     char date[64];
-    size_t entries;
+    size_t entries;           /* those that lookups can use on this device */
     int stale;                /* 1: measured with another driver version (still used) */
 } ocx_profile_info;
 

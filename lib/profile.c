@@ -393,6 +393,23 @@ static int entry_from(ocx_context *ctx, struct ocx__profiles *pr, const profile_
     return 0;
 }
 
+/* 1 when a lookup would use entry i of src: it names a family, dtype and class of this version, is
+ * the first to, and passes entry_from's checks (which warn, once, where it does not). */
+static int entry_usable(ocx_context *ctx, struct ocx__profiles *pr, const profile_src *src, size_t i)
+{
+    json_t *e = json_array_get(src->entries, i);
+    const ocx__family *fam;
+    int d, v[OCX__MAX_PARAMS];
+    const char *cls;
+    if (!entry_key(e, &fam, &d, &cls) || entry_repeated(src->entries, i)) return 0;
+    profile_src one = *src; /* the entry alone: entry_from reads the first that matches */
+    one.entries = json_array();
+    json_array_append(one.entries, e);
+    const int ok = entry_from(ctx, pr, &one, fam, entry_dtypes[d], cls, v);
+    json_decref(one.entries);
+    return ok;
+}
+
 void ocx__params_record(const ocx__params *p, ocx_dtype dtype, const char *size_class)
 {
     ocx_params_info *r = &last_params;
@@ -565,7 +582,7 @@ ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profile_info 
     memset(info, 0, sizeof *info);
     snprintf(info->path, sizeof info->path, "%s", s->path);
     info->stale = s->stale;
-    info->entries = json_array_size(s->entries);
+    for (size_t i = 0; i < json_array_size(s->entries); i++) info->entries += (size_t)entry_usable(ctx, pr, s, i);
     json_t *device = json_object_get(s->root, "device");
     json_t *drv = json_object_get(device, "driver_version"), *date = json_object_get(s->root, "date");
     snprintf(info->driver_version, sizeof info->driver_version, "%s", json_is_string(drv) ? json_string_value(drv) : "");
@@ -598,21 +615,8 @@ ocx_status ocx__profile_resumable(ocx_context *ctx, const char *path, struct jso
         return OCX_OK;
     }
     json_t *kept = json_array();
-    size_t i;
-    json_t *e;
-    json_array_foreach(src.entries, i, e) {
-        const ocx__family *fam;
-        int d, ok = 0, v[OCX__MAX_PARAMS];
-        const char *cls;
-        if (entry_key(e, &fam, &d, &cls) && !entry_repeated(src.entries, i)) { /* checked alone, as lookups do */
-            profile_src one = src;
-            one.entries = json_array();
-            json_array_append(one.entries, e);
-            ok = entry_from(ctx, pr, &one, fam, entry_dtypes[d], cls, v);
-            json_decref(one.entries);
-        }
-        if (ok) json_array_append(kept, e);
-    }
+    for (size_t i = 0; i < json_array_size(src.entries); i++)
+        if (entry_usable(ctx, pr, &src, i)) json_array_append(kept, json_array_get(src.entries, i));
     json_object_set_new(src.root, "entries", kept);
     *out = src.root;
     free(src.path);

@@ -618,7 +618,7 @@ END_TEST
 
 /* Entries no lookup reads (a size class this version lacks; a repeat of an earlier entry, of which
  * lookups read the first) are warned about once each, not skipped in silence; the first of the
- * repeated ones is used. */
+ * repeated ones is used, and ocx_context_profile() counts only it. */
 START_TEST(test_unread_entries_warned)
 {
     json_t *j = profile_with(16, 1, 0);
@@ -646,6 +646,12 @@ START_TEST(test_unread_entries_warned)
     fclose(f);
     ck_assert_int_eq(unknown, 2);
     ck_assert_int_eq(repeated, 2);
+    ocx_context *ctx = NULL; /* ocx-info's count: the entries lookups can use, 1 of the 3 */
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_profile_info pinfo;
+    ck_ok(ocx_context_profile(ctx, 0, &pinfo));
+    ck_assert_uint_eq(pinfo.entries, 1);
+    ocx_context_destroy(ctx);
 }
 END_TEST
 
