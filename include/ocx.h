@@ -419,7 +419,8 @@ typedef struct ocx_tune_progress {
     double best_rate, default_rate;          /* in `unit`; ≤ 0: none yet */
     const char *unit;                        /* "GB/s" or "GFLOP/s" */
     double elapsed_s, budget_s;              /* of the whole run */
-    const char *message;                     /* "preparing", "done", "candidate failed to build",
+    const char *message;                     /* "preparing", "done", "stopped" (a stop cut the entry
+                                                short: left out), "candidate failed to build",
                                                 "candidate failed to run or verify", or NULL (a
                                                 candidate measured) */
 } ocx_tune_progress;
@@ -459,7 +460,8 @@ typedef struct ocx_tune_options {
  *  @return OCX_OK (also when *stop ended it: the entries finished are written, nothing if none was),
  *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, no out_path), OCX_ERR_UNSUPPORTED
  *  (nothing asked for is tunable on this device, or no entry was finished within the budget),
- *  OCX_ERR_IO (out_path unusable, or there but unreadable for `resume`). */
+ *  OCX_ERR_IO (out_path unusable; for `resume`, there but unreadable or not a profile of this
+ *  version and device, which is then left as it is). */
 OCX_API ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt);
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -297,8 +297,8 @@ int ocx__profile_fuzz(const char *data, size_t size, const ocx_device_info *dev)
 struct json_t;
 /* ocx-tune --resume: *out is the profile at path as contexts would read it (the same warnings),
  * without the entries they would refuse or not reach (so those are tuned again); NULL where the
- * file is absent or refused whole. OCX_ERR_IO where it is there but cannot be read. The caller owns
- * the jansson root. */
+ * file is absent. OCX_ERR_IO where it is there but cannot be read, or is refused whole (not valid
+ * JSON, another schema or device): such a file is not replaced. The caller owns the jansson root. */
 ocx_status ocx__profile_resumable(ocx_context *ctx, const char *path, struct json_t **out);
 /* The family table, for the tuner and for profile validation. */
 extern const ocx__family *const ocx__families[];

@@ -608,12 +608,14 @@ ocx_status ocx__profile_resumable(ocx_context *ctx, const char *path, struct jso
     fclose(f);
     struct ocx__profiles *pr = calloc(1, sizeof *pr);
     OCX__FAIL_IF(!pr, OCX_ERR_OUT_OF_MEMORY, "ocx_tune: out of host memory");
-    pr->then = "dropped from the resumed file (tuned again where this run covers it)";
+    pr->then = "not resumed";
     profile_src src = {0};
-    if (!load_file(pr, &ctx->info, path, &src)) { /* refused whole (warned) */
+    if (!load_file(pr, &ctx->info, path, &src)) { /* refused whole (warned): kept, not replaced */
         release_warnings(pr);
-        return OCX_OK;
+        return ocx__error(OCX_ERR_IO, "ocx_tune: %s is not a profile this version reads for this device (see the "
+                          "warning); move it away, or run without --resume to replace it", path);
     }
+    pr->then = "dropped from the resumed file (tuned again where this run covers it)";
     json_t *kept = json_array();
     for (size_t i = 0; i < json_array_size(src.entries); i++)
         if (entry_usable(ctx, pr, &src, i)) json_array_append(kept, json_array_get(src.entries, i));

@@ -1093,6 +1093,7 @@ static void confirm(tuner *t, const ocx__params *start)
     for (int r = 0; r < rounds; r++) {
         for (int i = 0; i < n; i++) got[i][r] = evaluate(t, cand[order[i]]);
         base[r] = evaluate(t, start->v);
+        if (interrupted(t)) return; /* the entry is left out (ocx_tune) */
     }
     /* A candidate counts only if it ran in every round and beat the defaults in each (a round
      * measures both within a moment of each other); of those, the highest median. (Before the
@@ -1168,6 +1169,19 @@ static void add_entry(json_t *root, const tuner *t)
  * like path itself, must be a regular file or absent, in a directory we may write. Checked before
  * tuning too, so that a bad path costs no tuning (and nothing but a regular file is replaced: a
  * link or /dev/null was renamed over). */
+/* The directory a path lies in ("." for a bare name, "/" for one at the root). */
+static void parent_dir(const char *path, char *dir, size_t cap)
+{
+    snprintf(dir, cap, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, cap, ".");
+}
+
 static ocx_status out_target(const char *path, char *to, size_t cap)
 {
     struct stat sb;
@@ -1176,8 +1190,15 @@ static ocx_status out_target(const char *path, char *to, size_t cap)
     /* A chain of links, the last perhaps to a file not made yet: each target taken from its own
      * link's directory where relative. */
     for (int hops = 0; lstat(to, &sb) == 0 && S_ISLNK(sb.st_mode); hops++) {
-        char real[PATH_MAX], link[PATH_MAX], from[PATH_MAX];
+        char real[PATH_MAX], link[PATH_MAX], from[PATH_MAX], ldir[PATH_MAX];
         OCX__FAIL_IF(hops == 40, OCX_ERR_IO, "ocx_tune: %s: too many links", path);
+        /* the kernel's protected_symlinks rule: not another user's link in a sticky, world-writable
+         * directory (one in /tmp could point the profile at any file we may write) */
+        struct stat ld;
+        parent_dir(to, ldir, sizeof ldir);
+        OCX__FAIL_IF(stat(ldir, &ld) == 0 && (ld.st_mode & S_ISVTX) && (ld.st_mode & S_IWOTH) &&
+                         sb.st_uid != geteuid() && sb.st_uid != ld.st_uid,
+                     OCX_ERR_IO, "ocx_tune: %s: will not follow another user's link in a sticky directory", path);
         if (realpath(to, real)) {
             snprintf(to, cap, "%s", real);
             break;
@@ -1200,14 +1221,7 @@ static ocx_status out_target(const char *path, char *to, size_t cap)
         OCX__FAIL_IF(errno != ENOENT, OCX_ERR_IO, "ocx_tune: %s: %s", path, strerror(errno));
     }
     char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", to);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        dir[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
+    parent_dir(to, dir, sizeof dir);
     OCX__FAIL_IF(access(dir, W_OK | X_OK) != 0, OCX_ERR_IO, "ocx_tune: cannot write %s: its directory %s: %s", path,
                  dir, strerror(errno));
     /* a sticky directory (/tmp) lets only the file's or the directory's owner replace the file */

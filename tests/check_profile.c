@@ -655,6 +655,17 @@ START_TEST(test_unread_entries_warned)
 }
 END_TEST
 
+/* The whole of a small text file (tool logs). */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 16];
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    return text;
+}
+
 static volatile int stop_at_first;
 static void stop_on_candidate(void *user, const ocx_tune_progress *p)
 {
@@ -701,6 +712,18 @@ START_TEST(test_tuning_round_trip)
     ck_ok(ocx_tune(ctx, &cut));
     ocx_context_destroy(ctx);
     ck_assert_msg(access(stopped, F_OK) != 0, "a stopped run wrote %s", stopped);
+    /* --resume over a file that is not a profile (a typo in it, say) fails and leaves it: starting
+     * afresh replaced it, and the entries this run does not cover were lost. */
+    FILE *typo = fopen(stopped, "w");
+    ck_assert_ptr_nonnull(typo);
+    fputs("{\"schema\": 1, \"entries\": [,]}", typo);
+    fclose(typo);
+    ocx_tune_options over = {.families = "vector", .dtypes = "f32", .budget_s = 5, .quick = 1, .resume = 1,
+                             .out_path = stopped};
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ck_status(ocx_tune(ctx, &over), OCX_ERR_IO);
+    ocx_context_destroy(ctx);
+    ck_assert_str_eq(read_text(stopped), "{\"schema\": 1, \"entries\": [,]}");
     /* Bad options. */
     ck_ok(ocx_context_create(NULL, &ctx));
     ocx_tune_options bad = {.families = "vectr", .out_path = path};
@@ -794,16 +817,6 @@ START_TEST(test_tool_outlives_a_crash)
 }
 END_TEST
 
-/* The whole of a small text file (tool logs). */
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    static char text[1 << 16];
-    text[fread(text, 1, sizeof text - 1, f)] = '\0';
-    fclose(f);
-    return text;
-}
 
 /* ocx-tune's output path and --resume: a bad number or path is refused before any tuning; a
  * symbolic link is written through (it replaced the link, and would have replaced /dev/null); an

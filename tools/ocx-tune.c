@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -35,10 +38,14 @@ static volatile int stop_flag;
 static volatile sig_atomic_t end_signal; /* SIGTERM or SIGHUP that reached the watcher */
 static volatile pid_t child_pid;         /* the tuning process while it runs, else 0 */
 
+static volatile int *shared_stop; /* shared->stop, where the mapping exists */
+
+/* SIGINT in a process that tunes without a watcher (fork failed) */
 static void on_sigint(int sig)
 {
     (void)sig;
     stop_flag = 1;
+    if (shared_stop) *shared_stop = 1;
 }
 
 /* What the watcher and the tuning process share (an anonymous shared mapping, made before the
@@ -66,6 +73,10 @@ static void on_signal_watcher(int sig)
 {
     pid_t c = child_pid;
     if (sig == SIGINT) {
+        if (stop_flag && c > 0) { /* a second Ctrl-C: now (the entries finished are on disk) */
+            kill(c, SIGTERM);
+            return;
+        }
         stop_flag = 1;
         if (shared)
             shared->stop = 1;
@@ -171,8 +182,10 @@ static int usage(int rc)
             "where its probe passes, and then it stands for the portable f16 GEMM (tuned only under\n"
             "OCX_VENDOR_PATHS=0); its f32 entries (OCX_COMPUTE_TF32X3 products) only when --kernels\n"
             "names gemm_mma and --dtypes f32. --resume keeps a file's entries and adds the missing ones\n"
-            "(entries the library would refuse are dropped; a file from another driver starts afresh).\n"
+            "(entries the library would refuse are dropped; a file from another driver starts afresh; one\n"
+            "that is not a profile of this version and device is an error, and left as it is).\n"
             "--seed replays the candidate order of a run (its seed is printed at the start).\n"
+            "Ctrl-C keeps the entries finished and exits 130; a second Ctrl-C stops at once.\n"
             "--verbose (not on a terminal): a timed line as each entry starts and each candidate is measured.\n");
     return rc;
 }
@@ -241,7 +254,7 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
         fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
     else if (!*opt.stop)
         fprintf(stderr, "ocx-tune: wrote %s\n", opt.out_path);
-    else if (stat(opt.out_path, &sb) == 0)
+    else if (stat(opt.out_path, &sb) == 0 && (file_changed(&sb) || (opt.resume && exists)))
         fprintf(stderr, "ocx-tune: interrupted; %s keeps the entries finished (--resume continues)\n", opt.out_path);
     else
         fprintf(stderr, "ocx-tune: interrupted before an entry was finished; nothing written\n");
@@ -259,7 +272,7 @@ static int give_up(const char *what, const char *out_path)
 {
     struct stat sb;
     if (!out_path && shared && shared->valid) out_path = shared->path;
-    if (out_path && stat(out_path, &sb) == 0 && (file_changed(&sb) || !shared || !shared->valid))
+    if (out_path && stat(out_path, &sb) == 0 && (shared ? file_changed(&sb) : 1))
         fprintf(stderr, "ocx-tune: %s; %s keeps the entries finished before (--resume continues)\n", what, out_path);
     else
         fprintf(stderr, "ocx-tune: %s; no entry was finished%s%s\n", what, out_path ? ", nothing written to " : "",
@@ -338,6 +351,7 @@ int main(int argc, char **argv)
     sigaddset(&held, SIGHUP);
     void *map = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     shared = map == MAP_FAILED ? NULL : map; /* without it a retry starts afresh, Ctrl-C goes by signal */
+    shared_stop = shared ? &shared->stop : NULL;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     const double budget = opt.budget_s;
@@ -346,6 +360,7 @@ int main(int argc, char **argv)
         if (attempt > 0 && (stop_flag || end_signal)) return give_up("stopped", opt.out_path); /* after a death */
         opt.budget_s = budget - since(&t0);
         fflush(NULL);
+        const pid_t watcher = getpid();
         pid_t pid = fork();
         if (pid <= 0) { /* the child; or, when there is none, this process, unguarded */
             signal(SIGINT, on_sigint);
@@ -353,6 +368,11 @@ int main(int argc, char **argv)
             signal(SIGHUP, SIG_DFL);
             if (pid == 0 && shared) sigaddset(&old, SIGINT); /* Ctrl-C comes through shared->stop */
             sigprocmask(SIG_SETMASK, &old, NULL);
+#ifdef __linux__
+            /* The watcher's death (Ctrl-\, whose SIGQUIT LLVM's handler takes in this process, or a
+             * SIGKILL to the watcher alone) ends this process too, not leaves it tuning. */
+            if (pid == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != watcher)) _exit(1);
+#endif
             int rc = tune_once(spec, opt, attempt, verbose);
             if (pid == 0) exit(rc);
             return rc;
@@ -370,7 +390,8 @@ int main(int argc, char **argv)
         }
         if (WIFEXITED(status)) {
             if (verbose) fprintf(stderr, "ocx-tune: %.1f s in all\n", since(&t0));
-            return WEXITSTATUS(status);
+            /* Ctrl-C: 130 (128 + SIGINT), as an interrupted program's, so that a calling loop stops */
+            return WEXITSTATUS(status) == 0 && stop_flag ? 128 + SIGINT : WEXITSTATUS(status);
         }
         int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         double left = budget - since(&t0);
