@@ -605,7 +605,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     ocx__event_clear(event, num_wait, wait);
     cl_command_queue queue;
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, &queue)); /* checks ctx and the stream's context */
-    OCX__FORWARD(ocx__check_wait(ctx, num_wait, wait));
+    /* the wait list: checked by ocx__launch, which every path of the call reaches before enqueueing */
     OCX__FAIL_IF(layout != OCX_ROW_MAJOR && layout != OCX_COL_MAJOR, OCX_ERR_INVALID_ARGUMENT,
                  "ocx_gemm: layout %d is neither OCX_ROW_MAJOR nor OCX_COL_MAJOR", (int)layout);
     OCX__FAIL_IF(opa != OCX_OP_N && opa != OCX_OP_T, OCX_ERR_INVALID_ARGUMENT, "ocx_gemm: opa %d is not N or T", (int)opa);
@@ -715,12 +715,14 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     const char *small_origin = NULL; /* set where the "small" class's work-group shape is taken */
     if (use_direct && volume <= 160.0 * 160.0 * 160.0) {
         ocx__params small;
+        ocx_params_info rec; /* the product's class's record, which the "small" lookup replaces */
+        ocx__params_saved(&rec);
         OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "small", &small));
+        ocx__params_restore(&rec);
         p.v[P_DWGN] = small.v[P_DWGN];
         p.v[P_DWGM] = small.v[P_DWGM];
         p.v[P_DKU] = small.v[P_DKU];
         small_origin = small.origin;
-        ocx__params_record(&p, a->dtype, cls); /* the "small" lookup recorded its own entry */
     }
     /* f16 products (and f32 ones under OCX_COMPUTE_TF32X3) that would take the tiled kernel run on
      * NVIDIA's tensor cores where the probe passed (gemm_nv.c). TF32X3 leaves "short_k" products to

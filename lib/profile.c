@@ -338,7 +338,50 @@ void ocx__profiles_release(ocx_context *ctx)
     ctx->profiles = NULL;
 }
 
-/* The entry of src for (family, dtype, class), validated into v; 0 when absent or invalid. */
+/* Entry e of src, for (fam, dtype, class), validated into v; 0 (warned once) when invalid. */
+static int entry_valid(ocx_context *ctx, struct ocx__profiles *pr, const profile_src *src, json_t *e,
+                       const ocx__family *fam, ocx_dtype dtype, const char *size_class, int *v)
+{
+    char what[160];
+    snprintf(what, sizeof what, "entry %s/%s/%s", fam->name, ocx_dtype_name(dtype), size_class);
+    const char *why = NULL;
+    json_t *params = json_object_get(e, "params");
+    const char *key;
+    json_t *val;
+    json_object_foreach(e, key, val) {
+        if (strcmp(key, "family") && strcmp(key, "dtype") && strcmp(key, "size_class") && strcmp(key, "params") &&
+            strcmp(key, "rate") && strcmp(key, "unit"))
+            why = "unknown key";
+    }
+    if (!why && !json_is_object(params)) why = "'params' is not an object";
+    /* Parameters added after profiles were written may be absent: they take the table's
+     * default for the device type, the behaviour the entry was measured with (not a
+     * device's own defaults: gemm_mma's WGMMA). Every other one must be there, and nothing else. */
+    size_t absent = 0;
+    for (unsigned p = 0; !why && p < fam->nparams; p++)
+        absent += fam->params[p].added && !json_object_get(params, fam->params[p].name);
+    if (!why && json_object_size(params) + absent != fam->nparams) why = "wrong number of parameters";
+    for (unsigned p = 0; !why && p < fam->nparams; p++) {
+        json_t *pv = json_object_get(params, fam->params[p].name);
+        if (!pv && fam->params[p].added)
+            v[p] = ctx->info.type == OCX_DEVICE_CPU ? fam->params[p].def_cpu : fam->params[p].def_gpu;
+        else if (!pv)
+            why = "a parameter is missing or unknown";
+        else if (!json_is_integer(pv))
+            why = "a parameter is not an integer";
+        else if (json_integer_value(pv) < fam->params[p].min || json_integer_value(pv) > fam->params[p].max)
+            why = "a parameter is out of range";
+        else
+            v[p] = (int)json_integer_value(pv);
+    }
+    if (!why) why = ocx__params_check(fam, v, &ctx->info, dtype);
+    if (!why) return 1;
+    warn_once(pr, src->path, what, why);
+    return 0;
+}
+
+/* The entry of src for (family, dtype, class), validated into v; 0 when absent or invalid. Lookups
+ * read the first that matches (check_root warned about entries that name nothing or repeat one). */
 static int entry_from(ocx_context *ctx, struct ocx__profiles *pr, const profile_src *src, const ocx__family *fam,
                       ocx_dtype dtype, const char *size_class, int *v)
 {
@@ -346,68 +389,23 @@ static int entry_from(ocx_context *ctx, struct ocx__profiles *pr, const profile_
     json_t *e;
     json_array_foreach(src->entries, i, e) {
         json_t *f = json_object_get(e, "family"), *d = json_object_get(e, "dtype"), *c = json_object_get(e, "size_class");
-        if (!json_is_string(f) || !json_is_string(d) || !json_is_string(c)) {
-            warn_once(pr, src->path, "an entry lacks family/dtype/size_class strings", NULL);
-            continue;
-        }
-        if (strcmp(json_string_value(f), fam->name) || strcmp(json_string_value(d), ocx_dtype_name(dtype)) ||
-            strcmp(json_string_value(c), size_class))
-            continue;
-        char what[160];
-        snprintf(what, sizeof what, "entry %s/%s/%s", fam->name, ocx_dtype_name(dtype), size_class);
-        const char *why = NULL;
-        json_t *params = json_object_get(e, "params");
-        const char *key;
-        json_t *val;
-        json_object_foreach(e, key, val) {
-            if (strcmp(key, "family") && strcmp(key, "dtype") && strcmp(key, "size_class") && strcmp(key, "params") &&
-                strcmp(key, "rate") && strcmp(key, "unit"))
-                why = "unknown key";
-        }
-        if (!why && !json_is_object(params)) why = "'params' is not an object";
-        /* Parameters added after profiles were written may be absent: they take the table's
-         * default for the device type, the behaviour the entry was measured with (not a
-         * device's own defaults: gemm_mma's WGMMA). Every other one must be there, and nothing else. */
-        size_t absent = 0;
-        for (unsigned p = 0; !why && p < fam->nparams; p++)
-            absent += fam->params[p].added && !json_object_get(params, fam->params[p].name);
-        if (!why && json_object_size(params) + absent != fam->nparams) why = "wrong number of parameters";
-        for (unsigned p = 0; !why && p < fam->nparams; p++) {
-            json_t *pv = json_object_get(params, fam->params[p].name);
-            if (!pv && fam->params[p].added)
-                v[p] = ctx->info.type == OCX_DEVICE_CPU ? fam->params[p].def_cpu : fam->params[p].def_gpu;
-            else if (!pv)
-                why = "a parameter is missing or unknown";
-            else if (!json_is_integer(pv))
-                why = "a parameter is not an integer";
-            else if (json_integer_value(pv) < fam->params[p].min || json_integer_value(pv) > fam->params[p].max)
-                why = "a parameter is out of range";
-            else
-                v[p] = (int)json_integer_value(pv);
-        }
-        if (!why) why = ocx__params_check(fam, v, &ctx->info, dtype);
-        if (!why) return 1;
-        warn_once(pr, src->path, what, why);
-        return 0;
+        if (json_is_string(f) && json_is_string(d) && json_is_string(c) && !strcmp(json_string_value(f), fam->name) &&
+            !strcmp(json_string_value(d), ocx_dtype_name(dtype)) && !strcmp(json_string_value(c), size_class))
+            return entry_valid(ctx, pr, src, e, fam, dtype, size_class, v);
     }
     return 0;
 }
 
 /* 1 when a lookup would use entry i of src: it names a family, dtype and class of this version, is
- * the first to, and passes entry_from's checks (which warn, once, where it does not). */
+ * the first to, and passes entry_valid's checks (which warn, once, where it does not). */
 static int entry_usable(ocx_context *ctx, struct ocx__profiles *pr, const profile_src *src, size_t i)
 {
     json_t *e = json_array_get(src->entries, i);
     const ocx__family *fam;
     int d, v[OCX__MAX_PARAMS];
     const char *cls;
-    if (!entry_key(e, &fam, &d, &cls) || entry_repeated(src->entries, i)) return 0;
-    profile_src one = *src; /* the entry alone: entry_from reads the first that matches */
-    one.entries = json_array();
-    json_array_append(one.entries, e);
-    const int ok = entry_from(ctx, pr, &one, fam, entry_dtypes[d], cls, v);
-    json_decref(one.entries);
-    return ok;
+    return entry_key(e, &fam, &d, &cls) && !entry_repeated(src->entries, i) &&
+           entry_valid(ctx, pr, src, e, fam, entry_dtypes[d], cls, v);
 }
 
 void ocx__params_record(const ocx__params *p, ocx_dtype dtype, const char *size_class)

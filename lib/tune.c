@@ -1165,10 +1165,6 @@ static void add_entry(json_t *root, const tuner *t)
                                     t->best_rate > 0 ? t->best_rate : 0.0, "unit", t->def->unit));
 }
 
-/* The file a profile written to `path` replaces: a symbolic link's target (the link stays), which,
- * like path itself, must be a regular file or absent, in a directory we may write. Checked before
- * tuning too, so that a bad path costs no tuning (and nothing but a regular file is replaced: a
- * link or /dev/null was renamed over). */
 /* The directory a path lies in ("." for a bare name, "/" for one at the root). */
 static void parent_dir(const char *path, char *dir, size_t cap)
 {
@@ -1182,6 +1178,10 @@ static void parent_dir(const char *path, char *dir, size_t cap)
         snprintf(dir, cap, ".");
 }
 
+/* The file a profile written to `path` replaces: a symbolic link's target (the link stays), which,
+ * like path itself, must be a regular file or absent, in a directory we may write. Checked before
+ * tuning too, so that a bad path costs no tuning (and nothing but a regular file is replaced: a
+ * link or /dev/null was renamed over). */
 static ocx_status out_target(const char *path, char *to, size_t cap)
 {
     struct stat sb;

@@ -38,15 +38,6 @@ static volatile int stop_flag;
 static volatile sig_atomic_t end_signal; /* SIGTERM or SIGHUP that reached the watcher */
 static volatile pid_t child_pid;         /* the tuning process while it runs, else 0 */
 
-static volatile int *shared_stop; /* shared->stop, where the mapping exists */
-
-/* SIGINT in a process that tunes without a watcher (fork failed) */
-static void on_sigint(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-    if (shared_stop) *shared_stop = 1;
-}
 
 /* What the watcher and the tuning process share (an anonymous shared mapping, made before the
  * first fork). */
@@ -62,6 +53,14 @@ typedef struct shared_state {
     volatile int stop; /* Ctrl-C reached the watcher: the tuning process's opt.stop */
 } shared_state;
 static shared_state *shared;
+
+/* SIGINT in a process that tunes without a watcher (fork failed) */
+static void on_sigint(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+    if (shared) shared->stop = 1;
+}
 
 /* The watcher takes Ctrl-C for the tuning process (sets shared->stop), which keeps SIGINT blocked:
  * a terminal's Ctrl-C (or `timeout -s INT`) goes to the whole foreground group, and when it reached
@@ -106,7 +105,7 @@ static int make_dirs(const char *dir)
     return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
 }
 
-/* A whole number of seconds or more (strtod's forms); 0 where the text is none. */
+/* A number within +-1e9 in strtod's forms into *out; 0 where the text is none. */
 static int parse_number(const char *s, double *out)
 {
     char *end = NULL;
@@ -242,7 +241,7 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     run_state rs = {isatty(2), verbose, attempt == 0 && hook && *hook ? atoi(hook) : -1};
     opt.progress = progress;
     opt.user = &rs;
-    opt.stop = shared ? (volatile int *)&shared->stop : &stop_flag;
+    opt.stop = shared ? &shared->stop : &stop_flag;
     double whole = opt.budget_s;
     opt.budget_s -= since(&t_start) + TEARDOWN_S;
     if (opt.budget_s < 1) opt.budget_s = 1;
@@ -351,7 +350,6 @@ int main(int argc, char **argv)
     sigaddset(&held, SIGHUP);
     void *map = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     shared = map == MAP_FAILED ? NULL : map; /* without it a retry starts afresh, Ctrl-C goes by signal */
-    shared_stop = shared ? &shared->stop : NULL;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     const double budget = opt.budget_s;
