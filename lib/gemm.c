@@ -571,14 +571,14 @@ static void gemm_defines(ocx_context *ctx, const ocx__params *p, ocx_dtype dtype
                          int bkf, int av, int bv, int idx32, int ct, char *options, size_t cap)
 {
     ocx__dtype_defines(ctx, dtype, options, cap);
-    size_t ol = strlen(options);
-    snprintf(options + ol, cap - ol, " -DCTYPE=%d -DNATIVE_F16=%d", ctype, native_f16);
+    ocx__append_define(options, cap, " -D", "CTYPE", ctype);
+    ocx__append_define(options, cap, " -D", "NATIVE_F16", native_f16);
     /* Every kernel parameter becomes a -D define (host-only ones such as DIRECT must not force a
      * rebuild). */
     ocx__params_defines(p, options, cap);
-    ol = strlen(options);
-    snprintf(options + ol, cap - ol, " -DAKF=%d -DBKF=%d -DAV=%d -DBV=%d -DIDX32=%d -DCT=%d", akf, bkf, av, bv, idx32,
-             ct);
+    const char *const names[] = {"AKF", "BKF", "AV", "BV", "IDX32", "CT"};
+    const int values[] = {akf, bkf, av, bv, idx32, ct};
+    for (int i = 0; i < 6; i++) ocx__append_define(options, cap, " -D", names[i], values[i]);
 }
 
 /* The problem C = op(A) op(B) as C^T = op(B)^T op(A)^T: the operands trade places (with their batch
@@ -715,7 +715,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     const char *small_origin = NULL; /* set where the "small" class's work-group shape is taken */
     if (use_direct && volume <= 160.0 * 160.0 * 160.0) {
         ocx__params small;
-        ocx_params_info rec; /* the product's class's record, which the "small" lookup replaces */
+        ocx__params_rec rec; /* the product's class's record, which the "small" lookup replaces */
         ocx__params_saved(&rec);
         OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_gemm, a->dtype, "small", &small));
         ocx__params_restore(&rec);

@@ -374,7 +374,7 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
          * kernel what ocx_last_params() reports for the caller's call. */
         char saved[1024];
         snprintf(saved, sizeof saved, "%s", ocx_last_error());
-        ocx_params_info saved_params;
+        ocx__params_rec saved_params;
         ocx__params_saved(&saved_params);
         /* The probe must run even when the call that asks only compiles: the tuner builds its
          * candidates ahead of timing in build-only mode, and a probe whose launch was skipped

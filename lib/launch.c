@@ -69,8 +69,9 @@ ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_d
 
 void ocx__dtype_defines(const ocx_context *ctx, ocx_dtype dtype, char *buf, size_t cap)
 {
-    int code = dtype == OCX_F16 ? 1 : dtype == OCX_F64 ? 2 : 0;
-    snprintf(buf, cap, "-DDTYPE=%d%s", code, ctx->info.has_fp64 ? " -DHAS_FP64=1" : "");
+    buf[0] = '\0';
+    ocx__append_define(buf, cap, "-D", "DTYPE", dtype == OCX_F16 ? 1 : dtype == OCX_F64 ? 2 : 0);
+    if (ctx->info.has_fp64) ocx__append_define(buf, cap, " -D", "HAS_FP64", 1);
 }
 
 size_t ocx__grid_groups(const ocx_context *ctx, size_t items, size_t wg, size_t per_cu)

@@ -241,14 +241,25 @@ typedef struct ocx__params {
     int v[OCX__MAX_PARAMS];
     const char *origin; /* "built-in", "forced" (tuner), or the profile file's path */
 } ocx__params;
+/* What ocx_last_params() reports, as recorded at each call: the values themselves, formatted only
+ * when asked for (formatting every parameter on every call cost PoCL's 64^3 GEMM a fifth of its
+ * host time). family NULL: nothing recorded yet. */
+typedef struct ocx__params_rec {
+    const ocx__family *family;
+    int v[OCX__MAX_PARAMS];
+    ocx_dtype dtype;
+    char size_class[32];
+    char source[1024];
+    char kernel[32];
+} ocx__params_rec;
 /* Makes p what ocx_last_params() reports (lookups do; a caller that changes values after its
  * lookup records them again). */
 void ocx__params_record(const ocx__params *p, ocx_dtype dtype, const char *size_class);
 /* The kernel that ocx_last_params() names, after the operation's lookup (which clears it). */
 void ocx__params_kernel(const char *name);
 /* The calling thread's record, copied out and put back (around work that is not the caller's). */
-void ocx__params_saved(ocx_params_info *out);
-void ocx__params_restore(const ocx_params_info *in);
+void ocx__params_saved(ocx__params_rec *out);
+void ocx__params_restore(const ocx__params_rec *in);
 /* Parameters for (family, dtype, size class): a forced set (tuner), else the first profile file that
  * has a valid entry for them ($OCX_PROFILE_DIR, user data dir, installed), else the built-in defaults
  * fitted to the device. size_class NULL means "all". Records what was used for ocx_last_params(). */
@@ -305,6 +316,9 @@ extern const ocx__family *const ocx__families[];
 int ocx__param(const ocx__params *p, const char *name);
 /* The index of the family's parameter `name`, or fam->nparams where it has none. */
 unsigned ocx__param_index(const ocx__family *fam, const char *name);
+/* Appends sep, name, '=' and v to buf (cap bytes, NUL-terminated; nothing where it would not fit).
+ * No snprintf: the kernels' options are built on every call. */
+void ocx__append_define(char *buf, size_t cap, const char *sep, const char *name, int v);
 /* Appends fam's parameters in v to buf (cap bytes, NUL-terminated) as NAME=value, the first after
  * `first`, the others after `rest`; kernel_only: only the -D defines (host-only ones left out). */
 void ocx__params_append(const ocx__family *fam, const int *v, const char *first, const char *rest, int kernel_only,

@@ -51,7 +51,7 @@ const ocx__family *const ocx__families[] = {&ocx__family_vector, &ocx__family_re
 
 static _Thread_local const ocx__family *forced_family;
 static _Thread_local int forced_values[OCX__MAX_PARAMS];
-static _Thread_local ocx_params_info last_params;
+static _Thread_local ocx__params_rec last_params;
 
 static int is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -408,25 +408,41 @@ static int entry_usable(ocx_context *ctx, struct ocx__profiles *pr, const profil
            entry_valid(ctx, pr, src, e, fam, entry_dtypes[d], cls, v);
 }
 
+/* src into dst[cap], cut to fit (a record's strings: no formatting on the hot path). */
+static void copy_cut(char *dst, size_t cap, const char *src)
+{
+    size_t n = strnlen(src, cap - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 void ocx__params_record(const ocx__params *p, ocx_dtype dtype, const char *size_class)
 {
-    ocx_params_info *r = &last_params;
-    snprintf(r->family, sizeof r->family, "%s", p->family->name);
-    snprintf(r->dtype, sizeof r->dtype, "%s", ocx_dtype_name(dtype));
-    snprintf(r->size_class, sizeof r->size_class, "%s", size_class);
-    snprintf(r->source, sizeof r->source, "%s", p->origin);
-    r->params[0] = '\0';
-    ocx__params_append(p->family, p->v, "", " ", 0, r->params, sizeof r->params);
+    ocx__params_rec *r = &last_params;
+    r->family = p->family;
+    memcpy(r->v, p->v, sizeof r->v);
+    r->dtype = dtype;
+    copy_cut(r->size_class, sizeof r->size_class, size_class);
+    copy_cut(r->source, sizeof r->source, p->origin);
 }
 
-void ocx__params_kernel(const char *name)
+void ocx__params_kernel(const char *name) { copy_cut(last_params.kernel, sizeof last_params.kernel, name); }
+
+void ocx__params_saved(ocx__params_rec *out) { *out = last_params; }
+
+void ocx__params_restore(const ocx__params_rec *in) { last_params = *in; }
+
+/* The record as ocx_params_info: the parameters formatted now. */
+static void params_info(const ocx__params_rec *r, ocx_params_info *info)
 {
-    snprintf(last_params.kernel, sizeof last_params.kernel, "%s", name);
+    copy_cut(info->family, sizeof info->family, r->family->name);
+    copy_cut(info->dtype, sizeof info->dtype, ocx_dtype_name(r->dtype));
+    copy_cut(info->size_class, sizeof info->size_class, r->size_class);
+    copy_cut(info->source, sizeof info->source, r->source);
+    copy_cut(info->kernel, sizeof info->kernel, r->kernel);
+    info->params[0] = '\0';
+    ocx__params_append(r->family, r->v, "", " ", 0, info->params, sizeof info->params);
 }
-
-void ocx__params_saved(ocx_params_info *out) { *out = last_params; }
-
-void ocx__params_restore(const ocx_params_info *in) { last_params = *in; }
 
 /* OCX_<FAMILY>_PARAMS="NAME=V,…" (OCX_GEMM_PARAMS, …): a developer's override of the looked-up
  * values for experiments, checked like a profile entry; a bad one is an error, never a bad kernel. */
@@ -515,14 +531,37 @@ int ocx__param(const ocx__params *p, const char *name)
     return i < p->family->nparams ? p->v[i] : 0;
 }
 
+/* ocx__append_define at buf's length o; returns the new length. */
+static size_t append_define_at(char *buf, size_t o, size_t cap, const char *sep, const char *name, int v)
+{
+    char num[12], *d = num + sizeof num;
+    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+    do *--d = (char)('0' + u % 10); while (u /= 10);
+    if (v < 0) *--d = '-';
+    const size_t ls = strlen(sep), ln = strlen(name), lv = (size_t)(num + sizeof num - d);
+    if (o + ls + ln + 1 + lv >= cap) return o;
+    char *p = buf + o;
+    memcpy(p, sep, ls), p += ls;
+    memcpy(p, name, ln), p += ln;
+    *p++ = '=';
+    memcpy(p, d, lv), p += lv;
+    *p = '\0';
+    return (size_t)(p - buf);
+}
+
+void ocx__append_define(char *buf, size_t cap, const char *sep, const char *name, int v)
+{
+    append_define_at(buf, strlen(buf), cap, sep, name, v);
+}
+
 void ocx__params_append(const ocx__family *fam, const int *v, const char *first, const char *rest, int kernel_only,
                         char *buf, size_t cap)
 {
     size_t o = strlen(buf);
     int k = 0;
-    for (unsigned i = 0; i < fam->nparams && o < cap; i++)
+    for (unsigned i = 0; i < fam->nparams; i++)
         if (!kernel_only || !fam->params[i].host)
-            o += (size_t)snprintf(buf + o, cap - o, "%s%s=%d", k++ ? rest : first, fam->params[i].name, v[i]);
+            o = append_define_at(buf, o, cap, k++ ? rest : first, fam->params[i].name, v[i]);
 }
 
 void ocx__params_defines(const ocx__params *p, char *buf, size_t cap)
@@ -535,9 +574,9 @@ void ocx__params_defines(const ocx__params *p, char *buf, size_t cap)
 ocx_status ocx_last_params(ocx_params_info *info)
 {
     OCX__FAIL_IF(!info, OCX_ERR_INVALID_ARGUMENT, "ocx_last_params: info is NULL");
-    OCX__FAIL_IF(!last_params.family[0], OCX_ERR_INVALID_ARGUMENT,
+    OCX__FAIL_IF(!last_params.family, OCX_ERR_INVALID_ARGUMENT,
                  "ocx_last_params: this thread has run no parameterised operation yet");
-    *info = last_params;
+    params_info(&last_params, info);
     return OCX_OK;
 }
 
@@ -554,11 +593,11 @@ ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dt
                  "ocx_context_params: no size class '%s' (all, small, medium, large, short_k)", size_class);
     for (const ocx__family *const *f = ocx__families; *f; f++) {
         if (strcmp((*f)->name, family) != 0) continue;
-        ocx_params_info saved;
+        ocx__params_rec saved;
         ocx__params_saved(&saved);
         ocx__params p;
         ocx_status st = ocx__params_lookup(ctx, *f, dtype, size_class, &p);
-        if (st == OCX_OK) *info = last_params;
+        if (st == OCX_OK) params_info(&last_params, info);
         ocx__params_restore(&saved);
         return st;
     }
