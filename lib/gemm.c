@@ -34,7 +34,11 @@
  * 44.6 TFLOP/s against 48.0 in the same call. k-major (16-byte copies of K-slow operands, 4-byte
  * transposed ones of K-fast operands; 95 registers against 161) it ran 8192^3 NN / TN / NT at 42.8
  * / 41.6 / 32.5 against 47.5 / 43.8 / 44.9 (4096^3 TN, 16-byte copies only: 45.0 against 46.6):
- * the copies cost more than the registers and occupancy they save. */
+ * the copies cost more than the registers and occupancy they save. Nor stream-K (the last tiles'
+ * slices shared out evenly between as many work-groups as run at once, cut tiles summed by a second
+ * kernel): the loop over a group's pieces cost the 128x128 tiles' kernel registers it did not have,
+ * and 8192^3 NN ran 45.2-45.7 TFLOP/s against 48.9, where the part-empty last wave it wins back
+ * costs about 1.1% (README: "Where the rest of the 8192³ gap goes"). */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
        P_PACK, P_GM, P_PACKN, P_KSPLIT, P_DOTN, P_DDOT, P_DVW, P_DROWS, P_COLS,
        P_CVW, P_COUNT };
