@@ -29,7 +29,7 @@
  *                       the names); checked like a profile entry, and an unknown name, a value that
  *                       is not a number or one this device cannot run fails every call of that
  *                       family with OCX_ERR_INVALID_ARGUMENT, naming the variable
- *   OCX_QUIET=1         no warnings on stderr (they still reach ocx_last_error()).
+ *   OCX_QUIET=1         no warnings, on stderr or to a handler (ocx_set_warning_handler).
  */
 #ifndef OCX_H
 #define OCX_H
@@ -101,6 +101,13 @@ OCX_API const char *ocx_status_message(ocx_status status);
  *  @return the detailed message of the last failed call made by this thread (empty string if none).
  *  The text is thread-local and valid until the thread's next failing ocx call. Never NULL. */
 OCX_API const char *ocx_last_error(void);
+/*! ocx_set_warning_handler() : where the library's warnings go (a profile entry refused, a cache
+ *  that cannot be written, a vendor path that failed its probe, …). NULL, the default: stderr, as
+ *  "ocx: warning: <message>". A handler gets each warning as one line without the prefix or a
+ *  newline, on the thread that warned (several may call it at once), and must not call back into
+ *  ocx. Process-wide; the last call wins. OCX_QUIET=1 silences warnings either way. */
+typedef void (*ocx_warning_fn)(const char *message, void *user);
+OCX_API void ocx_set_warning_handler(ocx_warning_fn handler, void *user);
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Data types                                                                                     */

@@ -85,15 +85,34 @@ ocx_status ocx__cl_error(cl_int err, const char *what)
     return ocx__error(st, "%s: %s (%d)", what, ocx__cl_error_name(err), (int)err);
 }
 
+/* The warning handler and its argument (ocx_set_warning_handler), read and set under one lock. */
+static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+static ocx_warning_fn warn_fn;
+static void *warn_user;
+
+void ocx_set_warning_handler(ocx_warning_fn handler, void *user)
+{
+    pthread_mutex_lock(&warn_lock);
+    warn_fn = handler, warn_user = user;
+    pthread_mutex_unlock(&warn_lock);
+}
+
 void ocx__warn(const char *fmt, ...)
 {
     if (ocx__env_flag("OCX_QUIET")) return;
+    pthread_mutex_lock(&warn_lock);
+    const ocx_warning_fn fn = warn_fn;
+    void *const user = warn_user;
+    pthread_mutex_unlock(&warn_lock);
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    fputs("ocx: warning: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (fn)
+        fn(msg, user);
+    else
+        fprintf(stderr, "ocx: warning: %s\n", msg);
 }
 
 unsigned long ocx__env_ulong(const char *name, unsigned long def)

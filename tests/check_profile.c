@@ -616,6 +616,57 @@ START_TEST(test_warns_once)
 }
 END_TEST
 
+/* A warning handler gets the warnings instead of stderr (the same one, once, without the prefix),
+ * OCX_QUIET silences it too, and NULL puts stderr back. */
+typedef struct warnings_seen {
+    int count;
+    char first[512];
+} warnings_seen;
+
+static void collect_warning(const char *message, void *user)
+{
+    warnings_seen *w = user;
+    if (!w->count++) snprintf(w->first, sizeof w->first, "%s", message);
+}
+
+static void warn_from_profile(void)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_params_info info;
+    ck_ok(ocx_context_params(ctx, "vector", OCX_F32, NULL, &info));
+    ocx_context_destroy(ctx);
+}
+
+START_TEST(test_warning_handler)
+{
+    unsetenv("OCX_QUIET");
+    write_text(dir_env, "[1, 2");
+    char log[1400];
+    snprintf(log, sizeof log, "%s/stderr.txt", root);
+    ck_assert_ptr_nonnull(freopen(log, "w", stderr));
+    warnings_seen w = {0, ""};
+    ocx_set_warning_handler(collect_warning, &w);
+    warn_from_profile();
+    ck_assert_int_eq(w.count, 1);
+    ck_assert_msg(strncmp(w.first, "profile ", 8) == 0 && !strchr(w.first, '\n'), "handler got '%s'", w.first);
+    setenv("OCX_QUIET", "1", 1);
+    warn_from_profile();
+    ck_assert_int_eq(w.count, 1);
+    unsetenv("OCX_QUIET");
+    ocx_set_warning_handler(NULL, NULL);
+    warn_from_profile();
+    ck_assert_int_eq(w.count, 1);
+    fflush(stderr);
+    FILE *f = fopen(log, "r");
+    char line[4096];
+    int on_stderr = 0;
+    while (fgets(line, sizeof line, f)) on_stderr += strstr(line, "ocx: warning: profile") != NULL;
+    fclose(f);
+    ck_assert_int_eq(on_stderr, 1); /* only the last context's, after the handler was removed */
+}
+END_TEST
+
 /* Entries no lookup reads (a size class this version lacks; a repeat of an earlier entry, of which
  * lookups read the first) are warned about once each, not skipped in silence; the first of the
  * repeated ones is used, and ocx_context_profile() counts only it. */
@@ -962,6 +1013,7 @@ int main(void)
     tcase_add_test(core, test_lookup_order);
     tcase_add_test(core, test_used_by_operations_and_stale_marked);
     tcase_add_test(core, test_warns_once);
+    tcase_add_test(core, test_warning_handler);
     tcase_add_test(core, test_tuning_round_trip);
     tcase_add_test(core, test_size_classes);
     tcase_add_test(core, test_gemm_size_classes);

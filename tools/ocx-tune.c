@@ -131,6 +131,14 @@ typedef struct run_state {
     int abort_at; /* the test hook: entry after which the first attempt aborts, or -1 */
 } run_state;
 
+/* Library warnings during a run on a terminal: the progress bar's line is cleared first, so that
+ * each warning stands on a line of its own (the bar is drawn again at the next step). */
+static void warn_on_tty(const char *message, void *user)
+{
+    (void)user;
+    fprintf(stderr, "\r\033[Kocx: warning: %s\n", message);
+}
+
 static void progress(void *user, const ocx_tune_progress *p)
 {
     const run_state *rs = user;
@@ -241,6 +249,7 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     run_state rs = {isatty(2), verbose, attempt == 0 && hook && *hook ? atoi(hook) : -1};
     opt.progress = progress;
     opt.user = &rs;
+    if (rs.tty) ocx_set_warning_handler(warn_on_tty, NULL);
     opt.stop = shared ? &shared->stop : &stop_flag;
     double whole = opt.budget_s;
     opt.budget_s -= since(&t_start) + TEARDOWN_S;
