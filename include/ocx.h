@@ -398,7 +398,8 @@ OCX_API ocx_status ocx_last_params(ocx_params_info *info);
 
 /*! ocx_context_params() : the parameters an operation of `family` on `dtype` (f32, f16 or f64) in
  *  `size_class` (NULL: "all"; else one of the classes above) would use on ctx's device, without
- *  running anything. An unknown family, dtype or class: OCX_ERR_INVALID_ARGUMENT. */
+ *  running anything. An unknown family, dtype or class, or one the family never looks up ("short_k"
+ *  is GEMM's alone; gemm_mma has neither f64 nor "small"): OCX_ERR_INVALID_ARGUMENT. */
 OCX_API ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dtype,
                                       const char *size_class, ocx_params_info *info);
 

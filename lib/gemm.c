@@ -235,8 +235,16 @@ static int gemm_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, cons
  * group's items share B's columns in the cache); single steps from 8x32 reached it only through
  * 4x32 register tiles (16x32 on one work-item breaks the 256-element limit). */
 static const char *const gemm_step_together[] = {"MWG", "MDIMC", "NWG", "NDIMC", NULL};
-const ocx__family ocx__family_gemm = {"gemm", "gemm", P_COUNT, gemm_params, gemm_invalid, gemm_canonical,
-                                      gemm_class_defaults, NULL, NULL, gemm_step_together};
+const ocx__family ocx__family_gemm = {.name = "gemm",
+                                      .source = "gemm",
+                                      .nparams = P_COUNT,
+                                      .params = gemm_params,
+                                      .invalid = gemm_invalid,
+                                      .canonical = gemm_canonical,
+                                      .class_defaults = gemm_class_defaults,
+                                      .step_together = gemm_step_together,
+                                      .classes = ocx__size_classes,
+                                      .dtypes = OCX__DT_ALL};
 
 /* One stored matrix: rows x cols in `layout` with leading dimension ld. Its span (elements from the
  * first to one past the last touched, relative to the offset) and its strides. */

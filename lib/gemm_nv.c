@@ -231,8 +231,19 @@ static int mma_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, const
     }
     return 0;
 }
-const ocx__family ocx__family_gemm_mma = {"gemm_mma", "gemm_nv_mma", P_COUNT, mma_params, mma_invalid, NULL,
-                                          mma_class_defaults, mma_shrink_first, mma_device_defaults};
+/* Its products are those of the tiled kernel's classes ("small" ones take the direct kernel), f16
+ * and f32 (OCX_COMPUTE_TF32X3). */
+static const char *const mma_classes[] = {"all", "medium", "large", "short_k", NULL};
+const ocx__family ocx__family_gemm_mma = {.name = "gemm_mma",
+                                          .source = "gemm_nv_mma",
+                                          .nparams = P_COUNT,
+                                          .params = mma_params,
+                                          .invalid = mma_invalid,
+                                          .class_defaults = mma_class_defaults,
+                                          .shrink_first = mma_shrink_first,
+                                          .device_defaults = mma_device_defaults,
+                                          .classes = mma_classes,
+                                          .dtypes = OCX__DT_F32 | OCX__DT_F16};
 
 /* ---- launch ------------------------------------------------------------------------------------- */
 

@@ -235,7 +235,19 @@ typedef struct ocx__family {
      * together, in the same direction: a tile and the work-items that share it, so that each
      * work-item's part stays the same where a step of either alone changes it or breaks a limit. */
     const char *const *step_together;
+    /* The size classes (NULL-terminated) and dtypes (OCX__DT_ bits) its calls look up: entries and
+     * queries for others are refused, as they would never be used. */
+    const char *const *classes;
+    unsigned dtypes;
 } ocx__family;
+#define OCX__DT_F32 1u
+#define OCX__DT_F16 2u
+#define OCX__DT_F64 4u
+#define OCX__DT_ALL (OCX__DT_F32 | OCX__DT_F16 | OCX__DT_F64)
+/* 1 when fam's calls look parameters up for dtype in size_class. */
+int ocx__family_uses(const ocx__family *fam, ocx_dtype dtype, const char *size_class);
+/* The 1-D families' classes (vector, reduce: ocx__size_class_1d, and "all"). */
+extern const char *const ocx__classes_1d[];
 typedef struct ocx__params {
     const ocx__family *family;
     int v[OCX__MAX_PARAMS];

@@ -142,6 +142,16 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
 }
 
 const char *const ocx__size_classes[] = {"all", "small", "medium", "large", "short_k", NULL};
+const char *const ocx__classes_1d[] = {"all", "small", "medium", "large", NULL};
+
+int ocx__family_uses(const ocx__family *fam, ocx_dtype dtype, const char *size_class)
+{
+    const unsigned bit = dtype == OCX_F32 ? OCX__DT_F32 : dtype == OCX_F16 ? OCX__DT_F16 : dtype == OCX_F64 ? OCX__DT_F64 : 0;
+    if (!(fam->dtypes & bit)) return 0;
+    for (const char *const *c = fam->classes; *c; c++)
+        if (!strcmp(*c, size_class)) return 1;
+    return 0;
+}
 
 /* *own: 1 when the family has built-in defaults of its own for the class on this device, other than
  * those of its "all" class. */
@@ -212,7 +222,7 @@ static int dir_for(int which, char *out, size_t cap)
 static const ocx_dtype entry_dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
 
 /* The family, dtype (index into entry_dtypes) and size class an entry names; 0 where it names none
- * of this version's. */
+ * of this version's, or a dtype or class its family never looks up. */
 static int entry_key(json_t *e, const ocx__family **fam, int *d, const char **cls)
 {
     json_t *fn = json_object_get(e, "family"), *dn = json_object_get(e, "dtype"), *cn = json_object_get(e, "size_class");
@@ -223,7 +233,7 @@ static int entry_key(json_t *e, const ocx__family **fam, int *d, const char **cl
         if (!strcmp(ocx_dtype_name(entry_dtypes[k]), json_string_value(dn))) *d = k;
     for (const char *const *c = ocx__size_classes; json_is_string(cn) && *c; c++)
         if (!strcmp(*c, json_string_value(cn))) *cls = *c;
-    return *fam && *d >= 0 && *cls;
+    return *fam && *d >= 0 && *cls && ocx__family_uses(*fam, entry_dtypes[*d], *cls);
 }
 
 /* 1 when an entry before entries[i] names the same family, dtype and size class (lookups read the
@@ -287,7 +297,10 @@ static int check_root(struct ocx__profiles *pr, const ocx_device_info *dev, cons
             !json_is_string(json_object_get(e, "size_class")))
             warn_once(pr, path, "an entry lacks family/dtype/size_class strings", NULL);
         else if (!entry_key(e, &fam, &d, &cls))
-            warn_once(pr, path, "an entry names a family, dtype or size class this version does not have", NULL);
+            warn_once(pr, path,
+                      "an entry names a family, dtype or size class this version does not have, or one its family "
+                      "never looks up",
+                      NULL);
         else if (entry_repeated(entries, i))
             warn_once(pr, path, "an entry repeats an earlier one's family, dtype and size class (the first is read)",
                       NULL);
@@ -593,6 +606,10 @@ ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dt
                  "ocx_context_params: no size class '%s' (all, small, medium, large, short_k)", size_class);
     for (const ocx__family *const *f = ocx__families; *f; f++) {
         if (strcmp((*f)->name, family) != 0) continue;
+        const char *cls = size_class ? size_class : "all";
+        OCX__FAIL_IF(!ocx__family_uses(*f, dtype, cls), OCX_ERR_INVALID_ARGUMENT,
+                     "ocx_context_params: %s never looks up %s parameters of size class '%s'", family,
+                     ocx_dtype_name(dtype), cls);
         ocx__params_rec saved;
         ocx__params_saved(&saved);
         ocx__params p;

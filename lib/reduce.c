@@ -48,7 +48,9 @@ const ocx__family ocx__family_reduce = {
     .source = "reduce",
     .nparams = sizeof reduce_params / sizeof *reduce_params,
     .params = reduce_params,
-    .invalid = reduce_invalid};
+    .invalid = reduce_invalid,
+    .classes = ocx__classes_1d,
+    .dtypes = OCX__DT_ALL};
 
 static const char *const op_names[] = {"sum", "asum", "dot", "nrm2", "min", "max", "argmin", "argmax"};
 #define NOPS (sizeof op_names / sizeof *op_names)

@@ -56,7 +56,9 @@ const ocx__family ocx__family_vector = {.name = "vector",
                                         .nparams = P_COUNT,
                                         .params = vector_params,
                                         .invalid = vector_invalid,
-                                        .canonical = vector_canonical};
+                                        .canonical = vector_canonical,
+                                        .classes = ocx__classes_1d,
+                                        .dtypes = OCX__DT_ALL};
 
 /* The one launch path of this file: parameters → defines → geometry → ocx__launch. `items` is the
  * number of work-items that would cover the whole range (per element, or per vector when the kernel
