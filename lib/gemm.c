@@ -1075,7 +1075,11 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                   kob.arr ? 0 : kob.stride, c, c->offset + (oc.arr ? 0 : oc.base), ldc, oc.arr ? 0 : oc.stride, &offs,
                   (offs != NULL) | flags);
     const unsigned nargs = sizeof g.args / sizeof *g.args;
-    /* The tensor-core kernel's 16-byte copies need 16-byte alignment (8 f16 or 4 f32 elements).
+    /* The tensor-core kernel's 16-byte copies need 16-byte alignment (8 f16 or 4 f32 elements):
+     * these flags give the offsets' and strides', the kernel also checks A's and B's addresses
+     * (a cl_mem over host memory). No device here reaches that second check: on the H200 a
+     * check_gemm built without it passed with operands 8 bytes past a 64-byte boundary, NVIDIA
+     * copying such buffers into aligned memory of its own, and PoCL runs the kernel only emulated.
      * Tried and not kept there: copying a K-slow operand K-fast first (a tiled transpose into a
      * temporary buffer), so that the kernel loads both through ldmatrix. In two alternating rounds
      * (TFLOP/s) it ran 8192^3 TN at 52.0-54.1 against 49.4-50.0, but NN at 53.4-54.5 against
