@@ -601,26 +601,40 @@ START_TEST(test_breaks_device_limits)
 }
 END_TEST
 
-START_TEST(test_warns_once)
+/* From here on the test's stderr goes to a file (log, cap bytes: its path), whose warnings
+ * lines_with counts. */
+static void capture_stderr(char *log, size_t cap)
 {
     unsetenv("OCX_QUIET");
+    snprintf(log, cap, "%s/stderr.txt", root);
+    ck_assert_ptr_nonnull(freopen(log, "w", stderr));
+}
+
+/* Lines of the captured stderr that contain needle. */
+static int lines_with(const char *log, const char *needle)
+{
+    fflush(stderr);
+    FILE *f = fopen(log, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
+START_TEST(test_warns_once)
+{
     write_text(dir_env, "[1, 2");
     char log[1400];
-    snprintf(log, sizeof log, "%s/stderr.txt", root);
-    ck_assert_ptr_nonnull(freopen(log, "w", stderr));
+    capture_stderr(log, sizeof log);
     ocx_context *ctx = NULL;
     ck_ok(ocx_context_create(NULL, &ctx));
     ocx_params_info info;
     for (int i = 0; i < 3; i++) ck_ok(ocx_context_params(ctx, "vector", OCX_F32, NULL, &info));
     ck_ok(ocx_context_params(ctx, "reduce", OCX_F32, NULL, &info));
     ocx_context_destroy(ctx);
-    fflush(stderr);
-    FILE *f = fopen(log, "r");
-    char line[4096];
-    int warnings = 0;
-    while (fgets(line, sizeof line, f)) warnings += strstr(line, "ocx: warning: profile") != NULL;
-    fclose(f);
-    ck_assert_int_eq(warnings, 1);
+    ck_assert_int_eq(lines_with(log, "ocx: warning: profile"), 1);
 }
 END_TEST
 
@@ -648,11 +662,9 @@ static void warn_from_profile(void)
 
 START_TEST(test_warning_handler)
 {
-    unsetenv("OCX_QUIET");
     write_text(dir_env, "[1, 2");
     char log[1400];
-    snprintf(log, sizeof log, "%s/stderr.txt", root);
-    ck_assert_ptr_nonnull(freopen(log, "w", stderr));
+    capture_stderr(log, sizeof log);
     warnings_seen w = {0, ""};
     ocx_set_warning_handler(collect_warning, &w);
     warn_from_profile();
@@ -665,13 +677,8 @@ START_TEST(test_warning_handler)
     ocx_set_warning_handler(NULL, NULL);
     warn_from_profile();
     ck_assert_int_eq(w.count, 1);
-    fflush(stderr);
-    FILE *f = fopen(log, "r");
-    char line[4096];
-    int on_stderr = 0;
-    while (fgets(line, sizeof line, f)) on_stderr += strstr(line, "ocx: warning: profile") != NULL;
-    fclose(f);
-    ck_assert_int_eq(on_stderr, 1); /* only the last context's, after the handler was removed */
+    /* only the last context's, after the handler was removed */
+    ck_assert_int_eq(lines_with(log, "ocx: warning: profile"), 1);
 }
 END_TEST
 
@@ -691,23 +698,12 @@ START_TEST(test_unread_entries_warned)
     json_array_append_new(entries, bogus);
     json_array_append_new(entries, again);
     write_json(dir_env, j);
-    unsetenv("OCX_QUIET");
     char log[1400];
-    snprintf(log, sizeof log, "%s/stderr.txt", root);
-    ck_assert_ptr_nonnull(freopen(log, "w", stderr));
+    capture_stderr(log, sizeof log);
     expect_source(dir_env, 16);
     expect_source(dir_env, 16); /* a second context warns again: once per context */
-    fflush(stderr);
-    FILE *f = fopen(log, "r");
-    char line[4096];
-    int unknown = 0, repeated = 0;
-    while (fgets(line, sizeof line, f)) {
-        unknown += strstr(line, "this version does not have") != NULL;
-        repeated += strstr(line, "repeats an earlier one") != NULL;
-    }
-    fclose(f);
-    ck_assert_int_eq(unknown, 2); /* once a context, for both such entries */
-    ck_assert_int_eq(repeated, 2);
+    ck_assert_int_eq(lines_with(log, "this version does not have"), 2); /* once a context, for both such entries */
+    ck_assert_int_eq(lines_with(log, "repeats an earlier one"), 2);
     ocx_context *ctx = NULL; /* ocx-info's count: the entries lookups can use, 1 of the 4 */
     ck_ok(ocx_context_create(NULL, &ctx));
     ocx_profile_info pinfo;
