@@ -235,8 +235,8 @@ typedef struct ocx__family {
      * together, in the same direction: a tile and the work-items that share it, so that each
      * work-item's part stays the same where a step of either alone changes it or breaks a limit. */
     const char *const *step_together;
-    /* The size classes (NULL-terminated) and dtypes (OCX__DT_ bits) its calls look up: entries and
-     * queries for others are refused, as they would never be used. */
+    /* The size classes (NULL-terminated; NULL: every one) and dtypes (OCX__DT_ bits) its calls look
+     * up: entries and queries for others are refused, as they would never be used. */
     const char *const *classes;
     unsigned dtypes;
 } ocx__family;

@@ -148,7 +148,7 @@ int ocx__family_uses(const ocx__family *fam, ocx_dtype dtype, const char *size_c
 {
     const unsigned bit = dtype == OCX_F32 ? OCX__DT_F32 : dtype == OCX_F16 ? OCX__DT_F16 : dtype == OCX_F64 ? OCX__DT_F64 : 0;
     if (!(fam->dtypes & bit)) return 0;
-    for (const char *const *c = fam->classes; *c; c++)
+    for (const char *const *c = fam->classes ? fam->classes : ocx__size_classes; *c; c++)
         if (!strcmp(*c, size_class)) return 1;
     return 0;
 }
