@@ -239,13 +239,16 @@ static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const 
             char what[128];
             snprintf(what, sizeof what, "cl/%s.cl", src->name);
             st = build(ctx, prog, opts, what);
+            /* developers: the compiler's report, of the source's build (a program raised to sm_90a is
+             * rebuilt from PTX, whose log is empty; NVIDIA's compiler prints only "N warnings
+             * generated." on stderr, the warnings themselves being in this log) */
+            if (st == OCX_OK && ocx__env_flag("OCX_BUILD_LOG")) {
+                char *log = build_log(prog, ctx->device);
+                fprintf(stderr, "ocx: build log of %s with '%s':\n%s\n", what, opts, log ? log : "(none)");
+                free(log);
+            }
             if (st == OCX_OK && strstr(opts, "-DOCX_SM90A=1")) st = raise_to_sm90a(ctx, &prog, opts, what);
             if (st == OCX_OK) {
-                if (ocx__env_flag("OCX_BUILD_LOG")) { /* developers: the compiler's report */
-                    char *log = build_log(prog, ctx->device);
-                    fprintf(stderr, "ocx: build log of %s with '%s':\n%s\n", what, opts, log ? log : "(none)");
-                    free(log);
-                }
                 stats->programs_compiled++;
                 stats->disk_cache_writes += (uint64_t)store_binary(prog, key);
             } else {
