@@ -17,6 +17,14 @@ ocx_status ocx__check_wait(const ocx_context *ctx, size_t num_wait, const ocx_ev
                         "wait list: clGetEventInfo");
         OCX__FAIL_IF(owner != ctx->context, OCX_ERR_CONTEXT_MISMATCH, "wait list: event %zu belongs to another context",
                      i);
+        /* A command after a failed event never runs, and PoCL's blocking calls then waited forever
+         * (a blocking read or ocx_reduce_host after a user event set to -5): refused here instead. An
+         * event that fails after the call is enqueued fails the command, which ocx_event_wait reports. */
+        cl_int state = CL_COMPLETE;
+        OCX__CL_FORWARD(clGetEventInfo(wait[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL),
+                        "wait list: clGetEventInfo");
+        OCX__FAIL_IF(state < 0, OCX_ERR_OPENCL, "wait list: event %zu has failed (%s): what waits for it would never run",
+                     i, ocx__cl_error_name(state));
     }
     return OCX_OK;
 }

@@ -62,8 +62,9 @@ void ocx__cache_path(const char *key_text, char *out, size_t cap)
 
 static ocx_status reject(const char *path, const char *why, int *rejected)
 {
-    ocx__warn("binary cache: %s: %s; deleted, rebuilding from source", path, why);
-    unlink(path);
+    const int gone = unlink(path) == 0 || errno == ENOENT;
+    ocx__warn("binary cache: %s: %s; %s, rebuilding from source", path, why,
+              gone ? "deleted" : "could not be deleted (it stays, and is rebuilt each time)");
     if (rejected) *rejected = 1;
     return ocx__error(OCX_ERR_IO, "binary cache: %s: %s", path, why);
 }

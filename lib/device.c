@@ -4,6 +4,7 @@
 
 #include <CL/cl_ext.h>
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -40,7 +41,13 @@ typedef struct device_list {
     unsigned platform_index[OCX__MAX_DEVICES], device_index[OCX__MAX_DEVICES];
 } device_list;
 
-static void list_devices(device_list *list)
+/* One enumeration at a time: a driver may set its devices up on the first call, and PoCL 3.1's
+ * set-up is not thread-safe (two threads creating their first contexts at once: one got "no OpenCL
+ * device found" or crashed in clGetDeviceInfo, 20 runs of 20). Once one enumeration has finished,
+ * the devices are set up and the others only read them. */
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void list_devices_locked(device_list *list)
 {
     cl_platform_id platforms[OCX__MAX_PLATFORMS];
     cl_uint np = 0;
@@ -59,6 +66,13 @@ static void list_devices(device_list *list)
             list->count++;
         }
     }
+}
+
+static void list_devices(device_list *list)
+{
+    pthread_mutex_lock(&list_lock);
+    list_devices_locked(list);
+    pthread_mutex_unlock(&list_lock);
 }
 
 ocx_status ocx_device_count(size_t *count)

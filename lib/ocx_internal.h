@@ -323,6 +323,10 @@ struct json_t;
  * file is absent. OCX_ERR_IO where it is there but cannot be read, or is refused whole (not valid
  * JSON, another schema or device): such a file is not replaced. The caller owns the jansson root. */
 ocx_status ocx__profile_resumable(ocx_context *ctx, const char *path, struct json_t **out);
+/* Writes root (jansson dump flags) to path through a temporary file beside it and a rename, so a
+ * reader sees the old file or the new one whole. The temporary's name is this call's own (process id
+ * and a count), so threads of one process writing one path do not share it. 0, else an errno. */
+int ocx__json_dump_atomic(struct json_t *root, const char *path, size_t flags);
 /* The family table, for the tuner and for profile validation. */
 extern const ocx__family *const ocx__families[];
 int ocx__param(const ocx__params *p, const char *name);

@@ -203,7 +203,7 @@ static int peaks_load(const ocx_context *ctx, const char *path, int quick, ocx_p
 
 static void peaks_store(const ocx_context *ctx, const char *path, const ocx_peaks *p)
 {
-    char dir[4400], tmp[4400];
+    char dir[4400];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = '\0';
@@ -213,12 +213,8 @@ static void peaks_store(const ocx_context *ctx, const char *path, const ocx_peak
                              "fp64", ctx->info.has_fp64, "global_width", (int)p->global_width);
     for (size_t i = 0; root && i < NFIELDS; i++)
         json_object_set_new(root, fields[i].name, json_real(FIELD(p, i)));
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int ok = root && make_dirs(dir) == 0 && json_dump_file(root, tmp, JSON_INDENT(2)) == 0 && rename(tmp, path) == 0;
-    if (!ok) {
-        unlink(tmp);
-        ocx__warn("peaks cache %s could not be written (%s); the figures are not kept", path, strerror(errno));
-    }
+    const int err = !root ? ENOMEM : make_dirs(dir) != 0 ? errno : ocx__json_dump_atomic(root, path, JSON_INDENT(2));
+    if (err) ocx__warn("peaks cache %s could not be written (%s); the figures are not kept", path, strerror(err));
     json_decref(root);
 }
 

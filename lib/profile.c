@@ -23,7 +23,10 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef OCX_DATADIR
 #define OCX_DATADIR "/usr/local/share/ocx"
@@ -139,6 +142,21 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
     OCX__FAIL_IF(why, OCX_ERR_UNSUPPORTED, "family %s: device '%s' is too small for its kernels: %s", fam->name,
                  ctx->info.name, why);
     return OCX_OK;
+}
+
+int ocx__json_dump_atomic(json_t *root, const char *path, size_t flags)
+{
+    static atomic_uint count;
+    char tmp[4400];
+    int n = snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%u", path, (long)getpid(), atomic_fetch_add(&count, 1));
+    if (n < 0 || (size_t)n >= sizeof tmp) return ENAMETOOLONG;
+    errno = 0;
+    if (!root || json_dump_file(root, tmp, flags) != 0 || rename(tmp, path) != 0) {
+        const int err = errno ? errno : EIO;
+        unlink(tmp);
+        return err;
+    }
+    return 0;
 }
 
 const char *const ocx__size_classes[] = {"all", "small", "medium", "large", "short_k", NULL};

@@ -1235,16 +1235,12 @@ static ocx_status out_target(const char *path, char *to, size_t cap)
 /* Writes the profile, dated now (a resumed file too), atomically (temporary file + rename). */
 static ocx_status profile_write(json_t *root, const char *path)
 {
-    char to[PATH_MAX], tmp[PATH_MAX + 32], date[64];
+    char to[PATH_MAX], date[64];
     OCX__FORWARD(out_target(path, to, sizeof to));
     date_now(date, sizeof date);
     json_object_set_new(root, "date", json_string(date));
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", to, (int)getpid());
-    if (json_dump_file(root, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 || rename(tmp, to) != 0) {
-        const int err = errno;
-        unlink(tmp);
-        return ocx__error(OCX_ERR_IO, "ocx_tune: cannot write the profile %s: %s", path, strerror(err));
-    }
+    const int err = ocx__json_dump_atomic(root, to, JSON_INDENT(2) | JSON_SORT_KEYS);
+    OCX__FAIL_IF(err, OCX_ERR_IO, "ocx_tune: cannot write the profile %s: %s", path, strerror(err));
     return OCX_OK;
 }
 

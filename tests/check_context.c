@@ -1,5 +1,6 @@
 /* check_context — create/destroy, interop with the caller's OpenCL objects (retained, released once),
  * wrapped cl_mem, bad arguments. */
+#include <pthread.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -245,6 +246,42 @@ START_TEST(test_buffer_outlives_context)
 }
 END_TEST
 
+/* Threads creating their first contexts at once, as the process's first OpenCL calls (a test of
+ * its own, without a fixture, so that in Check's forked child nothing has enumerated the devices
+ * yet): PoCL 3.1 sets its devices up unsafely on the first enumeration, and one thread got "no
+ * OpenCL device found" or crashed in every run until ocx enumerated one thread at a time. */
+enum { FIRST_THREADS = 4 };
+static pthread_barrier_t first_gate;
+typedef struct first_try {
+    ocx_context *ctx;
+    ocx_status st;
+    char why[256];
+} first_try;
+static void *first_create(void *arg)
+{
+    first_try *t = arg;
+    pthread_barrier_wait(&first_gate);
+    t->st = ocx_context_create(NULL, &t->ctx);
+    snprintf(t->why, sizeof t->why, "%s", t->st == OCX_OK ? "" : ocx_last_error());
+    return NULL;
+}
+
+START_TEST(test_first_contexts_at_once)
+{
+    pthread_t th[FIRST_THREADS];
+    first_try t[FIRST_THREADS] = {{0}};
+    ck_assert_int_eq(pthread_barrier_init(&first_gate, NULL, FIRST_THREADS), 0);
+    for (int i = 0; i < FIRST_THREADS; i++) ck_assert_int_eq(pthread_create(&th[i], NULL, first_create, &t[i]), 0);
+    for (int i = 0; i < FIRST_THREADS; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < FIRST_THREADS; i++) {
+        ck_assert_msg(t[i].st == OCX_OK, "thread %d: %s: %s", i, ocx_status_name(t[i].st), t[i].why);
+        ck_assert_ptr_nonnull(t[i].ctx);
+        ocx_context_destroy(t[i].ctx);
+    }
+    pthread_barrier_destroy(&first_gate);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("context");
@@ -255,5 +292,8 @@ int main(void)
     tcase_add_test(core, test_interop_own_queue_and_bad_arguments);
     tcase_add_test(core, test_buffer_outlives_context);
     suite_add_tcase(s, core);
+    TCase *first = tcase_create("first");
+    tcase_add_test(first, test_first_contexts_at_once);
+    suite_add_tcase(s, first);
     return trun(s);
 }

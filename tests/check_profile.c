@@ -2,6 +2,7 @@
  * four sources, every kind of malformed input (one test each, each falling back to the next source),
  * and tuning under simulated limits. */
 #include <dirent.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1012,6 +1013,51 @@ START_TEST(test_shipped_profiles)
 }
 END_TEST
 
+/* Profiles and the peaks cache are written through a temporary file and a rename. Threads of one
+ * process writing one path at once (two ocx_measure_peaks calls) had shared the temporary's name
+ * (the process id alone): a rename then failed with ENOENT, or a mix of both landed. Each call
+ * now has a name of its own: every write succeeds, the file is one of them whole, no temporary stays. */
+enum { DUMP_THREADS = 6, DUMPS = 40 };
+static char dump_path[1300];
+static void *dump_many(void *arg)
+{
+    const int who = (int)(intptr_t)arg;
+    intptr_t failed = 0;
+    for (int i = 0; i < DUMPS; i++) {
+        json_t *root = json_pack("{s:i, s:i, s:s}", "who", who, "i", i, "pad", "0123456789abcdef0123456789abcdef");
+        failed += ocx__json_dump_atomic(root, dump_path, JSON_INDENT(2)) != 0;
+        json_decref(root);
+    }
+    return (void *)failed;
+}
+
+START_TEST(test_json_written_whole_from_threads)
+{
+    snprintf(dump_path, sizeof dump_path, "%s/dump.json", dir_env);
+    pthread_t th[DUMP_THREADS];
+    for (int t = 0; t < DUMP_THREADS; t++)
+        ck_assert_int_eq(pthread_create(&th[t], NULL, dump_many, (void *)(intptr_t)t), 0);
+    intptr_t failed = 0;
+    for (int t = 0; t < DUMP_THREADS; t++) {
+        void *f = NULL;
+        pthread_join(th[t], &f);
+        failed += (intptr_t)f;
+    }
+    ck_assert_int_eq(failed, 0);
+    json_error_t err;
+    json_t *got = json_load_file(dump_path, 0, &err);
+    ck_assert_msg(got != NULL, "%s: %s", dump_path, err.text);
+    ck_assert_int_eq(json_integer_value(json_object_get(got, "i")), DUMPS - 1);
+    json_decref(got);
+    DIR *d = opendir(dir_env);
+    ck_assert_ptr_nonnull(d);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));) files += e->d_name[0] != '.';
+    closedir(d);
+    ck_assert_int_eq(files, 1); /* no temporary left beside it */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("profile");
@@ -1030,6 +1076,7 @@ int main(void)
     tcase_add_test(core, test_tuning_classes);
     tcase_add_test(core, test_tool_outlives_a_crash);
     tcase_add_test(core, test_tool_paths_and_resume);
+    tcase_add_test(core, test_json_written_whole_from_threads);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("malformed");
     tcase_add_checked_fixture(bad, setup, teardown);

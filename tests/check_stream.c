@@ -77,6 +77,34 @@ START_TEST(test_nothing_blocks_until_asked)
 }
 END_TEST
 
+/* An event that has failed before the call: the call is refused, blocking or not (PoCL's blocking
+ * calls had waited for ever), and the output is left as it was. */
+START_TEST(test_failed_wait_event)
+{
+    cl_context c;
+    ck_ok(ocx_context_cl(tctx, &c, NULL));
+    cl_int err;
+    cl_event gate = clCreateUserEvent(c, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clSetUserEventStatus(gate, -5), CL_SUCCESS);
+    float v[4] = {1, 2, 3, 4}, back[4] = {7, 7, 7, 7};
+    ocx_buffer *b = tbuffer(OCX_F32, 4, v), *out = tpoisoned(OCX_F32, 4);
+    ocx_event done = (ocx_event)1;
+    ck_assert_int_eq(ocx_add(tctx, NULL, 4, b, b, out, 1, &gate, &done), OCX_ERR_OPENCL);
+    ck_assert_ptr_null(done);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "event 0 has failed"));
+    ck_assert_int_eq(ocx_buffer_read(tctx, NULL, b, 0, 4, back, 1, &gate, NULL), OCX_ERR_OPENCL);
+    for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], 7);
+    double got = 0;
+    ck_assert_int_eq(ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, 4, b, 1, NULL, 1, &got, NULL, 1, &gate), OCX_ERR_OPENCL);
+    ck_ok(ocx_buffer_read(tctx, NULL, out, 0, 4, back, 0, NULL, NULL)); /* the poison, untouched */
+    for (int i = 0; i < 4; i++) ck_assert_msg(isnan(back[i]), "out[%d] = %g was written", i, back[i]);
+    clReleaseEvent(gate);
+    ocx_buffer_destroy(b);
+    ocx_buffer_destroy(out);
+}
+END_TEST
+
 /* ocx_stream_trim() releases a stream's scratch buffer (here the reductions' partials): what it
  * held comes back in *released, a second trim finds none, and a reduction queued behind a gate that
  * has not fired still reads its partials after the trim (OpenCL keeps the buffer until it is done). */
@@ -224,6 +252,7 @@ int main(void)
     tcase_add_checked_fixture(core, tctx_setup, tctx_teardown);
     tcase_add_test(core, test_wait_lists_order_two_streams);
     tcase_add_test(core, test_nothing_blocks_until_asked);
+    tcase_add_test(core, test_failed_wait_event);
     tcase_add_test(core, test_trim);
     tcase_add_test(core, test_events_chained_through_one_variable);
     tcase_add_test(core, test_bad_arguments);
