@@ -30,7 +30,8 @@
  *                       developers: override the looked-up kernel parameters (ocx_last_params() lists
  *                       the names); checked like a profile entry, and an unknown name, a value that
  *                       is not a number or one this device cannot run fails every call of that
- *                       family with OCX_ERR_INVALID_ARGUMENT, naming the variable
+ *                       family that runs a kernel with OCX_ERR_INVALID_ARGUMENT, naming the
+ *                       variable (a call with nothing to compute looks nothing up)
  *   OCX_QUIET=1         no warnings, on stderr or to a handler (ocx_set_warning_handler).
  */
 #ifndef OCX_H
@@ -321,7 +322,9 @@ OCX_API cl_mem ocx_buffer_cl_mem(const ocx_buffer *buf);
 
 /*! ocx_buffer_write() : copies `count` elements from host `src` to buf[offset…]. Blocking: returns
  *  when `src` may be reused. OCX_STAGING=1 sends large transfers to a discrete GPU through pinned
- *  staging memory (off by default: measured no faster on an H200, see README). */
+ *  staging memory (off by default: measured no faster on an H200, see README); such a transfer
+ *  runs in chunks, and its `event` is a marker after the last one: complete on return like any
+ *  blocking call's, but ocx_event_elapsed_ns() then times the marker, not the transfer. */
 OCX_API ocx_status ocx_buffer_write(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf, size_t offset,
                                     size_t count, const void *src, size_t num_wait,
                                     const ocx_event *wait, ocx_event *event);
@@ -330,7 +333,8 @@ OCX_API ocx_status ocx_buffer_write(ocx_context *ctx, ocx_stream *stream, ocx_bu
 OCX_API ocx_status ocx_buffer_write_async(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf,
                                           size_t offset, size_t count, const void *src, size_t num_wait,
                                           const ocx_event *wait, ocx_event *event);
-/*! ocx_buffer_read() : copies `count` elements of buf[offset…] to host `dst`. Blocking. */
+/*! ocx_buffer_read() : copies `count` elements of buf[offset…] to host `dst`. Blocking (staged
+ *  as ocx_buffer_write is, with the same kind of event). */
 OCX_API ocx_status ocx_buffer_read(ocx_context *ctx, ocx_stream *stream, const ocx_buffer *buf,
                                    size_t offset, size_t count, void *dst, size_t num_wait,
                                    const ocx_event *wait, ocx_event *event);
@@ -384,14 +388,19 @@ typedef struct ocx_params_info {
     char family[32];     /* "vector", "reduce", "gemm", "gemm_mma" */
     char dtype[8];       /* "f32", … */
     char size_class[32]; /* "small", "medium", "large", "all", or a family's own class */
-    char source[1024];   /* "built-in", "forced" (during tuning), or the profile file's path */
-    char params[512];    /* "WG=256 VW=4 …" */
+    char source[1024];   /* "built-in", "forced" (during tuning), "environment (OCX_<FAMILY>_PARAMS)"
+                          * or the profile file's path */
+    char params[512];    /* "WG=256 VW=4 …", as a profile entry or OCX_<FAMILY>_PARAMS gives them
+                          * (so they can be fed back): vector operations' and reductions' VW counts
+                          * 4-byte words (f64 kernels take half as many doubles), and NT allows
+                          * non-temporal stores where the call qualifies (vector.c says where) */
     char kernel[32];     /* the kernel that computed the result (ocx_last_params; empty from
                           * ocx_context_params): "gemm_tiled", "gemm_direct", "gemm_dot" (matrix-vector
                           * products), "gemm_cols", "gemm_mma" (tensor cores) for ocx_gemm; the
                           * operation's own for vector operations ("vadd", "axpby", …) and reductions
                           * ("part_sum", …: the first pass). A call that runs no kernel (a GEMM with M,
-                          * N or the batch 0, or alpha = 0 and beta = 1) leaves the record as it was. */
+                          * N or the batch 0, or alpha = 0 and beta = 1; a vector operation of 0
+                          * elements) looks nothing up and leaves the record as it was. */
 } ocx_params_info;
 
 /*! ocx_last_params() : the parameters the calling thread's last parameterised operation used, and

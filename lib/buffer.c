@@ -230,7 +230,10 @@ static ocx_status staged_transfer(ocx_context *ctx, cl_command_queue q, cl_mem m
     if (err != CL_SUCCESS) st = ocx__cl_error(err, src ? "staged write" : "staged read");
     for (int h = 0; h < 2; h++)
         if (ev[h]) clReleaseEvent(ev[h]);
+    /* The caller's event: a marker after the last chunk, complete before this blocking call returns
+     * (as the direct path's is); its profiling span is the marker's, not the transfer's (ocx.h). */
     if (st == OCX_OK && event) st = empty_transfer(q, 0, NULL, event);
+    if (st == OCX_OK && event && *event) OCX__CL_FORWARD(clWaitForEvents(1, event), "clWaitForEvents");
     return st;
 }
 

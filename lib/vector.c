@@ -77,6 +77,10 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     for (int i = 0; i < (int)(sizeof kernels / sizeof *kernels); i++)
         if (!strcmp(kernels[i].name, kernel)) id = i + 1;
     OCX__FAIL_IF(!id, OCX_ERR_INTERNAL, "vector: no kernel %s", kernel);
+    if (!n) { /* nothing to run: no lookup (ocx_last_params() keeps its record), the wait list honoured */
+        ocx__launch_desc none = {"vector", "", kernel, 1, {0}, {0}, 0, NULL};
+        return ocx__launch(ctx, stream, &none, num_wait, wait, event);
+    }
     ocx__params p;
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_vector, dtype, ocx__size_class_1d(n), &p));
     ocx__params_kernel(kernel);

@@ -116,8 +116,16 @@ START_TEST(test_pinned_staging)
     ocx_event ev = NULL;
     ck_ok(ocx_buffer_write(tctx, NULL, b, 8, n, src, 0, NULL, &ev));
     ck_assert_ptr_nonnull(ev);
+    /* a blocking call's event is complete when it returns, staged or not (it was a marker still
+     * queued: CL_SUBMITTED) */
+    cl_int state = -1;
+    ck_assert_int_eq(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL), CL_SUCCESS);
+    ck_assert_int_eq(state, CL_COMPLETE);
     ocx_event_release(ev);
-    ck_ok(ocx_buffer_read(tctx, NULL, b, 8, n, dst, 0, NULL, NULL));
+    ck_ok(ocx_buffer_read(tctx, NULL, b, 8, n, dst, 0, NULL, &ev));
+    ck_assert_int_eq(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL), CL_SUCCESS);
+    ck_assert_int_eq(state, CL_COMPLETE);
+    ocx_event_release(ev);
     ck_assert_int_eq(memcmp(src, dst, n * sizeof *src), 0);
     float head[8];
     ck_ok(ocx_buffer_read(tctx, NULL, b, 0, 8, head, 0, NULL, NULL));

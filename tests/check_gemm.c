@@ -773,6 +773,21 @@ START_TEST(test_kernel_named)
     ck_ok(ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, 1000, x, 1, NULL, 1, &v, NULL, 0, NULL));
     ck_ok(ocx_last_params(&info));
     ck_assert_str_eq(info.kernel, "part_sum");
+    /* Calls that run no kernel look nothing up: the record stays, and a bad override fails only the
+     * calls that run one (an add of 0 elements had recorded "vadd" and failed under it). */
+    setenv("OCX_VECTOR_PARAMS", "WG=3", 1);
+    setenv("OCX_GEMM_PARAMS", "MWG=3", 1);
+    ck_ok(ocx_add(tctx, NULL, 0, x, y, z, 0, NULL, NULL));
+    ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 0, 4, 4, 1, x, 0, 4, y, 0, 4, 0, z, 0, 4, 0, NULL,
+                   NULL));
+    ck_ok(ocx_last_params(&info));
+    ck_assert_str_eq(info.kernel, "part_sum");
+    ck_assert_int_eq(ocx_add(tctx, NULL, 5, x, y, z, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 4, 4, 4, 1, x, 0, 4, y, 0, 4, 0, z, 0, 4,
+                              0, NULL, NULL),
+                     OCX_ERR_INVALID_ARGUMENT);
+    unsetenv("OCX_VECTOR_PARAMS");
+    unsetenv("OCX_GEMM_PARAMS");
     ck_ok(ocx_context_params(tctx, "gemm", OCX_F32, NULL, &info));
     ck_assert_str_eq(info.kernel, "");
     ck_ok(ocx_last_params(&info)); /* ocx_context_params leaves the last call's record alone */
