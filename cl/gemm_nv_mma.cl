@@ -531,9 +531,11 @@ inline void copy_chunk(const uint dst, const global ET *p, const int n, const in
 {
 #if PTX == 1
     if (aligned) {
-        if (n == EPC && FASTCP && !L2PF)
+#if FASTCP && !L2PF /* in the preprocessor: NVIDIA's compiler warned of the constant in an if */
+        if (n == EPC)
             CP_ASYNC16(dst, p);
         else
+#endif
             CP_ASYNC(dst, p, (uint)(n * ESZ));
     } else
 #endif
