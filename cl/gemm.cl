@@ -332,7 +332,14 @@
  * - the fragments pipelined in a loop over pairs of k left rolled (1, 2 or 4 pairs an iteration:
  *   a shorter loop body): 44.1 against 49.3 NN, 43.5 against 48.8 NT;
  * - the next slice fetched through pointers stepped a slice at a time (not the indices recomputed
- *   under register pressure): 49.34 against 49.34; VWN=4 46.97; KWG=8 45.61. */
+ *   under register pressure): 49.34 against 49.34; VWN=4 46.97; KWG=8 45.61.
+ * - the FMAs of OUTER in other orders, for fewer register-bank conflicts in ptxas's allocation (the
+ *   SASS, from the driver's PTX through ptxas 13.0, has 2400 instructions a slice, 2048 of them
+ *   FFMA and 128 LDS; 361 FFMAs read two uncached sources of one bank, if banks are register
+ *   numbers mod 2): rows in a serpentine (253 such FFMAs, 233 registers), columns outer (340) or
+ *   columns outer in a serpentine (378). Two rounds each, 8192^3 NN / 4096^3 NN, as a share of
+ *   the order kept: 0.98 / 0.98, 0.98 / 0.96, 1.00 / 0.97: that count is not what holds the
+ *   kernel back. */
 #define PIPE_FRAGS (KUNR >= KWG)
 #if PIPE_FRAGS
 #define MULTIPLY(La, Lb)                                                                           \
