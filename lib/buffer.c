@@ -233,7 +233,14 @@ static ocx_status staged_transfer(ocx_context *ctx, cl_command_queue q, cl_mem m
     /* The caller's event: a marker after the last chunk, complete before this blocking call returns
      * (as the direct path's is); its profiling span is the marker's, not the transfer's (ocx.h). */
     if (st == OCX_OK && event) st = empty_transfer(q, 0, NULL, event);
-    if (st == OCX_OK && event && *event) OCX__CL_FORWARD(clWaitForEvents(1, event), "clWaitForEvents");
+    if (st == OCX_OK && event && *event) {
+        const cl_int werr = clWaitForEvents(1, event);
+        if (werr != CL_SUCCESS) { /* a failed call hands back no event */
+            clReleaseEvent(*event);
+            *event = NULL;
+            st = ocx__cl_error(werr, "clWaitForEvents");
+        }
+    }
     return st;
 }
 
