@@ -11,7 +11,7 @@
 #include "ocx_internal.h" /* ocx__params_lookup on a simulated GPU */
 #include "testutil.h"
 
-static char root[1024], dir_env[1200], dir_user[1200], dir_sys[1200];
+static char root[900], dir_env[1024], dir_user[1024], dir_sys[1024];
 static ocx_device_info dev;
 
 /* Fresh directories for the three file sources; XDG_DATA_HOME points at the user one's parent. */
@@ -19,7 +19,7 @@ static void setup(void)
 {
     const char *base = getenv("OCX_CACHE_DIR");
     snprintf(root, sizeof root, "%s/profiles.%d", base ? base : "/tmp", (int)getpid());
-    char cmd[1200];
+    char cmd[4096];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s/env' '%s/xdg/ocx/profiles' '%s/sys'", root, root, root, root);
     ck_assert_int_eq(system(cmd), 0);
     snprintf(dir_env, sizeof dir_env, "%s/env", root);
