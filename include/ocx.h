@@ -108,7 +108,8 @@ OCX_API const char *ocx_last_error(void);
  *  that cannot be written, a vendor path that failed its probe, …). NULL, the default: stderr, as
  *  "ocx: warning: <message>". A handler gets each warning as one line without the prefix or a
  *  newline, on the thread that warned (several may call it at once), and must not call back into
- *  ocx. Process-wide; the last call wins. OCX_QUIET=1 silences warnings either way. */
+ *  ocx. Process-wide; the last call wins, and once it returns no call of the handler it replaced
+ *  is still running (its `user` may be freed). OCX_QUIET=1 silences warnings either way. */
 typedef void (*ocx_warning_fn)(const char *message, void *user);
 OCX_API void ocx_set_warning_handler(ocx_warning_fn handler, void *user);
 

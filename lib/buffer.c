@@ -133,16 +133,20 @@ static ocx_status transfer_check(ocx_context *ctx, ocx_stream *stream, const ocx
 }
 
 /* A marker event for zero-sized transfers, so that a caller's event is always a real event. */
-static ocx_status empty_transfer(cl_command_queue q, size_t num_wait, const ocx_event *wait, ocx_event *event)
+/* A marker after the wait list, for a transfer with nothing to move (and after a staged one);
+ * blocking: waited for. *event is written only on success (it may be an entry of the wait list,
+ * which a failed call leaves as it was). */
+static ocx_status empty_transfer(cl_command_queue q, size_t num_wait, const ocx_event *wait, ocx_event *event,
+                                 int blocking)
 {
     if (!event && num_wait == 0) return OCX_OK;
     cl_event ev = NULL;
     OCX__CL_FORWARD(clEnqueueMarkerWithWaitList(q, (cl_uint)num_wait, num_wait ? wait : NULL, &ev),
                     "clEnqueueMarkerWithWaitList");
-    if (event)
-        *event = ev;
-    else
-        clReleaseEvent(ev);
+    const cl_int err = blocking ? clWaitForEvents(1, &ev) : CL_SUCCESS;
+    if (err != CL_SUCCESS || !event) clReleaseEvent(ev);
+    OCX__CL_FORWARD(err, "clWaitForEvents");
+    *event = ev;
     return OCX_OK;
 }
 
@@ -232,15 +236,7 @@ static ocx_status staged_transfer(ocx_context *ctx, cl_command_queue q, cl_mem m
         if (ev[h]) clReleaseEvent(ev[h]);
     /* The caller's event: a marker after the last chunk, complete before this blocking call returns
      * (as the direct path's is); its profiling span is the marker's, not the transfer's (ocx.h). */
-    if (st == OCX_OK && event) st = empty_transfer(q, 0, NULL, event);
-    if (st == OCX_OK && event && *event) {
-        const cl_int werr = clWaitForEvents(1, event);
-        if (werr != CL_SUCCESS) { /* a failed call hands back no event */
-            clReleaseEvent(*event);
-            *event = NULL;
-            st = ocx__cl_error(werr, "clWaitForEvents");
-        }
-    }
+    if (st == OCX_OK && event) st = empty_transfer(q, 0, NULL, event, 1);
     return st;
 }
 
@@ -255,11 +251,7 @@ static ocx_status transfer(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
     size_t off, bytes;
     OCX__FORWARD(transfer_check(ctx, stream, buf, offset, count, write ? src : dst, what, num_wait, wait, &q, &off,
                                 &bytes));
-    if (bytes == 0) {
-        OCX__FORWARD(empty_transfer(q, num_wait, wait, event));
-        if (blocking && event && *event) OCX__CL_FORWARD(clWaitForEvents(1, event), what);
-        return OCX_OK;
-    }
+    if (bytes == 0) return empty_transfer(q, num_wait, wait, event, blocking);
     if (blocking && use_staging(ctx, bytes)) {
         pthread_mutex_lock(&ctx->staging_lock);
         ocx_status st = OCX_ERR_INTERNAL;
@@ -314,7 +306,7 @@ ocx_status ocx_buffer_fill(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf
     OCX__FAIL_IF(!value, OCX_ERR_INVALID_ARGUMENT, "ocx_buffer_fill: value is NULL");
     OCX__FORWARD(transfer_check(ctx, stream, buf, offset, count, value, "ocx_buffer_fill", num_wait, wait, &q, &off,
                                 &bytes));
-    if (bytes == 0) return empty_transfer(q, num_wait, wait, event);
+    if (bytes == 0) return empty_transfer(q, num_wait, wait, event, 0);
     size_t es = ocx_dtype_size(buf->dtype);
     cl_event e = NULL;
     OCX__CL_FORWARD(clEnqueueFillBuffer(q, buf->mem, value, es, off, bytes, (cl_uint)num_wait,
@@ -339,7 +331,7 @@ ocx_status ocx_buffer_copy(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
                  ocx_dtype_name(src->dtype), ocx_dtype_name(dst->dtype));
     OCX__FAIL_IF(ocx__overlap(src, src_offset, count, dst, dst_offset, count), OCX_ERR_INVALID_ARGUMENT,
                  "ocx_buffer_copy: source and destination ranges overlap");
-    if (bytes == 0) return empty_transfer(q, num_wait, wait, event);
+    if (bytes == 0) return empty_transfer(q, num_wait, wait, event, 0);
     cl_event e = NULL;
     OCX__CL_FORWARD(clEnqueueCopyBuffer(q, src->mem, dst->mem, soff, doff, bytes, (cl_uint)num_wait,
                                         num_wait ? wait : NULL, event ? &e : NULL),

@@ -232,8 +232,9 @@ static int mma_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, const
     return 0;
 }
 /* Its products are those of the tiled kernel's classes ("small" ones take the direct kernel), f16
- * and f32 (OCX_COMPUTE_TF32X3). */
+ * and f32 (OCX_COMPUTE_TF32X3, which leaves short K to the f32 kernels: gemm.c). */
 static const char *const mma_classes[] = {"all", "medium", "large", "short_k", NULL};
+static const char *const mma_f32_classes[] = {"all", "medium", "large", NULL};
 const ocx__family ocx__family_gemm_mma = {.name = "gemm_mma",
                                           .source = "gemm_nv_mma",
                                           .nparams = P_COUNT,
@@ -243,6 +244,7 @@ const ocx__family ocx__family_gemm_mma = {.name = "gemm_mma",
                                           .shrink_first = mma_shrink_first,
                                           .device_defaults = mma_device_defaults,
                                           .classes = mma_classes,
+                                          .f32_classes = mma_f32_classes,
                                           .dtypes = OCX__DT_F32 | OCX__DT_F16};
 
 /* ---- launch ------------------------------------------------------------------------------------- */

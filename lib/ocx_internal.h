@@ -236,8 +236,9 @@ typedef struct ocx__family {
      * work-item's part stays the same where a step of either alone changes it or breaks a limit. */
     const char *const *step_together;
     /* The size classes (NULL-terminated; NULL: every one) and dtypes (OCX__DT_ bits) its calls look
-     * up: entries and queries for others are refused, as they would never be used. */
-    const char *const *classes;
+     * up: entries and queries for others are refused, as they would never be used. f32_classes:
+     * those of f32 calls, where fewer (NULL: classes). */
+    const char *const *classes, *const *f32_classes;
     unsigned dtypes;
 } ocx__family;
 #define OCX__DT_F32 1u

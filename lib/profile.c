@@ -21,6 +21,7 @@
 #include "ocx_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <stdatomic.h>
@@ -147,16 +148,25 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
 int ocx__json_dump_atomic(json_t *root, const char *path, size_t flags)
 {
     static atomic_uint count;
+    if (!root) return ENOMEM;
     char tmp[4400];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%u", path, (long)getpid(), atomic_fetch_add(&count, 1));
-    if (n < 0 || (size_t)n >= sizeof tmp) return ENAMETOOLONG;
-    errno = 0;
-    if (!root || json_dump_file(root, tmp, flags) != 0 || rename(tmp, path) != 0) {
-        const int err = errno ? errno : EIO;
-        unlink(tmp);
-        return err;
+    int fd = -1, err = EEXIST;
+    /* O_EXCL: a name already there (a link planted in a shared directory such as /tmp) is never
+     * followed, and another name is tried; the mode is 0666 less the umask, as a plain file's. */
+    for (int tries = 0; fd < 0 && err == EEXIST && tries < 16; tries++) {
+        const int n = snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%u", path, (long)getpid(), atomic_fetch_add(&count, 1));
+        if (n < 0 || (size_t)n >= sizeof tmp) return ENAMETOOLONG;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        err = fd < 0 ? errno : 0;
     }
-    return 0;
+    if (fd < 0) return err;
+    errno = 0;
+    const int dumped = json_dumpfd(root, fd, flags) == 0;
+    err = dumped ? 0 : errno ? errno : EIO;
+    if (close(fd) != 0 && !err) err = errno;
+    if (!err && rename(tmp, path) != 0) err = errno;
+    if (err) unlink(tmp);
+    return err;
 }
 
 const char *const ocx__size_classes[] = {"all", "small", "medium", "large", "short_k", NULL};
@@ -166,7 +176,8 @@ int ocx__family_uses(const ocx__family *fam, ocx_dtype dtype, const char *size_c
 {
     const unsigned bit = dtype == OCX_F32 ? OCX__DT_F32 : dtype == OCX_F16 ? OCX__DT_F16 : dtype == OCX_F64 ? OCX__DT_F64 : 0;
     if (!(fam->dtypes & bit)) return 0;
-    for (const char *const *c = fam->classes ? fam->classes : ocx__size_classes; *c; c++)
+    const char *const *list = dtype == OCX_F32 && fam->f32_classes ? fam->f32_classes : fam->classes;
+    for (const char *const *c = list ? list : ocx__size_classes; *c; c++)
         if (!strcmp(*c, size_class)) return 1;
     return 0;
 }

@@ -85,34 +85,42 @@ ocx_status ocx__cl_error(cl_int err, const char *what)
     return ocx__error(st, "%s: %s (%d)", what, ocx__cl_error_name(err), (int)err);
 }
 
-/* The warning handler and its argument (ocx_set_warning_handler), read and set under one lock. */
-static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The warning handler and its argument (ocx_set_warning_handler). Warnings hold the lock for
+ * reading while they call the handler (several at once), a new handler takes it for writing: once
+ * ocx_set_warning_handler returns, no call of the one it replaced is still running, so its `user`
+ * may be freed. */
+static pthread_rwlock_t warn_lock = PTHREAD_RWLOCK_INITIALIZER;
 static ocx_warning_fn warn_fn;
 static void *warn_user;
 
 void ocx_set_warning_handler(ocx_warning_fn handler, void *user)
 {
-    pthread_mutex_lock(&warn_lock);
+    pthread_rwlock_wrlock(&warn_lock);
     warn_fn = handler, warn_user = user;
-    pthread_mutex_unlock(&warn_lock);
+    pthread_rwlock_unlock(&warn_lock);
 }
 
 void ocx__warn(const char *fmt, ...)
 {
     if (ocx__env_flag("OCX_QUIET")) return;
-    pthread_mutex_lock(&warn_lock);
-    const ocx_warning_fn fn = warn_fn;
-    void *const user = warn_user;
-    pthread_mutex_unlock(&warn_lock);
-    char msg[2048];
+    char small[1024], *msg = small;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    const int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
-    if (fn)
-        fn(msg, user);
+    if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL) { /* paths run to 4 KiB */
+        va_start(ap, fmt);
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (!msg) msg = small; /* out of memory: the message cut */
+    pthread_rwlock_rdlock(&warn_lock);
+    if (warn_fn)
+        warn_fn(msg, warn_user);
     else
         fprintf(stderr, "ocx: warning: %s\n", msg);
+    pthread_rwlock_unlock(&warn_lock);
+    if (msg != small) free(msg);
 }
 
 unsigned long ocx__env_ulong(const char *name, unsigned long def)

@@ -3,6 +3,7 @@
  * and tuning under simulated limits. */
 #include <dirent.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,7 +19,8 @@ static ocx_device_info dev;
 static void setup(void)
 {
     const char *base = getenv("OCX_CACHE_DIR");
-    snprintf(root, sizeof root, "%s/profiles.%d", base ? base : "/tmp", (int)getpid());
+    const int rn = snprintf(root, sizeof root, "%s/profiles.%d", base ? base : "/tmp", (int)getpid());
+    ck_assert_msg(rn > 0 && (size_t)rn < sizeof root, "OCX_CACHE_DIR is too long for the profile tests"); /* rm -rf */
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s/env' '%s/xdg/ocx/profiles' '%s/sys'", root, root, root, root);
     ck_assert_int_eq(system(cmd), 0);
@@ -179,7 +181,9 @@ START_TEST(test_lookup_order)
     ck_status(ocx_context_params(ctx, "gemm_mma", OCX_F64, NULL, &info), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_context_params(ctx, "gemm_mma", OCX_F16, "small", &info), OCX_ERR_INVALID_ARGUMENT);
     ck_ok(ocx_context_params(ctx, "gemm_mma", OCX_F16, "medium", &info));
-    ck_ok(ocx_context_params(ctx, "gemm_mma", OCX_F32, "short_k", &info));
+    ck_ok(ocx_context_params(ctx, "gemm_mma", OCX_F16, "short_k", &info));
+    ck_status(ocx_context_params(ctx, "gemm_mma", OCX_F32, "short_k", &info), OCX_ERR_INVALID_ARGUMENT); /* TF32X3 */
+    ck_ok(ocx_context_params(ctx, "gemm_mma", OCX_F32, "large", &info));
     ck_ok(ocx_context_params(ctx, "reduce", OCX_F64, "medium", &info));
     ocx_context_destroy(ctx);
 }
@@ -683,6 +687,42 @@ START_TEST(test_warning_handler)
 }
 END_TEST
 
+/* Replacing the handler waits for the calls of the old one in flight (their `user` may then be
+ * freed: it had been read, and the old handler called, after the replacing call returned), and a
+ * message longer than the former 2048-byte buffer arrives whole. */
+static atomic_int slow_in_call;
+static size_t slow_got;
+static void slow_handler(const char *message, void *user)
+{
+    (void)user;
+    atomic_store(&slow_in_call, 1);
+    usleep(300000);
+    slow_got = strlen(message);
+    atomic_store(&slow_in_call, 0);
+}
+static void *warn_long(void *arg)
+{
+    ocx__warn("%s", (const char *)arg);
+    return NULL;
+}
+
+START_TEST(test_warning_handler_replaced)
+{
+    static char text[5000];
+    memset(text, 'w', sizeof text - 1);
+    unsetenv("OCX_QUIET"); /* the fixture's */
+    ocx_set_warning_handler(slow_handler, NULL);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, warn_long, text), 0);
+    for (int i = 0; i < 5000 && !atomic_load(&slow_in_call); i++) usleep(1000);
+    ck_assert_msg(atomic_load(&slow_in_call), "the handler was not called");
+    ocx_set_warning_handler(NULL, NULL);
+    ck_assert_msg(!atomic_load(&slow_in_call), "the old handler still ran after it was replaced");
+    pthread_join(t, NULL);
+    ck_assert_uint_eq(slow_got, sizeof text - 1);
+}
+END_TEST
+
 /* Entries no lookup reads (a size class this version lacks; a repeat of an earlier entry, of which
  * lookups read the first) are warned about once each, not skipped in silence; the first of the
  * repeated ones is used, and ocx_context_profile() counts only it. */
@@ -1058,6 +1098,39 @@ START_TEST(test_json_written_whole_from_threads)
 }
 END_TEST
 
+/* The temporary file is created with O_EXCL: links planted at its names (in a shared directory)
+ * are skipped, never followed, so the file they point at keeps its content; json_dump_file had
+ * opened the name with fopen(..., "w"), which writes through a link. */
+START_TEST(test_json_temp_never_follows_links)
+{
+    char victim[1300], path[1300], link[1400];
+    snprintf(victim, sizeof victim, "%s/victim", dir_env);
+    snprintf(path, sizeof path, "%s/out.json", dir_env);
+    FILE *v = fopen(victim, "w");
+    ck_assert_ptr_nonnull(v);
+    fputs("precious", v);
+    fclose(v);
+    for (int k = 0; k < 8; k++) {
+        snprintf(link, sizeof link, "%s.tmp-%ld-%d", path, (long)getpid(), k);
+        ck_assert_int_eq(symlink(victim, link), 0);
+    }
+    json_t *root = json_pack("{s:i}", "a", 1);
+    ck_assert_int_eq(ocx__json_dump_atomic(root, path, 0), 0);
+    json_decref(root);
+    FILE *f = fopen(victim, "r");
+    char got[64] = "";
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(got, sizeof got, f));
+    fclose(f);
+    ck_assert_str_eq(got, "precious");
+    json_error_t err;
+    json_t *back = json_load_file(path, 0, &err);
+    ck_assert_ptr_nonnull(back);
+    ck_assert_int_eq(json_integer_value(json_object_get(back, "a")), 1);
+    json_decref(back);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("profile");
@@ -1067,6 +1140,7 @@ int main(void)
     tcase_add_test(core, test_used_by_operations_and_stale_marked);
     tcase_add_test(core, test_warns_once);
     tcase_add_test(core, test_warning_handler);
+    tcase_add_test(core, test_warning_handler_replaced);
     tcase_add_test(core, test_tuning_round_trip);
     tcase_add_test(core, test_size_classes);
     tcase_add_test(core, test_gemm_size_classes);
@@ -1077,6 +1151,7 @@ int main(void)
     tcase_add_test(core, test_tool_outlives_a_crash);
     tcase_add_test(core, test_tool_paths_and_resume);
     tcase_add_test(core, test_json_written_whole_from_threads);
+    tcase_add_test(core, test_json_temp_never_follows_links);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("malformed");
     tcase_add_checked_fixture(bad, setup, teardown);

@@ -1,5 +1,8 @@
 /* check_stream — several in-order streams, wait lists ordering work across them, markers, events
  * with profiling (and chained through one variable), releasing the scratch buffer, bad arguments. */
+#include <pthread.h>
+#include <unistd.h>
+
 #include "testutil.h"
 
 START_TEST(test_wait_lists_order_two_streams)
@@ -77,6 +80,15 @@ START_TEST(test_nothing_blocks_until_asked)
 }
 END_TEST
 
+static cl_event late_gate;
+static void *fail_late_gate(void *arg)
+{
+    (void)arg;
+    usleep(200000); /* let the read start waiting */
+    clSetUserEventStatus(late_gate, -5);
+    return NULL;
+}
+
 /* An event that has failed before the call: the call is refused, blocking or not (PoCL's blocking
  * calls had waited for ever), and the output is left as it was. */
 START_TEST(test_failed_wait_event)
@@ -100,6 +112,17 @@ START_TEST(test_failed_wait_event)
     ck_ok(ocx_buffer_read(tctx, NULL, out, 0, 4, back, 0, NULL, NULL)); /* the poison, untouched */
     for (int i = 0; i < 4; i++) ck_assert_msg(isnan(back[i]), "out[%d] = %g was written", i, back[i]);
     clReleaseEvent(gate);
+    /* An event that fails while a blocking call waits: the call fails and hands back no event (a
+     * read of 0 elements had returned its marker from the failed call). */
+    late_gate = clCreateUserEvent(c, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, fail_late_gate, NULL), 0);
+    ocx_event ev = NULL;
+    ck_assert_int_eq(ocx_buffer_read(tctx, NULL, b, 0, 0, back, 1, &late_gate, &ev), OCX_ERR_OPENCL);
+    pthread_join(t, NULL);
+    ck_assert_ptr_null(ev);
+    clReleaseEvent(late_gate);
     ocx_buffer_destroy(b);
     ocx_buffer_destroy(out);
 }
