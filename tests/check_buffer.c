@@ -162,11 +162,7 @@ START_TEST(test_staged_write_lets_launches_through)
     ck_ok(ocx_stream_create(tctx, &other_stream));
     ck_ok(ocx_add(tctx, other_stream, 16, launch_x, launch_x, launch_x, 0, NULL, NULL)); /* built */
     ck_ok(ocx_stream_finish(tctx, other_stream));
-    cl_context c;
-    ck_ok(ocx_context_cl(tctx, &c, NULL));
-    cl_int err;
-    user_event = clCreateUserEvent(c, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    user_event = tuser_event();
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, launch_then_complete, NULL), 0);
     ck_ok(ocx_buffer_write(tctx, NULL, b, 0, n, src, 1, &user_event, NULL));

@@ -58,11 +58,7 @@ END_TEST
 START_TEST(test_nothing_blocks_until_asked)
 {
     /* An operation waiting on a user event that has not fired stays queued: the call returns. */
-    cl_context c;
-    ck_ok(ocx_context_cl(tctx, &c, NULL));
-    cl_int err;
-    cl_event gate = clCreateUserEvent(c, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    cl_event gate = tuser_event();
     float v[4] = {1, 2, 3, 4}, back[4] = {0};
     ocx_buffer *b = tbuffer(OCX_F32, 4, v), *out = tpoisoned(OCX_F32, 4);
     ocx_event done = NULL;
@@ -93,11 +89,7 @@ static void *fail_late_gate(void *arg)
  * calls had waited for ever), and the output is left as it was. */
 START_TEST(test_failed_wait_event)
 {
-    cl_context c;
-    ck_ok(ocx_context_cl(tctx, &c, NULL));
-    cl_int err;
-    cl_event gate = clCreateUserEvent(c, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    cl_event gate = tuser_event();
     ck_assert_int_eq(clSetUserEventStatus(gate, -5), CL_SUCCESS);
     float v[4] = {1, 2, 3, 4}, back[4] = {7, 7, 7, 7};
     ocx_buffer *b = tbuffer(OCX_F32, 4, v), *out = tpoisoned(OCX_F32, 4);
@@ -114,8 +106,7 @@ START_TEST(test_failed_wait_event)
     clReleaseEvent(gate);
     /* An event that fails while a blocking call waits: the call fails and hands back no event (a
      * read of 0 elements had returned its marker from the failed call). */
-    late_gate = clCreateUserEvent(c, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    late_gate = tuser_event();
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, fail_late_gate, NULL), 0);
     ocx_event ev = NULL;
@@ -151,11 +142,7 @@ START_TEST(test_trim)
     ck_ok(ocx_stream_trim(tctx, s, &released));
     ck_assert_uint_eq(released, 0);
 
-    cl_context c;
-    ck_ok(ocx_context_cl(tctx, &c, NULL));
-    cl_int err;
-    cl_event gate = clCreateUserEvent(c, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
+    cl_event gate = tuser_event();
     ck_ok(ocx_reduce(tctx, s, OCX_REDUCE_SUM, n, bx, 1, NULL, 1, r, 1, &gate, NULL));
     ck_ok(ocx_stream_trim(tctx, s, &released));
     ck_assert_uint_gt(released, 0);

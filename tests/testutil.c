@@ -110,6 +110,16 @@ ocx_buffer *tbuffer(ocx_dtype dtype, size_t n, const void *host)
     return b;
 }
 
+cl_event tuser_event(void)
+{
+    cl_context c;
+    ck_ok(ocx_context_cl(tctx, &c, NULL));
+    cl_int err;
+    cl_event ev = clCreateUserEvent(c, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    return ev;
+}
+
 ocx_buffer *tpoisoned(ocx_dtype dtype, size_t n)
 {
     ocx_buffer *b = tbuffer(dtype, n, NULL);

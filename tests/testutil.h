@@ -58,6 +58,8 @@ double tulp(ocx_dtype dtype);
 ocx_buffer *tbuffer(ocx_dtype dtype, size_t n, const void *host);
 /* A buffer whose every element holds the poison value (NaN for floats, 0xdeadbeef for ints). */
 ocx_buffer *tpoisoned(ocx_dtype dtype, size_t n);
+/* A user event of the fixture's context, not yet fired (the caller releases it). */
+cl_event tuser_event(void);
 /* Reads a whole buffer to newly allocated host memory. */
 void *tread(const ocx_buffer *buf);
 /* 1 when the device can run this dtype (f64 needs fp64). */
