@@ -243,7 +243,6 @@ const ocx__family ocx__family_gemm = {.name = "gemm",
                                       .canonical = gemm_canonical,
                                       .class_defaults = gemm_class_defaults,
                                       .step_together = gemm_step_together,
-                                      .classes = ocx__size_classes,
                                       .dtypes = OCX__DT_ALL};
 
 /* One stored matrix: rows x cols in `layout` with leading dimension ld. Its span (elements from the

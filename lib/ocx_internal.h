@@ -241,9 +241,10 @@ typedef struct ocx__family {
     const char *const *classes, *const *f32_classes;
     unsigned dtypes;
 } ocx__family;
-#define OCX__DT_F32 1u
-#define OCX__DT_F16 2u
-#define OCX__DT_F64 4u
+#define OCX__DT(dtype) (1u << (dtype)) /* a float dtype's bit */
+#define OCX__DT_F32 OCX__DT(OCX_F32)
+#define OCX__DT_F16 OCX__DT(OCX_F16)
+#define OCX__DT_F64 OCX__DT(OCX_F64)
 #define OCX__DT_ALL (OCX__DT_F32 | OCX__DT_F16 | OCX__DT_F64)
 /* 1 when fam's calls look parameters up for dtype in size_class. */
 int ocx__family_uses(const ocx__family *fam, ocx_dtype dtype, const char *size_class);

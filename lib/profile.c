@@ -174,8 +174,7 @@ const char *const ocx__classes_1d[] = {"all", "small", "medium", "large", NULL};
 
 int ocx__family_uses(const ocx__family *fam, ocx_dtype dtype, const char *size_class)
 {
-    const unsigned bit = dtype == OCX_F32 ? OCX__DT_F32 : dtype == OCX_F16 ? OCX__DT_F16 : dtype == OCX_F64 ? OCX__DT_F64 : 0;
-    if (!(fam->dtypes & bit)) return 0;
+    if ((unsigned)dtype > OCX_F64 || !(fam->dtypes & OCX__DT(dtype))) return 0;
     const char *const *list = dtype == OCX_F32 && fam->f32_classes ? fam->f32_classes : fam->classes;
     for (const char *const *c = list ? list : ocx__size_classes; *c; c++)
         if (!strcmp(*c, size_class)) return 1;
