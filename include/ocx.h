@@ -14,7 +14,9 @@
  *     chained through one variable, `1, &ev, &ev`): the call waits for that event, overwrites the
  *     entry with its own (keep a copy to release the old one), and leaves it as it was on failure.
  *     An event of the wait list that has already failed (a negative execution status) fails the call
- *     with OCX_ERR_OPENCL; one that fails later fails the command (ocx_event_wait says so).
+ *     with OCX_ERR_OPENCL; one that fails later fails the command (ocx_event_wait says so). A
+ *     blocking call (ocx_buffer_read/write, ocx_reduce_host) waits for its wait list before it
+ *     enqueues anything: an event that fails meanwhile fails the call with OCX_ERR_OPENCL, nothing done.
  *   - Nothing blocks unless its name or documentation says so (blocking reads/writes, finish, wait).
  *   - Objects: create/destroy pairs; every destroy accepts NULL. A context may be used from several
  *     threads at once; a stream should be fed from one thread at a time.

@@ -29,6 +29,17 @@ ocx_status ocx__check_wait(const ocx_context *ctx, size_t num_wait, const ocx_ev
     return OCX_OK;
 }
 
+ocx_status ocx__wait_first(const ocx_context *ctx, size_t num_wait, const ocx_event *wait, const char *what)
+{
+    OCX__FORWARD(ocx__check_wait(ctx, num_wait, wait));
+    if (num_wait == 0) return OCX_OK;
+    const cl_int err = clWaitForEvents((cl_uint)num_wait, wait);
+    OCX__FAIL_IF(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, OCX_ERR_OPENCL,
+                 "%s: an event of the wait list failed while the call waited for it; nothing was done", what);
+    OCX__CL_FORWARD(err, "wait list: clWaitForEvents");
+    return OCX_OK;
+}
+
 void ocx__event_clear(ocx_event *event, size_t num_wait, const ocx_event *wait)
 {
     if (!event) return;

@@ -251,6 +251,7 @@ static ocx_status transfer(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
     size_t off, bytes;
     OCX__FORWARD(transfer_check(ctx, stream, buf, offset, count, write ? src : dst, what, num_wait, wait, &q, &off,
                                 &bytes));
+    if (blocking) OCX__FORWARD(ocx__wait_first(ctx, num_wait, wait, what));
     if (bytes == 0) return empty_transfer(q, num_wait, wait, event, blocking);
     if (blocking && use_staging(ctx, bytes)) {
         pthread_mutex_lock(&ctx->staging_lock);

@@ -162,6 +162,13 @@ void ocx__event_clear(ocx_event *event, size_t num_wait, const ocx_event *wait);
 /* Checks wait list shape: num_wait > 0 needs a non-NULL array without NULL events, each of ctx's
  * context (ctx NULL: any). */
 ocx_status ocx__check_wait(const ocx_context *ctx, size_t num_wait, const ocx_event *wait);
+/* For blocking calls: checks the wait list, then waits for it on the host, before the call enqueues
+ * anything. An event that fails meanwhile fails the call with nothing of ours behind it. (A command
+ * of ours that failed behind it returned OK from a blocking PoCL read, data unread; and where we
+ * released such a failed command's event as the wait returned, PoCL 3.1's pocl_update_event_failed,
+ * still running on the thread that failed the event, locked the freed event: "PTHREAD ERROR ...
+ * Invalid argument (22)" and an abort, once in CI.) */
+ocx_status ocx__wait_first(const ocx_context *ctx, size_t num_wait, const ocx_event *wait, const char *what);
 /* Checks that `buf` (named `name` in messages) is non-NULL, belongs to ctx, and holds the elements
  * offset, offset+inc, …, offset+(n-1)*inc (nothing when n = 0). inc ≥ 1. */
 ocx_status ocx__check_range(const ocx_context *ctx, const ocx_buffer *buf, const char *name, size_t offset,

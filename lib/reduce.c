@@ -205,6 +205,7 @@ ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op o
     OCX__FORWARD(check_args(ctx, op, n, x, incx, y, incy));
     OCX__FAIL_IF(!value && !(is_arg(op) && index), OCX_ERR_INVALID_ARGUMENT,
                  "%s: no place for the result (value%s is NULL)", op_names[op], is_arg(op) ? " and index" : "");
+    OCX__FORWARD(ocx__wait_first(ctx, num_wait, wait, "ocx_reduce_host"));
     ocx_stream *held;
     cl_mem scratch;
     size_t g;
