@@ -369,6 +369,26 @@ START_TEST(test_step_together_pairs)
 }
 END_TEST
 
+/* The options of a program are built in 512-byte buffers (vector.c, reduce.c, gemm.c, gemm_nv.c),
+ * and a -D define that would not fit is left out (ocx__append_define): every family's parameters,
+ * each at the longest value its range allows, must leave room for the defines the callers add
+ * around them (at most ~110 bytes: GEMM's dtypes, CTYPE, NATIVE_F16 and six layout defines). */
+START_TEST(test_defines_fit_options_buffers)
+{
+    for (const ocx__family *const *f = ocx__families; *f; f++) {
+        int v[OCX__MAX_PARAMS];
+        for (unsigned i = 0; i < (*f)->nparams; i++) {
+            const ocx__param_def *d = &(*f)->params[i];
+            char a[16], b[16];
+            v[i] = snprintf(a, sizeof a, "%d", d->min) > snprintf(b, sizeof b, "%d", d->max) ? d->min : d->max;
+        }
+        char buf[4096] = "";
+        ocx__params_append(*f, v, " -D", " -D", 1, buf, sizeof buf);
+        ck_assert_msg(strlen(buf) <= 512 - 160, "%s: %zu bytes of -D defines: %s", (*f)->name, strlen(buf), buf);
+    }
+}
+END_TEST
+
 /* A class with built-in defaults of its own on the device (GEMM's "medium" and "short_k" on GPUs)
  * takes them before a profile's "all" entry; "large", which has none (or, for f32 on NVIDIA, those
  * of "all"), takes the "all" entry, and so does every class on a CPU. The CPU and the GPUs are the
@@ -1145,6 +1165,7 @@ int main(void)
     tcase_add_test(core, test_size_classes);
     tcase_add_test(core, test_gemm_size_classes);
     tcase_add_test(core, test_step_together_pairs);
+    tcase_add_test(core, test_defines_fit_options_buffers);
     tcase_add_test(core, test_class_defaults_before_all);
     tcase_add_test(core, test_vendor_class_defaults);
     tcase_add_test(core, test_tuning_classes);
