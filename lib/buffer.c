@@ -146,7 +146,7 @@ static ocx_status empty_transfer(cl_command_queue q, size_t num_wait, const ocx_
     const cl_int err = blocking ? clWaitForEvents(1, &ev) : CL_SUCCESS;
     if (err != CL_SUCCESS || !event) clReleaseEvent(ev);
     OCX__CL_FORWARD(err, "clWaitForEvents");
-    *event = ev;
+    if (event) *event = ev;
     return OCX_OK;
 }
 
@@ -229,8 +229,12 @@ static ocx_status staged_transfer(ocx_context *ctx, cl_command_queue q, cl_mem m
             }
         }
     }
-    /* Whichever half's event is still held finished before we return (in-order queue). */
-    if (err == CL_SUCCESS) err = clFinish(q);
+    /* Whichever half's event is still held finished before we return (in-order queue), after a
+     * failure too: chunks still queued read or write the staging halves, which the next staged
+     * transfer reuses once the caller releases staging_lock (a failed read's chunk had then
+     * landed in the next write's data, reported OK). */
+    const cl_int fin = clFinish(q);
+    if (err == CL_SUCCESS) err = fin;
     if (err != CL_SUCCESS) st = ocx__cl_error(err, src ? "staged write" : "staged read");
     for (int h = 0; h < 2; h++)
         if (ev[h]) clReleaseEvent(ev[h]);

@@ -17,8 +17,9 @@ static ocx_status context_finish_setup(ocx_context *ctx, cl_command_queue queue)
                      "ocx_context_create_from_cl: queue is out-of-order; ocx streams need in-order queues");
         cl_context qctx = NULL;
         cl_device_id qdev = NULL;
-        clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL);
-        clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof qdev, &qdev, NULL);
+        err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL);
+        if (err == CL_SUCCESS) err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof qdev, &qdev, NULL);
+        if (err != CL_SUCCESS) return ocx__cl_error(err, "clGetCommandQueueInfo(queue)");
         OCX__FAIL_IF(qctx != ctx->context || qdev != ctx->device, OCX_ERR_INVALID_ARGUMENT,
                      "ocx_context_create_from_cl: queue belongs to another context or device");
         err = clRetainCommandQueue(queue);
@@ -109,7 +110,11 @@ ocx_status ocx_context_create_from_cl(cl_context context, cl_device_id device, c
     if (err != CL_SUCCESS) return ocx__cl_error(err, "ocx_context_create_from_cl: context");
     cl_device_id *devs = calloc(ndev ? ndev : 1, sizeof *devs);
     OCX__FAIL_IF(!devs, OCX_ERR_OUT_OF_MEMORY, "out of host memory");
-    clGetContextInfo(context, CL_CONTEXT_DEVICES, ndev * sizeof *devs, devs, NULL);
+    err = clGetContextInfo(context, CL_CONTEXT_DEVICES, ndev * sizeof *devs, devs, NULL);
+    if (err != CL_SUCCESS) {
+        free(devs);
+        return ocx__cl_error(err, "ocx_context_create_from_cl: context");
+    }
     int found = 0;
     for (cl_uint i = 0; i < ndev; i++) found |= devs[i] == device;
     free(devs);

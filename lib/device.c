@@ -94,32 +94,29 @@ ocx_status ocx__device_ref_get(size_t index, ocx__device_ref *ref)
     return OCX_OK;
 }
 
-void ocx__device_string(cl_device_id dev, cl_device_info what, char *out, size_t cap)
+/* A string query of a device (platform NULL) or of a platform (size, then fill), NUL-terminated,
+ * truncated to cap; out is "" where it fails. */
+static cl_int info_string(cl_device_id dev, cl_platform_id platform, cl_uint what, char *out, size_t cap)
 {
     size_t size = 0;
     out[0] = '\0';
-    if (clGetDeviceInfo(dev, what, 0, NULL, &size) != CL_SUCCESS || size == 0) return;
+    cl_int err =
+        platform ? clGetPlatformInfo(platform, what, 0, NULL, &size) : clGetDeviceInfo(dev, what, 0, NULL, &size);
+    if (err != CL_SUCCESS || size == 0) return err;
     char *tmp = malloc(size + 1);
-    if (!tmp) return;
-    if (clGetDeviceInfo(dev, what, size, tmp, NULL) == CL_SUCCESS) {
+    if (!tmp) return CL_OUT_OF_HOST_MEMORY;
+    err = platform ? clGetPlatformInfo(platform, what, size, tmp, NULL) : clGetDeviceInfo(dev, what, size, tmp, NULL);
+    if (err == CL_SUCCESS) {
         tmp[size] = '\0';
         snprintf(out, cap, "%s", tmp);
     }
     free(tmp);
+    return err;
 }
 
-static void platform_string(cl_platform_id p, cl_platform_info what, char *out, size_t cap)
+cl_int ocx__device_string(cl_device_id dev, cl_device_info what, char *out, size_t cap)
 {
-    size_t size = 0;
-    out[0] = '\0';
-    if (clGetPlatformInfo(p, what, 0, NULL, &size) != CL_SUCCESS || size == 0) return;
-    char *tmp = malloc(size + 1);
-    if (!tmp) return;
-    if (clGetPlatformInfo(p, what, size, tmp, NULL) == CL_SUCCESS) {
-        tmp[size] = '\0';
-        snprintf(out, cap, "%s", tmp);
-    }
-    free(tmp);
+    return info_string(dev, NULL, what, out, cap);
 }
 
 void ocx__normalize_name(const char *name, char *out, size_t cap)
@@ -150,15 +147,35 @@ void ocx__normalize_name(const char *name, char *out, size_t cap)
     out[o] = '\0';
 }
 
-int ocx__device_has_extension(cl_device_id dev, const char *ext)
+/* 1 when the space-separated list `exts` names `ext` (a whole word). */
+static int ext_listed(const char *exts, const char *ext)
 {
-    char exts[8192];
-    ocx__device_string(dev, CL_DEVICE_EXTENSIONS, exts, sizeof exts);
     size_t n = strlen(ext);
     for (const char *p = exts; (p = strstr(p, ext)) != NULL; p += n)
         if ((p == exts || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
     return 0;
 }
+
+int ocx__device_has_extension(cl_device_id dev, const char *ext)
+{
+    char exts[8192];
+    return ocx__device_string(dev, CL_DEVICE_EXTENSIONS, exts, sizeof exts) == CL_SUCCESS && ext_listed(exts, ext);
+}
+
+/* One fixed-size clGetDeviceInfo; after the first failure the others are skipped, and *failed names
+ * the query that failed. */
+static void query(cl_device_id dev, cl_device_info what, const char *name, void *value, size_t size, cl_int *err,
+                  const char **failed)
+{
+    if (*err != CL_SUCCESS) return;
+    *err = clGetDeviceInfo(dev, what, size, value, NULL);
+    if (*err != CL_SUCCESS) *failed = name;
+}
+#define QUERY(what, var) query(dev, what, "clGetDeviceInfo(" #what ")", &(var), sizeof(var), &err, &failed)
+/* A string of the device (p NULL) or of the platform p. */
+#define QUERY_STRING(p, what, out) \
+    if (err == CL_SUCCESS && (err = info_string(dev, p, what, out, sizeof out)) != CL_SUCCESS) \
+    failed = "clGet*Info(" #what ")"
 
 ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_device_info *info)
 {
@@ -168,30 +185,37 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     cl_ulong gmem = 0, lmem = 0, maxalloc = 0;
     size_t wg = 0, items[3] = {0, 0, 0};
     cl_bool unified = CL_FALSE;
-    cl_int err = clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
-    if (err != CL_SUCCESS) return ocx__cl_error(err, "clGetDeviceInfo(CL_DEVICE_TYPE)");
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof clock, &clock, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lmem, &lmem, NULL);
     cl_ulong gcache = 0;
-    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof gcache, &gcache, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxalloc, &maxalloc, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof vecf, &vecf, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+    char exts[8192];
+    /* Every query is checked: a context on a device whose limits read as 0 (a transient failure)
+     * would refuse every buffer and kernel later with misleading messages, and a name or version
+     * read as "" would change the device's fingerprint, cache key and profile. */
+    cl_int err = CL_SUCCESS;
+    const char *failed = NULL;
+    QUERY(CL_DEVICE_TYPE, type);
+    QUERY(CL_DEVICE_MAX_COMPUTE_UNITS, units);
+    QUERY(CL_DEVICE_MAX_CLOCK_FREQUENCY, clock);
+    QUERY(CL_DEVICE_GLOBAL_MEM_SIZE, gmem);
+    QUERY(CL_DEVICE_LOCAL_MEM_SIZE, lmem);
+    QUERY(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, gcache);
+    QUERY(CL_DEVICE_MAX_MEM_ALLOC_SIZE, maxalloc);
+    QUERY(CL_DEVICE_MAX_WORK_GROUP_SIZE, wg);
+    QUERY(CL_DEVICE_MAX_WORK_ITEM_SIZES, items);
+    QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, vecf);
+    QUERY(CL_DEVICE_HOST_UNIFIED_MEMORY, unified);
+    QUERY_STRING(NULL, CL_DEVICE_NAME, info->name);
+    QUERY_STRING(NULL, CL_DEVICE_VENDOR, info->vendor);
+    QUERY_STRING(NULL, CL_DRIVER_VERSION, info->driver_version);
+    QUERY_STRING(NULL, CL_DEVICE_VERSION, info->device_version);
+    QUERY_STRING(NULL, CL_DEVICE_EXTENSIONS, exts);
+    QUERY_STRING(platform, CL_PLATFORM_NAME, info->platform_name);
+    QUERY_STRING(platform, CL_PLATFORM_VERSION, info->platform_version);
+    if (err != CL_SUCCESS) return ocx__cl_error(err, failed);
 
     info->type = (type & CL_DEVICE_TYPE_GPU)           ? OCX_DEVICE_GPU
                  : (type & CL_DEVICE_TYPE_CPU)         ? OCX_DEVICE_CPU
                  : (type & CL_DEVICE_TYPE_ACCELERATOR) ? OCX_DEVICE_ACCELERATOR
                                                        : OCX_DEVICE_OTHER;
-    ocx__device_string(dev, CL_DEVICE_NAME, info->name, sizeof info->name);
-    ocx__device_string(dev, CL_DEVICE_VENDOR, info->vendor, sizeof info->vendor);
-    ocx__device_string(dev, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
-    ocx__device_string(dev, CL_DEVICE_VERSION, info->device_version, sizeof info->device_version);
-    platform_string(platform, CL_PLATFORM_NAME, info->platform_name, sizeof info->platform_name);
-    platform_string(platform, CL_PLATFORM_VERSION, info->platform_version, sizeof info->platform_version);
     ocx__normalize_name(info->name, info->normalized_name, sizeof info->normalized_name);
     info->compute_units = units;
     info->clock_mhz = clock;
@@ -210,8 +234,8 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     info->max_work_group_size = wg;
     memcpy(info->max_work_item_sizes, items, sizeof items);
     info->preferred_vector_width_float = vecf;
-    info->has_fp16 = ocx__device_has_extension(dev, "cl_khr_fp16");
-    info->has_fp64 = ocx__device_has_extension(dev, "cl_khr_fp64");
+    info->has_fp16 = ext_listed(exts, "cl_khr_fp16");
+    info->has_fp64 = ext_listed(exts, "cl_khr_fp64");
     info->host_unified_memory = unified == CL_TRUE;
 
     /* The fingerprint names the device and driver, not the simulated limits. */

@@ -57,8 +57,9 @@ typedef struct ocx__device_ref {
 ocx_status ocx__device_ref_get(size_t index, ocx__device_ref *ref);
 /* Fills *info for an arbitrary device (interop), applying simulated limits. */
 ocx_status ocx__device_query(cl_platform_id platform, cl_device_id device, ocx_device_info *info);
-/* Variable-length OpenCL info queries (size, then fill), NUL-terminated, truncated to cap. */
-void ocx__device_string(cl_device_id dev, cl_device_info what, char *out, size_t cap);
+/* Variable-length OpenCL info queries (size, then fill), NUL-terminated, truncated to cap; out is ""
+ * where the query fails, and the OpenCL code is returned. */
+cl_int ocx__device_string(cl_device_id dev, cl_device_info what, char *out, size_t cap);
 void ocx__normalize_name(const char *name, char *out, size_t cap);
 /* 1 when the device lists `ext` (a whole word) among its extensions. */
 int ocx__device_has_extension(cl_device_id dev, const char *ext);

@@ -184,6 +184,12 @@ static cl_program load_binary(ocx_context *ctx, const char *key, const char *opt
         if (prog) clReleaseProgram(prog);
         char path[4200];
         ocx__cache_path(key, path, sizeof path);
+        /* Out of memory says nothing of the file: it stays for the next load. */
+        if (err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE) {
+            ocx__warn("binary cache: %s: could not be loaded (%s); kept, building from source", path,
+                      ocx__cl_error_name(err));
+            return NULL;
+        }
         ocx__warn("binary cache: %s: the driver rejected the binary (%s); deleted, rebuilding from source", path,
                   ocx__cl_error_name(err));
         ocx__cache_remove(key);

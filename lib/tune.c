@@ -1408,6 +1408,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     const double end = t0 + budget - (budget * 0.05 < 2.0 ? budget * 0.05 : 2.0);
     const uint64_t seed = opt->seed ? (uint64_t)opt->seed : 0x2545f4914f6cdd1dull ^ (uint64_t)(t0 * 1e6);
     ocx_status st = OCX_OK;
+    ocx_status skip_st = OCX_OK; /* the last entry skipped (unsupported, out of memory) and why */
+    char skip_msg[1024] = "";
     /* Each entry's share: its least cost, plus the time beyond the least costs of every entry still
      * to do shared out by weight, so that the early, cheap entries cannot spend the time a late,
      * costly one needs to start. */
@@ -1508,6 +1510,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             report(t, cut ? "stopped" : "done");
         } else if (st == OCX_ERR_UNSUPPORTED || st == OCX_ERR_OUT_OF_MEMORY) {
             ocx__warn("ocx_tune: %s/%s skipped: %s", t->def->family, dname, ocx_last_error());
+            skip_st = st;
+            snprintf(skip_msg, sizeof skip_msg, "%s/%s: %s", t->def->family, dname, ocx_last_error());
             st = OCX_OK;
         }
         ocx__gemm_nv_suspend(0);
@@ -1517,9 +1521,15 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         remaining -= weight;
     }
     if (st == OCX_OK && json_array_size(json_object_get(root, "entries")) == 0) {
-        if (!(opt->stop && *opt->stop)) /* stopped before any entry was done: nothing to write */
+        /* Stopped before any entry was done: nothing to write. An entry skipped for want of memory
+         * (say) tells why where nothing was finished, not only in a warning (OCX_QUIET hides). */
+        if (opt->stop && *opt->stop) {
+        } else if (skip_st != OCX_OK) {
+            st = ocx__error(skip_st, "ocx_tune: no entry was finished; the last skipped was %s", skip_msg);
+        } else {
             st = ocx__error(OCX_ERR_UNSUPPORTED, "ocx_tune: no entry was finished in the budget of %.1f s (too short, "
                             "or every candidate failed: see the warnings)", budget);
+        }
     } else if (st == OCX_OK) {
         st = profile_write(root, opt->out_path);
     }

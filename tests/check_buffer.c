@@ -95,6 +95,15 @@ START_TEST(test_async_with_events)
     ck_ok(ocx_buffer_write_async(tctx, NULL, b, N, 0, NULL, 0, NULL, &e0));
     ck_assert_ptr_nonnull(e0);
     ck_ok(ocx_event_wait(1, &e0));
+    /* ... and with a wait list but no event wanted, none (they had stored one through NULL). */
+    float one = 1;
+    ck_ok(ocx_buffer_write(tctx, NULL, b, 0, 0, &one, 1, &e0, NULL));
+    ck_ok(ocx_buffer_write_async(tctx, NULL, b, 0, 0, &one, 1, &e0, NULL));
+    ck_ok(ocx_buffer_read(tctx, NULL, b, 0, 0, &one, 1, &e0, NULL));
+    ck_ok(ocx_buffer_read_async(tctx, s2, b, 0, 0, &one, 1, &e0, NULL));
+    ck_ok(ocx_buffer_fill(tctx, NULL, b, 0, 0, &one, 1, &e0, NULL));
+    ck_ok(ocx_buffer_copy(tctx, s2, b, 0, b, 0, 0, 1, &e0, NULL));
+    ck_ok(ocx_stream_finish(tctx, s2));
     ocx_event_release(e0);
     ocx_stream_destroy(s2);
     ocx_buffer_destroy(b);

@@ -1,0 +1,267 @@
+/* check_faults — OpenCL calls made to fail on purpose: the library's error paths. This program
+ * defines clCreateBuffer, clEnqueueReadBuffer, clGetDeviceInfo and clBuildProgram itself, so the library linked
+ * into it calls these, which forward to the real ones (dlsym RTLD_NEXT) except the one call that a
+ * test arms to fail. Each test checks that the failure is reported, nothing is left corrupt, and
+ * the next call works. */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* The armed failure: call number `fail_at` (from 1) of the function named `fail_fn` returns
+ * `fail_err`; 0 counts calls without failing any. */
+static const char *fail_fn;
+static int fail_at, calls;
+static cl_int fail_err;
+
+static void arm(const char *fn, int at, cl_int err)
+{
+    fail_fn = fn;
+    fail_at = at;
+    fail_err = err;
+    calls = 0;
+}
+
+static int fail_on; /* 1: every call from fail_at on fails */
+
+static int should_fail(const char *fn)
+{
+    if (!fail_fn || strcmp(fn, fail_fn) != 0) return 0;
+    ++calls;
+    return fail_at > 0 && (calls == fail_at || (fail_on && calls > fail_at));
+}
+
+#define REAL(fn) ((__typeof__(&fn))dlsym(RTLD_NEXT, #fn))
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue q, cl_mem mem, cl_bool blocking, size_t off,
+                                                     size_t size, void *ptr, cl_uint nw, const cl_event *w,
+                                                     cl_event *ev)
+{
+    if (should_fail("clEnqueueReadBuffer")) return fail_err;
+    return REAL(clEnqueueReadBuffer)(q, mem, blocking, off, size, ptr, nw, w, ev);
+}
+
+CL_API_ENTRY cl_mem CL_API_CALL clCreateBuffer(cl_context c, cl_mem_flags flags, size_t size, void *host, cl_int *err)
+{
+    if (should_fail("clCreateBuffer")) {
+        if (err) *err = fail_err;
+        return NULL;
+    }
+    return REAL(clCreateBuffer)(c, flags, size, host, err);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id dev, cl_device_info what, size_t size, void *value,
+                                                 size_t *size_ret)
+{
+    if (should_fail("clGetDeviceInfo")) return fail_err;
+    return REAL(clGetDeviceInfo)(dev, what, size, value, size_ret);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program prog, cl_uint ndev, const cl_device_id *devs,
+                                                const char *options, void(CL_CALLBACK *notify)(cl_program, void *),
+                                                void *data)
+{
+    if (should_fail("clBuildProgram")) return fail_err;
+    return REAL(clBuildProgram)(prog, ndev, devs, options, notify, data);
+}
+
+static cl_event gate;
+static void *open_gate_later(void *arg)
+{
+    (void)arg;
+    usleep(300000);
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    return NULL;
+}
+
+/* A staged read that fails at its second chunk while the first is still queued (behind a marker
+ * that waits for a gate) must not return before that chunk is done: the next staged transfer
+ * reuses the staging memory. It had returned at once, and the next staged write, reported OK,
+ * then carried the failed read's first chunk into B (1 of its 4 Mi elements in 4 wrong). */
+START_TEST(test_staged_read_fails_midway)
+{
+    setenv("OCX_STAGING", "2", 1);
+    const size_t n = 4u << 20; /* 16 MiB of f32: four staged chunks */
+    float *h = malloc(n * sizeof *h), *r = malloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++) h[i] = -1.0f;
+    ocx_stream *s = NULL;
+    ck_ok(ocx_stream_create(tctx, &s));
+    ocx_buffer *a = tbuffer(OCX_F32, n, NULL), *b = tbuffer(OCX_F32, n, NULL);
+    ck_ok(ocx_buffer_write(tctx, s, a, 0, n, h, 0, NULL, NULL)); /* A = -1 */
+    gate = tuser_event();
+    ocx_event m = NULL;
+    ck_ok(ocx_stream_marker(tctx, s, 1, &gate, &m)); /* the stream waits for the gate */
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, open_gate_later, NULL), 0);
+    arm("clEnqueueReadBuffer", 2, CL_OUT_OF_RESOURCES);
+    ocx_status st = ocx_buffer_read(tctx, s, a, 0, n, r, 0, NULL, NULL);
+    arm(NULL, 0, 0);
+    ck_assert_msg(st != OCX_OK, "a staged read whose second chunk failed returned OK");
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "staged read"));
+    for (size_t i = 0; i < n; i++) h[i] = (float)(i % 1000003);
+    ck_ok(ocx_buffer_write(tctx, s, b, 0, n, h, 0, NULL, NULL)); /* B = i mod p, staged */
+    pthread_join(t, NULL);
+    unsetenv("OCX_STAGING");
+    ck_ok(ocx_buffer_read(tctx, s, b, 0, n, r, 0, NULL, NULL)); /* read back directly */
+    size_t bad = 0, first = n;
+    for (size_t i = 0; i < n; i++)
+        if (r[i] != h[i] && bad++ == 0) first = i;
+    ck_assert_msg(bad == 0, "B: %zu of %zu elements wrong, the first at %zu (%g)", bad, n, first,
+                  first < n ? r[first] : 0.0);
+    ocx_event_release(m);
+    clReleaseEvent(gate);
+    ocx_buffer_destroy(a);
+    ocx_buffer_destroy(b);
+    ocx_stream_destroy(s);
+    free(h);
+    free(r);
+}
+END_TEST
+
+static int same_device(const ocx_device_info *a, const ocx_device_info *b)
+{
+    return a->type == b->type && !strcmp(a->name, b->name) && !strcmp(a->vendor, b->vendor) &&
+           !strcmp(a->driver_version, b->driver_version) && !strcmp(a->device_version, b->device_version) &&
+           !strcmp(a->platform_name, b->platform_name) && !strcmp(a->platform_version, b->platform_version) &&
+           !strcmp(a->fingerprint, b->fingerprint) && a->compute_units == b->compute_units &&
+           a->clock_mhz == b->clock_mhz && a->global_mem_bytes == b->global_mem_bytes &&
+           a->global_mem_cache_bytes == b->global_mem_cache_bytes && a->max_alloc_bytes == b->max_alloc_bytes &&
+           a->local_mem_bytes == b->local_mem_bytes && a->local_mem_max_bytes == b->local_mem_max_bytes &&
+           a->max_work_group_size == b->max_work_group_size &&
+           !memcmp(a->max_work_item_sizes, b->max_work_item_sizes, sizeof a->max_work_item_sizes) &&
+           a->preferred_vector_width_float == b->preferred_vector_width_float && a->has_fp16 == b->has_fp16 &&
+           a->has_fp64 == b->has_fp64 && a->host_unified_memory == b->host_unified_memory &&
+           !memcmp(a->nv_compute_capability, b->nv_compute_capability, sizeof a->nv_compute_capability);
+}
+
+/* A device query that fails while a context is created fails the creation (or, where the query
+ * was one ocx can do without, leaves the device's description exactly as it is): a context had
+ * been created "OK" with 0 for whichever limit failed (every buffer then refused as larger than
+ * the largest allocation, every kernel as too large for the device) or "" for its name. */
+START_TEST(test_device_query_fails)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx)); /* the reference, and any first-use set-up */
+    ocx_device_info want;
+    ck_ok(ocx_context_device_info(ctx, &want));
+    ocx_context_destroy(ctx);
+    arm("clGetDeviceInfo", 0, 0);
+    ck_ok(ocx_context_create(NULL, &ctx));
+    const int queries = calls;
+    ocx_context_destroy(ctx);
+    ck_assert_int_gt(queries, 10);
+    int failed = 0;
+    for (int at = 1; at <= queries; at++) {
+        arm("clGetDeviceInfo", at, CL_OUT_OF_HOST_MEMORY);
+        ctx = (ocx_context *)1;
+        ocx_status st = ocx_context_create(NULL, &ctx);
+        arm(NULL, 0, 0);
+        if (st != OCX_OK) {
+            ck_assert_ptr_null(ctx);
+            ck_assert_msg(strstr(ocx_last_error(), "CL_OUT_OF_HOST_MEMORY") != NULL, "query %d: %s", at,
+                          ocx_last_error());
+            failed++;
+            continue;
+        }
+        ocx_device_info got;
+        ck_ok(ocx_context_device_info(ctx, &got));
+        ck_assert_msg(same_device(&got, &want), "query %d failed, and the context reads the device as \"%s\", "
+                      "%zu-byte allocations, work-groups of %zu", at, got.name, (size_t)got.max_alloc_bytes,
+                      got.max_work_group_size);
+        ocx_context_destroy(ctx);
+    }
+    ck_assert_int_gt(failed, 10);
+    /* and the next one works */
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
+/* A fresh context runs z = x + x and checks it; returns its counters. */
+static ocx_context_stats add_in_new_context(void)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    float x[5] = {1, 2, 3, 4, 5}, z[5] = {0};
+    ocx_buffer *bx = NULL, *bz = NULL;
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, 5, &bx));
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, 5, &bz));
+    ck_ok(ocx_buffer_write(ctx, NULL, bx, 0, 5, x, 0, NULL, NULL));
+    ck_ok(ocx_add(ctx, NULL, 5, bx, bx, bz, 0, NULL, NULL));
+    ck_ok(ocx_buffer_read(ctx, NULL, bz, 0, 5, z, 0, NULL, NULL));
+    for (int i = 0; i < 5; i++) ck_assert_float_eq(z[i], 2 * x[i]);
+    ocx_context_stats stats;
+    ck_ok(ocx_context_get_stats(ctx, &stats));
+    ocx_buffer_destroy(bx);
+    ocx_buffer_destroy(bz);
+    ocx_context_destroy(ctx);
+    return stats;
+}
+
+/* A cached binary that could not be loaded for want of memory is built from source and kept (it
+ * had been deleted as bad); one the driver refuses is deleted (check_cache covers the kinds). */
+START_TEST(test_cached_binary_kept_when_out_of_memory)
+{
+    char dir[] = "/tmp/ocx-faults.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    setenv("OCX_CACHE_DIR", dir, 1);
+    setenv("OCX_QUIET", "1", 1);
+    ocx_context_stats s = add_in_new_context();
+    ck_assert_uint_eq(s.disk_cache_writes, 1);
+    arm("clBuildProgram", 1, CL_OUT_OF_HOST_MEMORY); /* the cached binary's build */
+    s = add_in_new_context();
+    arm(NULL, 0, 0);
+    ck_assert_uint_eq(s.programs_compiled, 1);
+    ck_assert_uint_eq(s.disk_cache_rejected, 0);
+    s = add_in_new_context();
+    ck_assert_uint_eq(s.programs_from_disk, 1);
+    ck_assert_uint_eq(s.programs_compiled, 0);
+    arm("clBuildProgram", 1, CL_INVALID_BINARY); /* refused: deleted, rebuilt and stored again */
+    s = add_in_new_context();
+    arm(NULL, 0, 0);
+    ck_assert_uint_eq(s.disk_cache_rejected, 1);
+    ck_assert_uint_eq(s.programs_compiled, 1);
+    ck_assert_uint_eq(s.disk_cache_writes, 1);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* A tuning run whose every entry is skipped (here: no buffer can be made) says why in its status
+ * and message, not only in a warning that OCX_QUIET hides (it had said "no entry was finished in
+ * the budget ... too short, or every candidate failed", as OCX_ERR_UNSUPPORTED). */
+START_TEST(test_tune_says_why_nothing_was_tuned)
+{
+    setenv("OCX_QUIET", "1", 1);
+    char path[] = "/tmp/ocx-faults-profile.XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    unlink(path);
+    ocx_tune_options opt = {.families = "vector", .dtypes = "f32", .budget_s = 5, .quick = 1, .out_path = path};
+    arm("clCreateBuffer", 1, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    fail_on = 1;
+    ocx_status st = ocx_tune(tctx, &opt);
+    arm(NULL, 0, 0);
+    fail_on = 0;
+    ck_assert_msg(st == OCX_ERR_OUT_OF_MEMORY, "%s: %s", ocx_status_name(st), ocx_last_error());
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "the last skipped was vector/f32"));
+    ck_assert_int_ne(access(path, F_OK), 0); /* nothing written */
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("faults");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, tctx_setup, tctx_teardown);
+    tcase_add_test(tc, test_staged_read_fails_midway);
+    tcase_add_test(tc, test_device_query_fails);
+    tcase_add_test(tc, test_cached_binary_kept_when_out_of_memory);
+    tcase_add_test(tc, test_tune_says_why_nothing_was_tuned);
+    suite_add_tcase(s, tc);
+    return trun(s);
+}
