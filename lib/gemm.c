@@ -38,7 +38,7 @@
  * slices shared out evenly between as many work-groups as run at once, cut tiles summed by a second
  * kernel): the loop over a group's pieces cost the 128x128 tiles' kernel registers it did not have,
  * and 8192^3 NN ran 45.2-45.7 TFLOP/s against 48.9, where the part-empty last wave it wins back
- * costs about 1.1% (README: "Where the rest of the 8192³ gap goes"). */
+ * costs about 1.1% (doc/performance.md: "Where the rest of the 8192³ gap goes"). */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
        P_PACK, P_GM, P_PACKN, P_KSPLIT, P_DOTN, P_DDOT, P_DVW, P_DROWS, P_COLS,
        P_CVW, P_COUNT };
@@ -461,8 +461,9 @@ static int aligned_for(const ocx_buffer *x, const batch_offs *o, size_t batch, s
  * bands of GM=16 against the former PACK=0, GM=1) 8192^3 NN / NT / TT ran 49.3 / 48.8 / 49.2
  * against 48.0-48.2 / 47.0-47.1 / 47.4, 4096^3 47.5-47.7 / 46.6-46.8 / 47.2-47.4 against
  * 46.6-46.7 / 45.4-45.5 / 45.6-46.0, 512x8192x8192 NN 46.0-46.2 against 43.8-43.9 and
- * 4096x4096x256 NT 37.7 against 32.9-33.0 (README). Batches given as offset arrays are not copied,
- * nor copies larger than the device's largest allocation (the kernel then reads the operand). */
+ * 4096x4096x256 NT 37.7 against 32.9-33.0 (doc/performance.md, "K-fast operands on GPUs"). Batches
+ * given as offset arrays are not copied, nor copies larger than the device's largest allocation (the
+ * kernel then reads the operand). */
 typedef struct operand {
     const ocx_buffer *buf;
     batch_offs o;
@@ -740,7 +741,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * the f32 kernel: on the H200, 4096x4096x256 ran 24.8 TFLOP/s there against 36-38 for the f32
      * kernel, and 16384x16384x64 13.0 against 37 (not measured apart: probably its C stores, which a
      * K-slow B's permuted columns scatter); 8192^3 ran 54.6-54.9 against 48.0, 8192x512x8192
-     * 53.3-53.4 against 44.3-45.2 (README). */
+     * 53.3-53.4 against 44.3-45.2 (doc/performance.md). */
     /* Matrix-vector products (DOTN): gemm_dot reads the large operand once, at the memory's rate,
      * where the tiled kernels fill a tile with one useful column, and the direct kernel's work-items
      * read rows far apart. It takes op(A) K-fast, so a product of a few rows whose op(B) is K-fast

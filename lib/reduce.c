@@ -28,8 +28,8 @@ static const ocx__param_def reduce_params[] = {
     {"LAYOUT", 1, 2, 1, 2, 0}, /* 1: interleaved, 2: contiguous chunk per work-item */
     {"ACC", 1, 4, 1, 8, 1, 0, 1}, /* vector accumulators (LAYOUT 2: streams) per work-item */
     /* One work-group, one launch (part_<op> writes the result) for n up to SOLO elements: a short
-     * reduction's time is its launches (README: CPU 65536, GPU 4096 measured on the EPYC and the
-     * H200). Counted in elements, so that it means the same whatever WG and VW a class has. */
+     * reduction's time is its launches (doc/performance.md: CPU 65536, GPU 4096 measured on the EPYC
+     * and the H200). Counted in elements, so that it means the same whatever WG and VW a class has. */
     {"SOLO", 4096, 65536, 1, 1 << 24, 1, 1, 1},
 };
 
