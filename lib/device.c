@@ -164,14 +164,17 @@ int ocx__device_has_extension(cl_device_id dev, const char *ext)
 
 /* One fixed-size clGetDeviceInfo; after the first failure the others are skipped, and *failed names
  * the query that failed. */
-static void query(cl_device_id dev, cl_device_info what, const char *name, void *value, size_t size, cl_int *err,
-                  const char **failed)
+static void query(cl_device_id dev, cl_device_info what, const char *name, void *value, size_t size, int optional,
+                  cl_int *err, const char **failed)
 {
     if (*err != CL_SUCCESS) return;
     *err = clGetDeviceInfo(dev, what, size, value, NULL);
+    if (optional && *err == CL_INVALID_VALUE) *err = CL_SUCCESS; /* a driver without it: the default */
     if (*err != CL_SUCCESS) *failed = name;
 }
-#define QUERY(what, var) query(dev, what, "clGetDeviceInfo(" #what ")", &(var), sizeof(var), &err, &failed)
+#define QUERY(what, var) query(dev, what, "clGetDeviceInfo(" #what ")", &(var), sizeof(var), 0, &err, &failed)
+/* A query that only tunes behaviour (a driver that does not know it keeps the value's default) */
+#define QUERY_OPTIONAL(what, var) query(dev, what, "clGetDeviceInfo(" #what ")", &(var), sizeof(var), 1, &err, &failed)
 /* A string of the device (p NULL) or of the platform p. */
 #define QUERY_STRING(p, what, out) \
     if (err == CL_SUCCESS && (err = info_string(dev, p, what, out, sizeof out)) != CL_SUCCESS) \
@@ -189,20 +192,22 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     char exts[8192];
     /* Every query is checked: a context on a device whose limits read as 0 (a transient failure)
      * would refuse every buffer and kernel later with misleading messages, and a name or version
-     * read as "" would change the device's fingerprint, cache key and profile. */
+     * read as "" would change the device's fingerprint, cache key and profile. The optional ones
+     * (CL_DEVICE_HOST_UNIFIED_MEMORY is deprecated from OpenCL 2.0 on) may be unknown to a driver
+     * (CL_INVALID_VALUE): their defaults (0, CL_FALSE) then stand; any other failure fails. */
     cl_int err = CL_SUCCESS;
     const char *failed = NULL;
     QUERY(CL_DEVICE_TYPE, type);
     QUERY(CL_DEVICE_MAX_COMPUTE_UNITS, units);
-    QUERY(CL_DEVICE_MAX_CLOCK_FREQUENCY, clock);
+    QUERY_OPTIONAL(CL_DEVICE_MAX_CLOCK_FREQUENCY, clock);
     QUERY(CL_DEVICE_GLOBAL_MEM_SIZE, gmem);
     QUERY(CL_DEVICE_LOCAL_MEM_SIZE, lmem);
-    QUERY(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, gcache);
+    QUERY_OPTIONAL(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, gcache);
     QUERY(CL_DEVICE_MAX_MEM_ALLOC_SIZE, maxalloc);
     QUERY(CL_DEVICE_MAX_WORK_GROUP_SIZE, wg);
     QUERY(CL_DEVICE_MAX_WORK_ITEM_SIZES, items);
-    QUERY(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, vecf);
-    QUERY(CL_DEVICE_HOST_UNIFIED_MEMORY, unified);
+    QUERY_OPTIONAL(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, vecf);
+    QUERY_OPTIONAL(CL_DEVICE_HOST_UNIFIED_MEMORY, unified);
     QUERY_STRING(NULL, CL_DEVICE_NAME, info->name);
     QUERY_STRING(NULL, CL_DEVICE_VENDOR, info->vendor);
     QUERY_STRING(NULL, CL_DRIVER_VERSION, info->driver_version);
