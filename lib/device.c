@@ -176,9 +176,11 @@ static void query(cl_device_id dev, cl_device_info what, const char *name, void 
 /* A query that only tunes behaviour (a driver that does not know it keeps the value's default) */
 #define QUERY_OPTIONAL(what, var) query(dev, what, "clGetDeviceInfo(" #what ")", &(var), sizeof(var), 1, &err, &failed)
 /* A string of the device (p NULL) or of the platform p. */
-#define QUERY_STRING(p, what, out) \
-    if (err == CL_SUCCESS && (err = info_string(dev, p, what, out, sizeof out)) != CL_SUCCESS) \
-    failed = "clGet*Info(" #what ")"
+#define QUERY_STRING(p, what, out)                                                                  \
+    do {                                                                                           \
+        if (err == CL_SUCCESS && (err = info_string(dev, p, what, out, sizeof out)) != CL_SUCCESS) \
+            failed = "clGet*Info(" #what ")";                                                      \
+    } while (0)
 
 ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_device_info *info)
 {

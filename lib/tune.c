@@ -1523,13 +1523,12 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     if (st == OCX_OK && json_array_size(json_object_get(root, "entries")) == 0) {
         /* Stopped before any entry was done: nothing to write. An entry skipped for want of memory
          * (say) tells why where nothing was finished, not only in a warning (OCX_QUIET hides). */
-        if (opt->stop && *opt->stop) {
-        } else if (skip_st != OCX_OK) {
+        const int stopped = opt->stop && *opt->stop;
+        if (!stopped && skip_st != OCX_OK)
             st = ocx__error(skip_st, "ocx_tune: no entry was finished; the last skipped was %s", skip_msg);
-        } else {
+        else if (!stopped)
             st = ocx__error(OCX_ERR_UNSUPPORTED, "ocx_tune: no entry was finished in the budget of %.1f s (too short, "
                             "or every candidate failed: see the warnings)", budget);
-        }
     } else if (st == OCX_OK) {
         st = profile_write(root, opt->out_path);
     }
