@@ -294,9 +294,10 @@ static ocx_status make_mem(ocx_context *ctx, cl_mem_flags flags, size_t bytes, c
 static ocx_status fill_ones(ocx_context *ctx, cl_mem m, size_t bytes)
 {
     cl_float one = 1.0f;
-    cl_int err = clEnqueueFillBuffer(ctx->stream.queue, m, &one, sizeof one, 0, bytes, 0, NULL, NULL);
-    if (err == CL_SUCCESS) err = clFinish(ctx->stream.queue);
-    return err == CL_SUCCESS ? OCX_OK : ocx__cl_error(err, "peaks: clEnqueueFillBuffer");
+    OCX__CL_FORWARD(clEnqueueFillBuffer(ctx->stream.queue, m, &one, sizeof one, 0, bytes, 0, NULL, NULL),
+                    "peaks: clEnqueueFillBuffer");
+    OCX__CL_FORWARD(clFinish(ctx->stream.queue), "peaks: clFinish after the fill");
+    return OCX_OK;
 }
 
 /* The work-group size of every peak kernel: a power of two ≤ 256 the device accepts (clpeak's is
