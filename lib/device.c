@@ -17,12 +17,21 @@
 #define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
 #endif
 
+/* 1 when the space-separated list `exts` names `ext` (a whole word). */
+static int ext_listed(const char *exts, const char *ext)
+{
+    size_t n = strlen(ext);
+    for (const char *p = exts; (p = strstr(p, ext)) != NULL; p += n)
+        if ((p == exts || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
+    return 0;
+}
+
 /* 1 and the compute capability (major, minor) of an NVIDIA device that reports it
- * (cl_nv_device_attribute_query), else 0. */
-static int nv_compute_capability(cl_device_id dev, const char *vendor, unsigned cc[2])
+ * (cl_nv_device_attribute_query among its extensions `exts`), else 0. */
+static int nv_compute_capability(cl_device_id dev, const char *vendor, const char *exts, unsigned cc[2])
 {
     cl_uint major = 0, minor = 0;
-    if (!ocx__contains_nocase(vendor, "nvidia") || !ocx__device_has_extension(dev, "cl_nv_device_attribute_query") ||
+    if (!ocx__contains_nocase(vendor, "nvidia") || !ext_listed(exts, "cl_nv_device_attribute_query") ||
         clGetDeviceInfo(dev, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major, NULL) != CL_SUCCESS ||
         clGetDeviceInfo(dev, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof minor, &minor, NULL) != CL_SUCCESS)
         return 0;
@@ -114,11 +123,6 @@ static cl_int info_string(cl_device_id dev, cl_platform_id platform, cl_uint wha
     return err;
 }
 
-cl_int ocx__device_string(cl_device_id dev, cl_device_info what, char *out, size_t cap)
-{
-    return info_string(dev, NULL, what, out, cap);
-}
-
 void ocx__normalize_name(const char *name, char *out, size_t cap)
 {
     /* PoCL prefixes CPU names with its driver ("pthread-", "cpu-"): drop it so that a key stays
@@ -145,21 +149,6 @@ void ocx__normalize_name(const char *name, char *out, size_t cap)
     }
     while (o > 0 && out[o - 1] == '-') o--;
     out[o] = '\0';
-}
-
-/* 1 when the space-separated list `exts` names `ext` (a whole word). */
-static int ext_listed(const char *exts, const char *ext)
-{
-    size_t n = strlen(ext);
-    for (const char *p = exts; (p = strstr(p, ext)) != NULL; p += n)
-        if ((p == exts || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
-    return 0;
-}
-
-int ocx__device_has_extension(cl_device_id dev, const char *ext)
-{
-    char exts[8192];
-    return ocx__device_string(dev, CL_DEVICE_EXTENSIONS, exts, sizeof exts) == CL_SUCCESS && ext_listed(exts, ext);
 }
 
 /* One fixed-size clGetDeviceInfo; after the first failure the others are skipped, and *failed names
@@ -231,7 +220,7 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     info->local_mem_bytes = lmem;
     info->local_mem_max_bytes = lmem;
     unsigned *cc = info->nv_compute_capability;
-    if (!nv_compute_capability(dev, info->vendor, cc)) cc[0] = cc[1] = 0;
+    if (!nv_compute_capability(dev, info->vendor, exts, cc)) cc[0] = cc[1] = 0;
     if (cc[0] >= 8) {
         /* Shared memory per thread block by compute capability (CUDA programming guide), less 1 KiB. */
         uint64_t kib = cc[0] == 9 || cc[0] == 10 ? 226 : cc[0] == 8 && (cc[1] == 0 || cc[1] == 7) ? 162 : 98;

@@ -24,6 +24,9 @@ ocx_status ocx__error(ocx_status status, const char *fmt, ...) OCX__PRINTF(2, 3)
 /* Maps an OpenCL error code to a status (CL_OUT_OF_RESOURCES, CL_MEM_OBJECT_ALLOCATION_FAILURE → OCX_ERR_OUT_OF_MEMORY,
  * else OCX_ERR_OPENCL) and records "`what`: CL_NAME (code)". */
 ocx_status ocx__cl_error(cl_int err, const char *what);
+/* 1 for the OpenCL codes that mean memory ran out (host, device or a buffer too large): they say
+ * nothing of the call's inputs. */
+int ocx__cl_out_of_memory(cl_int err);
 /* Puts back a message saved from ocx_last_error() (internal work that must not change it). */
 void ocx__error_restore(const char *text);
 const char *ocx__cl_error_name(cl_int err);
@@ -57,12 +60,7 @@ typedef struct ocx__device_ref {
 ocx_status ocx__device_ref_get(size_t index, ocx__device_ref *ref);
 /* Fills *info for an arbitrary device (interop), applying simulated limits. */
 ocx_status ocx__device_query(cl_platform_id platform, cl_device_id device, ocx_device_info *info);
-/* Variable-length OpenCL info queries (size, then fill), NUL-terminated, truncated to cap; out is ""
- * where the query fails, and the OpenCL code is returned. */
-cl_int ocx__device_string(cl_device_id dev, cl_device_info what, char *out, size_t cap);
 void ocx__normalize_name(const char *name, char *out, size_t cap);
-/* 1 when the device lists `ext` (a whole word) among its extensions. */
-int ocx__device_has_extension(cl_device_id dev, const char *ext);
 /* 1 when `needle` occurs in `hay`, ignoring ASCII case. */
 int ocx__contains_nocase(const char *hay, const char *needle);
 

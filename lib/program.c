@@ -185,7 +185,7 @@ static cl_program load_binary(ocx_context *ctx, const char *key, const char *opt
         char path[4200];
         ocx__cache_path(key, path, sizeof path);
         /* Out of memory says nothing of the file: it stays for the next load. */
-        if (err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE) {
+        if (ocx__cl_out_of_memory(err)) {
             ocx__warn("binary cache: %s: could not be loaded (%s); kept, building from source", path,
                       ocx__cl_error_name(err));
             return NULL;

@@ -76,12 +76,15 @@ const char *ocx__cl_error_name(cl_int err)
     return "CL_UNKNOWN_ERROR";
 }
 
+int ocx__cl_out_of_memory(cl_int err)
+{
+    return err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
+           err == CL_INVALID_BUFFER_SIZE;
+}
+
 ocx_status ocx__cl_error(cl_int err, const char *what)
 {
-    ocx_status st = (err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES ||
-                     err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_INVALID_BUFFER_SIZE)
-                        ? OCX_ERR_OUT_OF_MEMORY
-                        : OCX_ERR_OPENCL;
+    const ocx_status st = ocx__cl_out_of_memory(err) ? OCX_ERR_OUT_OF_MEMORY : OCX_ERR_OPENCL;
     return ocx__error(st, "%s: %s (%d)", what, ocx__cl_error_name(err), (int)err);
 }
 

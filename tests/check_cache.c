@@ -48,34 +48,6 @@ static int entries(const char *d, char names[][8192], int *tmp_files)
     return n;
 }
 
-/* A fresh context runs z = x + y and checks it; returns that context's counters. */
-static ocx_context_stats run_add(void)
-{
-    ocx_context *ctx = NULL;
-    ck_ok(ocx_context_create(NULL, &ctx));
-    enum { N = 4099 };
-    float x[N], y[N], z[N];
-    uint64_t seed = 21;
-    trand_fill(&seed, OCX_F32, x, NULL, N, -1, 1);
-    trand_fill(&seed, OCX_F32, y, NULL, N, -1, 1);
-    ocx_buffer *bx = NULL, *by = NULL, *bz = NULL;
-    ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &bx));
-    ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &by));
-    ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &bz));
-    ck_ok(ocx_buffer_write(ctx, NULL, bx, 0, N, x, 0, NULL, NULL));
-    ck_ok(ocx_buffer_write(ctx, NULL, by, 0, N, y, 0, NULL, NULL));
-    ck_ok(ocx_add(ctx, NULL, N, bx, by, bz, 0, NULL, NULL));
-    ck_ok(ocx_buffer_read(ctx, NULL, bz, 0, N, z, 0, NULL, NULL));
-    for (int i = 0; i < N; i++) ck_assert_float_eq(z[i], x[i] + y[i]);
-    ocx_context_stats st;
-    ck_ok(ocx_context_get_stats(ctx, &st));
-    ocx_buffer_destroy(bx);
-    ocx_buffer_destroy(by);
-    ocx_buffer_destroy(bz);
-    ocx_context_destroy(ctx);
-    return st;
-}
-
 static unsigned char *slurp(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
@@ -107,7 +79,7 @@ static void reseal(unsigned char *buf, size_t size)
 /* Warms the cache and returns the path of its one entry. */
 static void warm(char path[8192])
 {
-    ocx_context_stats st = run_add();
+    ocx_context_stats st = tadd_in_new_context();
     ck_assert_uint_eq(st.programs_compiled, 1);
     ck_assert_uint_eq(st.disk_cache_writes, 1);
     char names[8][8192];
@@ -121,11 +93,11 @@ static void warm(char path[8192])
  * process loads it from disk. */
 static void expect_recovery(const char *what)
 {
-    ocx_context_stats st = run_add();
+    ocx_context_stats st = tadd_in_new_context();
     ck_assert_msg(st.disk_cache_rejected == 1 && st.programs_compiled == 1 && st.disk_cache_writes == 1,
                   "%s: rejected %llu compiled %llu writes %llu", what, (unsigned long long)st.disk_cache_rejected,
                   (unsigned long long)st.programs_compiled, (unsigned long long)st.disk_cache_writes);
-    st = run_add();
+    st = tadd_in_new_context();
     ck_assert_msg(st.programs_from_disk == 1 && st.programs_compiled == 0, "%s: not stored again", what);
 }
 
@@ -134,7 +106,7 @@ START_TEST(test_miss_then_hit)
     fresh_dir("hit");
     char path[8192];
     warm(path);
-    ocx_context_stats st = run_add();
+    ocx_context_stats st = tadd_in_new_context();
     ck_assert_uint_eq(st.programs_compiled, 0); /* the second process compiles nothing */
     ck_assert_uint_eq(st.programs_from_disk, 1);
     ck_assert_uint_eq(st.disk_cache_writes, 0);
@@ -235,13 +207,13 @@ START_TEST(test_unwritable_and_missing_directories)
     spit(file, (const unsigned char *)"x", 1);
     snprintf(sub, sizeof sub, "%s/cache", file); /* a directory below a regular file: cannot exist */
     setenv("OCX_CACHE_DIR", sub, 1);
-    ocx_context_stats st = run_add();
+    ocx_context_stats st = tadd_in_new_context();
     ck_assert_uint_eq(st.programs_compiled, 1);
     ck_assert_uint_eq(st.disk_cache_writes, 0);
 
     snprintf(sub, sizeof sub, "%s/missing-parent/cache", dir);
     setenv("OCX_CACHE_DIR", sub, 1);
-    st = run_add();
+    st = tadd_in_new_context();
     ck_assert_uint_eq(st.programs_compiled, 1);
     ck_assert_uint_eq(st.disk_cache_writes, 0);
     struct stat sb;
@@ -249,7 +221,7 @@ START_TEST(test_unwritable_and_missing_directories)
 
     setenv("OCX_CACHE_DIR", dir, 1);
     setenv("OCX_CACHE", "0", 1);
-    st = run_add();
+    st = tadd_in_new_context();
     ck_assert_uint_eq(st.disk_cache_writes, 0);
     char names[8][8192];
     int tmp;
@@ -261,7 +233,7 @@ END_TEST
 START_TEST(test_two_processes_race)
 {
     /* Two fresh processes build the same kernels into one empty directory at the same moment. The
-     * demo's size class and run_add's share the built-in parameters (a profile may split them). */
+     * demo's size class and tadd_in_new_context's share the built-in parameters (a profile may split them). */
     tno_profiles();
     fresh_dir("race");
     const char *tools = getenv("OCX_TEST_TOOLS");
@@ -287,7 +259,7 @@ START_TEST(test_two_processes_race)
     int tmp;
     ck_assert_int_eq(entries(dir, names, &tmp), 1);
     ck_assert_int_eq(tmp, 0); /* no temporary file left behind */
-    ocx_context_stats st = run_add();
+    ocx_context_stats st = tadd_in_new_context();
     ck_assert_uint_eq(st.programs_from_disk, 1);
     ck_assert_uint_eq(st.programs_compiled, 0);
 }

@@ -179,27 +179,6 @@ START_TEST(test_device_query_fails)
 }
 END_TEST
 
-/* A fresh context runs z = x + x and checks it; returns its counters. */
-static ocx_context_stats add_in_new_context(void)
-{
-    ocx_context *ctx = NULL;
-    ck_ok(ocx_context_create(NULL, &ctx));
-    float x[5] = {1, 2, 3, 4, 5}, z[5] = {0};
-    ocx_buffer *bx = NULL, *bz = NULL;
-    ck_ok(ocx_buffer_create(ctx, OCX_F32, 5, &bx));
-    ck_ok(ocx_buffer_create(ctx, OCX_F32, 5, &bz));
-    ck_ok(ocx_buffer_write(ctx, NULL, bx, 0, 5, x, 0, NULL, NULL));
-    ck_ok(ocx_add(ctx, NULL, 5, bx, bx, bz, 0, NULL, NULL));
-    ck_ok(ocx_buffer_read(ctx, NULL, bz, 0, 5, z, 0, NULL, NULL));
-    for (int i = 0; i < 5; i++) ck_assert_float_eq(z[i], 2 * x[i]);
-    ocx_context_stats stats;
-    ck_ok(ocx_context_get_stats(ctx, &stats));
-    ocx_buffer_destroy(bx);
-    ocx_buffer_destroy(bz);
-    ocx_context_destroy(ctx);
-    return stats;
-}
-
 /* A cached binary that could not be loaded for want of memory is built from source and kept (it
  * had been deleted as bad); one the driver refuses is deleted (check_cache covers the kinds). */
 START_TEST(test_cached_binary_kept_when_out_of_memory)
@@ -208,18 +187,18 @@ START_TEST(test_cached_binary_kept_when_out_of_memory)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     setenv("OCX_CACHE_DIR", dir, 1);
     setenv("OCX_QUIET", "1", 1);
-    ocx_context_stats s = add_in_new_context();
+    ocx_context_stats s = tadd_in_new_context();
     ck_assert_uint_eq(s.disk_cache_writes, 1);
     arm("clBuildProgram", 1, CL_OUT_OF_HOST_MEMORY); /* the cached binary's build */
-    s = add_in_new_context();
+    s = tadd_in_new_context();
     arm(NULL, 0, 0);
     ck_assert_uint_eq(s.programs_compiled, 1);
     ck_assert_uint_eq(s.disk_cache_rejected, 0);
-    s = add_in_new_context();
+    s = tadd_in_new_context();
     ck_assert_uint_eq(s.programs_from_disk, 1);
     ck_assert_uint_eq(s.programs_compiled, 0);
     arm("clBuildProgram", 1, CL_INVALID_BINARY); /* refused: deleted, rebuilt and stored again */
-    s = add_in_new_context();
+    s = tadd_in_new_context();
     arm(NULL, 0, 0);
     ck_assert_uint_eq(s.disk_cache_rejected, 1);
     ck_assert_uint_eq(s.programs_compiled, 1);

@@ -179,3 +179,30 @@ int trun_tool(const char *tool, const char *out, const char *err, const char *co
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+ocx_context_stats tadd_in_new_context(void)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    enum { N = 4099 };
+    float x[N], y[N], z[N];
+    uint64_t seed = 21;
+    trand_fill(&seed, OCX_F32, x, NULL, N, -1, 1);
+    trand_fill(&seed, OCX_F32, y, NULL, N, -1, 1);
+    ocx_buffer *bx = NULL, *by = NULL, *bz = NULL;
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &bx));
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &by));
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &bz));
+    ck_ok(ocx_buffer_write(ctx, NULL, bx, 0, N, x, 0, NULL, NULL));
+    ck_ok(ocx_buffer_write(ctx, NULL, by, 0, N, y, 0, NULL, NULL));
+    ck_ok(ocx_add(ctx, NULL, N, bx, by, bz, 0, NULL, NULL));
+    ck_ok(ocx_buffer_read(ctx, NULL, bz, 0, N, z, 0, NULL, NULL));
+    for (int i = 0; i < N; i++) ck_assert_float_eq(z[i], x[i] + y[i]);
+    ocx_context_stats st;
+    ck_ok(ocx_context_get_stats(ctx, &st));
+    ocx_buffer_destroy(bx);
+    ocx_buffer_destroy(by);
+    ocx_buffer_destroy(bz);
+    ocx_context_destroy(ctx);
+    return st;
+}

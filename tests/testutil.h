@@ -60,6 +60,9 @@ ocx_buffer *tbuffer(ocx_dtype dtype, size_t n, const void *host);
 ocx_buffer *tpoisoned(ocx_dtype dtype, size_t n);
 /* A user event of the fixture's context, not yet fired (the caller releases it). */
 cl_event tuser_event(void);
+/* A fresh context (its own, not the fixture's) runs z = x + y on 4099 random f32 elements and checks
+ * it; returns that context's counters (programs compiled, loaded from disk, cache writes…). */
+ocx_context_stats tadd_in_new_context(void);
 /* Reads a whole buffer to newly allocated host memory. */
 void *tread(const ocx_buffer *buf);
 /* 1 when the device can run this dtype (f64 needs fp64). */
