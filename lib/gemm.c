@@ -43,8 +43,8 @@ enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_U
        P_PACK, P_GM, P_PACKN, P_KSPLIT, P_DOTN, P_DDOT, P_DVW, P_DROWS, P_COLS,
        P_CVW, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
-    /* name      gpu   cpu   min  max   pow2 host */
-    {"MWG", 64, 64, 1, 256, 1, 0},
+    /* name      gpu   cpu   min  max  ladder host */
+    {"MWG", 64, 64, 1, 256, OCX__LADDER_POW2_3, 0}, /* 3x: AVX2 CPUs (gemm_device_defaults) */
     {"NWG", 128, 32, 1, 256, 1, 0},
     {"KWG", 16, 32, 1, 64, 1, 0},  /* unused by STAGE=1 */
     {"MDIMC", 8, 8, 1, 64, 1, 0},
@@ -154,6 +154,10 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
 {
     size_t wg = (size_t)v[P_MDIMC] * (size_t)v[P_NDIMC];
     if (v[P_MWG] % (v[P_MDIMC] * v[P_VWM])) return "MWG must be a multiple of MDIMC*VWM";
+    /* Three times a power of two (gemm_device_defaults' 6-row tiles) was measured on STAGE=1 alone;
+     * PoCL 3.1's compiler aborts the process on some local-memory kernels of such tiles (STAGE=3, f16
+     * inputs, both operands transposed, MWG=6: an assertion in its ParallelRegion.cc). */
+    if (v[P_STAGE] >= 2 && (v[P_MWG] & (v[P_MWG] - 1))) return "MWG of three times a power of two needs STAGE=1";
     if (v[P_NWG] % (v[P_NDIMC] * v[P_VWN])) return "NWG must be a multiple of NDIMC*VWN";
     if (wg > dev->max_work_group_size || wg > dev->max_work_item_sizes[0])
         return "MDIMC*NDIMC exceeds the device's work-group size";
@@ -229,6 +233,20 @@ static int gemm_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, cons
     return 0;
 }
 
+/* CPUs with 8-wide float vectors (AVX2, whose 16 vector registers hold twelve accumulators, the two
+ * vectors of B and a broadcast of A): 6x16 register tiles (f64: 6x8), two 8-wide vectors (f64:
+ * 4-wide) a row, one work-item a group. The table's 8x32 tiles, sized for AVX-512's 32 registers,
+ * kept half their accumulators on the stack there. PoCL on the 2-core AVX2 EPYC (1024^3, median
+ * GFLOP/s of 5 alternating rounds, one process a run): f32 55 for the table's tiles, 103 for 12x16
+ * tiles on 2x8 work-items (the shipped profile's 8x16 with 6 rows), 119-140 for these; f64 31
+ * against 56. */
+static void gemm_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int *v)
+{
+    if (dev->type != OCX_DEVICE_CPU || dev->preferred_vector_width_float > 8) return;
+    v[P_MWG] = 6, v[P_MDIMC] = 1, v[P_NDIMC] = 1;
+    v[P_NWG] = v[P_VWN] = dtype == OCX_F64 ? 8 : 16;
+}
+
 /* A work-group tile and its work-items along the same dimension: twice the tile on twice the
  * work-items keeps each one's register tile. On PoCL (2-core AVX-512 EPYC, 1024^3 f32) the former
  * CPU defaults' 8x32 tile on one work-item ran 183-187 GFLOP/s, 32x32 on 4 work-items 257-314 (the
@@ -242,6 +260,7 @@ const ocx__family ocx__family_gemm = {.name = "gemm",
                                       .invalid = gemm_invalid,
                                       .canonical = gemm_canonical,
                                       .class_defaults = gemm_class_defaults,
+                                      .device_defaults = gemm_device_defaults,
                                       .step_together = gemm_step_together,
                                       .dtypes = OCX__DT_ALL};
 
@@ -845,10 +864,15 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             while (vwn > 1 && (size_t)vwn > kn) vwn /= 2;
             for (nwg = p.v[P_NDIMC] * vwn; (size_t)nwg < kn && nwg < p.v[P_NWG];) nwg *= 2;
         }
-        if (km < (size_t)mwg) {
+        if (km < (size_t)mwg) { /* MWG <= M, which the kernel's row placement needs (gemm.cl) */
             const int mwi = mwg / mdimc;
-            for (mwg = 1; (size_t)mwg < km;) mwg *= 2;
-            mdimc = mwg > mwi ? mwg / mwi : 1;
+            if (km < (size_t)mwi) { /* a lower register tile on one work-item */
+                mdimc = 1;
+                mwg = ocx__ladder_below(OCX__LADDER_POW2_3, (int)km + 1);
+            } else { /* fewer work-items along M */
+                while ((size_t)(mdimc * mwi) > km) mdimc /= 2;
+                mwg = mdimc * mwi;
+            }
         }
         if (vwn != p.v[P_VWN] || nwg != p.v[P_NWG] || mwg != p.v[P_MWG] || mdimc != p.v[P_MDIMC]) {
             p.v[P_VWN] = vwn, p.v[P_NWG] = nwg, p.v[P_MWG] = mwg, p.v[P_MDIMC] = mdimc;

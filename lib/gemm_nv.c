@@ -60,7 +60,7 @@ static int vendor_mode(void)
  *   place of cp.async (250 registers, no spills) ran the same as cp.async. */
 enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_STAGES, P_GM, P_TMA, P_WGMMA, P_COUNT };
 static const ocx__param_def mma_params[P_COUNT] = {
-    /* name       gpu  cpu  min  max  pow2 host */
+    /* name       gpu  cpu  min  max ladder host */
     {"BM", 128, 128, 16, 256, 1, 0},
     {"BN", 256, 128, 16, 256, 1, 0},
     {"BK", 64, 32, 32, 64, 1, 0}, /* an even number of k16 steps (the fragment double buffer) */

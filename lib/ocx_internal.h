@@ -201,12 +201,14 @@ void ocx__programs_release(ocx_context *ctx);
 /* Each kernel family declares its parameters, their ranges and its constraints once; the operations,
  * and later the tuner, go through this table. */
 #define OCX__MAX_PARAMS 24
+enum { OCX__LADDER_ALL, OCX__LADDER_POW2, OCX__LADDER_POW2_3 };
 typedef struct ocx__param_def {
     const char *name;    /* the -D define */
     int def_gpu, def_cpu;/* built-in defaults per device type */
     int min, max;        /* range (inclusive); the minimum of every kernel parameter must be legal
                             on any device (≥ 1 except for on/off switches) */
-    int pow2;            /* 1: only powers of two */
+    int ladder;          /* the legal values in [min, max] (OCX__LADDER_*): every integer, the powers
+                            of two, or those and three times them */
     int host;            /* 1: used by the host only (a size threshold), or passed by it to one
                             kernel's program alone (gemm_dot's, which it fits to the device itself):
                             no -D define in the family's programs, never shrunk by the fitting */
@@ -238,7 +240,7 @@ typedef struct ocx__family {
      * 9.0), or a dtype with rules of its own (gemm_mma's f32, which it fits itself). */
     void (*device_defaults)(const ocx_device_info *dev, ocx_dtype dtype, int *values);
     /* NULL, or pairs of parameter names (NULL-terminated) that the tuner's hill-climb also steps
-     * together, in the same direction: a tile and the work-items that share it, so that each
+     * together, both doubled or both halved: a tile and the work-items that share it, so that each
      * work-item's part stays the same where a step of either alone changes it or breaks a limit. */
     const char *const *step_together;
     /* The size classes (NULL-terminated; NULL: every one) and dtypes (OCX__DT_ bits) its calls look
@@ -292,9 +294,12 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
 /* The same for a size class: the family's class defaults (class_defaults) over them, where legal. */
 ocx_status ocx__params_class_default(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype,
                                      const char *size_class, ocx__params *out);
-/* Checks a candidate: ranges, powers of two, and the family's device constraints. NULL when legal. */
+/* Checks a candidate: ranges, ladders, and the family's device constraints. NULL when legal. */
 const char *ocx__params_check(const ocx__family *fam, const int *values, const ocx_device_info *dev,
                               ocx_dtype dtype);
+/* 1 when v is on the ladder `kind` (OCX__LADDER_*); the ladder's next value below v (down to 1). */
+int ocx__on_ladder(int kind, int v);
+int ocx__ladder_below(int kind, int v);
 /* Forces `values` for `fam` in the calling thread's next lookups (NULL: stop forcing). */
 void ocx__params_force(const ocx__family *fam, const int *values);
 /* Size classes of 1-D operations (vector, reduce) by element count: "small" below OCX__1D_MEDIUM

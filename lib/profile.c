@@ -59,6 +59,20 @@ static _Thread_local ocx__params_rec last_params;
 
 static int is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
+int ocx__on_ladder(int kind, int v)
+{
+    if (kind == OCX__LADDER_POW2) return is_pow2(v);
+    if (kind == OCX__LADDER_POW2_3) return is_pow2(v) || (v % 3 == 0 && is_pow2(v / 3));
+    return 1;
+}
+
+int ocx__ladder_below(int kind, int v)
+{
+    do v--;
+    while (v > 1 && !ocx__on_ladder(kind, v));
+    return v;
+}
+
 const char *ocx__size_class_1d(size_t n)
 {
     return n < OCX__1D_MEDIUM ? "small" : n < OCX__1D_LARGE ? "medium" : "large";
@@ -69,7 +83,9 @@ const char *ocx__params_check(const ocx__family *fam, const int *v, const ocx_de
     for (unsigned i = 0; i < fam->nparams; i++) {
         const ocx__param_def *p = &fam->params[i];
         if (v[i] < p->min || v[i] > p->max) return "a value is out of its range";
-        if (p->pow2 && !is_pow2(v[i])) return "a value must be a power of two";
+        if (!ocx__on_ladder(p->ladder, v[i]))
+            return p->ladder == OCX__LADDER_POW2 ? "a value must be a power of two"
+                                                 : "a value must be a power of two or three times one";
     }
     return fam->invalid ? fam->invalid(v, dev, dtype) : NULL;
 }
@@ -85,7 +101,7 @@ static int above_min(const ocx__param_def *p, int v) { return v / (p->min > 0 ? 
 
 static void lower(int *v, const ocx__param_def *p)
 {
-    *v = p->pow2 ? *v / 2 : *v - 1;
+    *v = ocx__ladder_below(p->ladder, *v);
     if (*v < p->min) *v = p->min;
 }
 
@@ -132,7 +148,7 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
         int v = cpu ? p->def_cpu : p->def_gpu;
         if (v < p->min) v = p->min;
         if (v > p->max) v = p->max;
-        if (p->pow2 && !is_pow2(v)) v = p->min;
+        if (!ocx__on_ladder(p->ladder, v)) v = p->min;
         out->v[i] = v;
     }
     if (fam->device_defaults) fam->device_defaults(&ctx->info, dtype, out->v);

@@ -19,7 +19,7 @@
  * arrays) 30.4 / 28.8 / 23.7, argmax 12.7 / 13.8 / 12.2 (the pair scan, before argmin/argmax
  * scanned blocks on CPUs). */
 static const ocx__param_def reduce_params[] = {
-    /* name         gpu  cpu  min  max   pow2 */
+    /* name         gpu  cpu  min  max  ladder */
     {"WG", 256, 16, 1, 1024, 1},
     {"VW", 4, 16, 1, 16, 1}, /* for f32/f16; f64 takes VW/2 */
     /* How many groups per compute unit (the first pass's partials): the host's grid only, so no

@@ -636,7 +636,17 @@ static void space_init(space *sp, const tuning_def *def, int gpu)
         }
         sp->searched[i] = searched;
         int n = 0;
-        if (p->pow2 || p->max - p->min > MAX_LADDER - 1)
+        /* MWG's three-times rungs (1, 2, 3, 4, 6, 8, 12, ...: 6-row register tiles fit AVX2's 16
+         * registers, gemm.c) on CPUs only: the GPU searches keep the powers of two they were
+         * measured with (a 60-s H200 run builds a few GEMM candidates, 4-13 s each). */
+        const int kind = p->ladder == OCX__LADDER_POW2_3 && gpu ? OCX__LADDER_POW2 : p->ladder;
+        if (kind == OCX__LADDER_POW2_3)
+            for (long v = 1; v <= p->max && n < MAX_LADDER; v *= 2) {
+                if (v >= p->min) sp->ladder[i][n++] = (int)v;
+                if (v >= 2 && v / 2 * 3 >= p->min && v / 2 * 3 <= p->max && n < MAX_LADDER)
+                    sp->ladder[i][n++] = (int)(v / 2 * 3);
+            }
+        else if (kind == OCX__LADDER_POW2 || p->max - p->min > MAX_LADDER - 1)
             for (long v = p->min; v <= p->max && n < MAX_LADDER; v *= 2) sp->ladder[i][n++] = (int)v;
         else
             for (int v = p->min; v <= p->max && n < MAX_LADDER; v++) sp->ladder[i][n++] = v;
@@ -649,6 +659,16 @@ static int ladder_pos(const space *sp, unsigned i, int v)
     for (int j = 0; j < sp->nladder[i]; j++)
         if (sp->ladder[i][j] == v) return j;
     return -1;
+}
+
+/* The position on parameter i's ladder of one step (d = 1 up, -1 down) from v: the next rung, or
+ * (doubling) v times or over 2, as a tile and its work-items step together; -1 where there is none. */
+static int ladder_step(const space *sp, unsigned i, int v, int d, int doubling)
+{
+    int pos = ladder_pos(sp, i, v);
+    if (pos < 0) return -1;
+    if (doubling) return d > 0 ? ladder_pos(sp, i, 2 * v) : v % 2 ? -1 : ladder_pos(sp, i, v / 2);
+    return pos + d >= 0 && pos + d < sp->nladder[i] ? pos + d : -1;
 }
 
 /* On CPUs random draws stay within NEAR steps of the start on each ladder. A CPU's budget buys few
@@ -1011,14 +1031,15 @@ static void climb(tuner *t, const space *sp)
             unsigned i = s < fam->nparams ? s : pair[s - fam->nparams][0];
             unsigned j = s < fam->nparams ? fam->nparams : pair[s - fam->nparams][1];
             if (!sp->searched[i]) continue;
-            int pos = ladder_pos(sp, i, t->best[i]), pos_j = j < fam->nparams ? ladder_pos(sp, j, t->best[j]) : 0;
+            const int pair_step = j < fam->nparams;
             for (int d = -1; d <= 1; d += 2) {
-                if (pos < 0 || pos + d < 0 || pos + d >= sp->nladder[i]) continue;
-                if (j < fam->nparams && (pos_j < 0 || pos_j + d < 0 || pos_j + d >= sp->nladder[j])) continue;
+                int pos = ladder_step(sp, i, t->best[i], d, pair_step);
+                int pos_j = pair_step ? ladder_step(sp, j, t->best[j], d, 1) : 0;
+                if (pos < 0 || pos_j < 0) continue;
                 int v[OCX__MAX_PARAMS];
                 memcpy(v, t->best, sizeof v);
-                v[i] = sp->ladder[i][pos + d];
-                if (j < fam->nparams) v[j] = sp->ladder[j][pos_j + d];
+                v[i] = sp->ladder[i][pos];
+                if (pair_step) v[j] = sp->ladder[j][pos_j];
                 if (fam->canonical) fam->canonical(v);
                 if (m == (int)(sizeof nb / sizeof *nb) || seen(t, v) || !legal(t, v)) continue;
                 mark(t, v);

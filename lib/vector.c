@@ -26,7 +26,7 @@
  * kernels (their non-temporal stores) to 0.55-0.75x. */
 enum { P_WG, P_VW, P_GPC, P_GRID, P_NT, P_WPT, P_COUNT };
 static const ocx__param_def vector_params[P_COUNT] = {
-    /* name    gpu   cpu   min  max  pow2 */
+    /* name    gpu   cpu   min  max ladder */
     {"WG", 256, 512, 1, 1024, 1},
     {"VW", 4, 16, 1, 16, 1}, /* for f32/f16; f64 takes VW/2 */
     {"GROUPS_PER_CU", 64, 8, 1, 4096, 1, 1}, /* GRID=2 only; the host's grid, no -D define */

@@ -428,9 +428,9 @@ START_TEST(test_degenerate)
 }
 END_TEST
 
-/* The tiled kernel in the shapes PoCL's defaults (STAGE=1, one work-item of 8x32 with 16-wide
- * vectors) leave out: local-memory staging (STAGE=2) with the GPU's default set and with 16-wide
- * vectors, STAGE=1 with several work-items per group and narrower vectors, and the GPUs' register
+/* The tiled kernel in the shapes PoCL's defaults (STAGE=1, 8x32 or 6x16 register tiles in 16-wide
+ * vectors) leave out: local-memory staging (STAGE=2) with the GPU's default set (its rows named: a
+ * CPU's default 6-row tiles are for STAGE=1 alone) and with 16-wide vectors, STAGE=1 with several work-items per group and narrower vectors, and the GPUs' register
  * tile loops unrolled whole (UNROLL_TILE=1, in small tiles: PoCL takes minutes over large ones);
  * work-group orders by bands of 1, 3 and 5 tile-rows (a partial last band wherever the tile-rows are
  * no multiple), and 3 in a local-memory kernel reading both operands MN-fast (TN, else the host takes
@@ -440,7 +440,7 @@ START_TEST(test_stages)
     /* Every set names what it depends on: the defaults differ between GPUs and CPUs. */
     static const char *envs[] = {
         "DIRECT=1,DOTN=0,STAGE=2,MWG=128,NWG=128,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=4,UNROLL_TILE=0",
-        "DIRECT=1,DOTN=0,STAGE=2,KWG=8",
+        "DIRECT=1,DOTN=0,STAGE=2,KWG=8,MWG=64,MDIMC=8",
         "DIRECT=1,DOTN=0,STAGE=1,MWG=16,NWG=64,MDIMC=2,NDIMC=4,VWN=4,PACK=0,GM=1",
         "DIRECT=1,DOTN=0,STAGE=1,MWG=4,NWG=8,MDIMC=1,NDIMC=4,VWM=1,VWN=2,PACK=1,GM=3",
         "DIRECT=1,DOTN=0,STAGE=4,MWG=16,NWG=32,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=4,UNROLL_TILE=1,GM=5",
@@ -538,15 +538,31 @@ START_TEST(test_packed)
 }
 END_TEST
 
-/* The CPU kernel (STAGE=1, the CPUs' default tiles named) fitted to thin products (gemm_core): N
- * below NWG narrows the column vectors (VWN <= N) and the tile, M below MWG shrinks the tile's rows;
- * every layout and transpose with M or N in {1, 2, 3, 5, 16, 17}, then the values reported by
- * ocx_last_params(). */
+/* The CPU kernel (STAGE=1, the CPUs' default tiles named: AVX-512's 8x32 register tiles on 8
+ * work-items along M, and AVX2's 6x16, here on 4 along M) fitted to thin products (gemm_core): N
+ * below NWG narrows the column vectors (VWN <= N) and the tile, M below MWG shrinks the tile to at
+ * most M rows (fewer work-items along M, else a lower register tile); every layout and transpose
+ * with M or N in {1, 2, 3, 5, 16, 17} and, on the 6-row tiles, M in {5, 7, 13, 49, 70, 99}: in a
+ * last tile-row that M leaves part empty the work-items compute rows moved back by whole steps and
+ * store only their own, and some own none (49). Then the values reported by ocx_last_params(). */
 #define CPU_TILES "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,DOTN=0"
+#define CPU_TILES_6 "DIRECT=1,STAGE=1,MWG=24,NWG=16,MDIMC=4,NDIMC=1,VWN=16,PACK=1,DOTN=0"
 START_TEST(test_thin)
 {
     uint64_t seed = test_seed(), rng = seed;
-    const size_t thin[] = {1, 2, 3, 5, 16, 17};
+    const size_t thin[] = {1, 2, 3, 5, 16, 17}, rows6[] = {5, 7, 13, 49, 70, 99};
+    for (int c = 0; c < 12; c++) {
+        gcase g = random_case(&rng, 0);
+        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
+        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        g.m = rows6[c % 6];
+        g.n = 20 + (size_t)c;
+        g.k = 33 + (size_t)c;
+        if (g.alpha == 0) g.alpha = 2;
+        g.kernel_env = CPU_TILES_6;
+        check_case(&g, seed, &rng);
+    }
     for (int c = 0; c < 24; c++) {
         gcase g = random_case(&rng, 0);
         g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
@@ -559,15 +575,18 @@ START_TEST(test_thin)
         g.kernel_env = CPU_TILES;
         check_case(&g, seed, &rng);
     }
-    setenv("OCX_GEMM_PARAMS", CPU_TILES, 1);
     ocx_buffer *x = tpoisoned(OCX_F32, 100 * 50), *y = tpoisoned(OCX_F32, 100 * 50), *z = tpoisoned(OCX_F32, 100 * 50);
     const struct {
+        const char *env;
         size_t m, n;
         const char *want[4];
-    } fits[3] = {{3, 40, {"MWG=4", "MDIMC=1", "NWG=32", "VWN=16"}},
-                 {100, 5, {"MWG=64", "MDIMC=8", "NWG=8", "VWN=4"}},
-                 {17, 1, {"MWG=32", "MDIMC=4", "NWG=1", "VWN=1"}}};
-    for (int f = 0; f < 3; f++) {
+    } fits[] = {{CPU_TILES, 3, 40, {"MWG=3", "MDIMC=1", "NWG=32", "VWN=16"}},
+                {CPU_TILES, 100, 5, {"MWG=64", "MDIMC=8", "NWG=8", "VWN=4"}},
+                {CPU_TILES, 17, 1, {"MWG=16", "MDIMC=2", "NWG=1", "VWN=1"}},
+                {CPU_TILES_6, 5, 40, {"MWG=4", "MDIMC=1", "NWG=16", "VWN=16"}},
+                {CPU_TILES_6, 13, 40, {"MWG=12", "MDIMC=2", "NWG=16", "VWN=16"}}};
+    for (size_t f = 0; f < sizeof fits / sizeof *fits; f++) {
+        setenv("OCX_GEMM_PARAMS", fits[f].env, 1);
         ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, fits[f].m, fits[f].n, 50, 1, x, 0, 50, y, 0,
                        fits[f].n, 0, z, 0, fits[f].n, 0, NULL, NULL));
         ocx_params_info info;
@@ -776,7 +795,7 @@ START_TEST(test_kernel_named)
     /* Calls that run no kernel look nothing up: the record stays, and a bad override fails only the
      * calls that run one (an add of 0 elements had recorded "vadd" and failed under it). */
     setenv("OCX_VECTOR_PARAMS", "WG=3", 1);
-    setenv("OCX_GEMM_PARAMS", "MWG=3", 1);
+    setenv("OCX_GEMM_PARAMS", "MWG=5", 1);
     ck_ok(ocx_add(tctx, NULL, 0, x, y, z, 0, NULL, NULL));
     ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 0, 4, 4, 1, x, 0, 4, y, 0, 4, 0, z, 0, 4, 0, NULL,
                    NULL));
@@ -913,7 +932,7 @@ END_TEST
  * defaults do: their fragments are double-buffered (PIPE_FRAGS in cl/gemm.cl). */
 START_TEST(test_pipelined)
 {
-    static const char *envs[] = {"DIRECT=1,DOTN=0,STAGE=3", "DIRECT=1,DOTN=0,STAGE=4,KWG=8",
+    static const char *envs[] = {"DIRECT=1,DOTN=0,STAGE=3,MWG=64,MDIMC=8", "DIRECT=1,DOTN=0,STAGE=4,KWG=8,MWG=64,MDIMC=8",
                                  "DIRECT=1,DOTN=0,STAGE=4,MWG=32,NWG=16,KWG=8,MDIMC=4,NDIMC=8,VWM=2,VWN=1,KUNR=8",
                                  "DIRECT=1,DOTN=0,STAGE=3,MWG=16,NWG=64,KWG=4,MDIMC=8,NDIMC=4,VWM=1,VWN=4,KUNR=4",
                                  "DIRECT=1,DOTN=0,STAGE=4,MWG=64,NWG=32,KWG=16,MDIMC=8,NDIMC=4,VWM=4,VWN=4",

@@ -341,8 +341,8 @@ END_TEST
 
 /* The pairs the tuner's hill-climb steps together name parameters of their family (a misspelt one
  * would make it skip the pair without a word), and GEMM's pair does what it is there for: from the
- * CPU defaults, twice the work-group tile alone breaks the 256-element register tile, and with
- * twice the work-items it is legal. */
+ * CPU defaults of AVX-512 (8x32 register tiles), twice the work-group tile alone breaks the
+ * 256-element register tile, and with twice the work-items it is legal. */
 START_TEST(test_step_together_pairs)
 {
     for (const ocx__family *const *f = ocx__families; *f; f++) {
@@ -356,6 +356,7 @@ START_TEST(test_step_together_pairs)
     ck_ok(ocx_context_create(NULL, &ctx));
     ocx_context cpu = *ctx;
     cpu.info.type = OCX_DEVICE_CPU;
+    cpu.info.preferred_vector_width_float = 16;
     ocx__params p;
     ck_ok(ocx__params_default(&cpu, &ocx__family_gemm, OCX_F32, &p));
     const unsigned mwg = ocx__param_index(&ocx__family_gemm, "MWG"), mdimc = ocx__param_index(&ocx__family_gemm, "MDIMC");
@@ -613,6 +614,41 @@ START_TEST(test_not_power_of_two)
     json_object_set_new(first_params(j), "WG", json_integer(48));
     write_json(dir_env, j);
     expect_fallback();
+}
+END_TEST
+
+/* GEMM's MWG takes three times a power of two too (AVX2's 6-row register tiles), on STAGE=1 alone;
+ * the ladders' values and steps down, which fitting parameters to a device takes. */
+START_TEST(test_three_times_power_of_two)
+{
+    static const int pow2_3[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+    size_t next = 0;
+    for (int v = 1; v <= 256; v++) {
+        const int on = next < sizeof pow2_3 / sizeof *pow2_3 && pow2_3[next] == v;
+        ck_assert_int_eq(ocx__on_ladder(OCX__LADDER_POW2_3, v), on);
+        ck_assert_int_eq(ocx__on_ladder(OCX__LADDER_POW2, v), (v & (v - 1)) == 0);
+        ck_assert_int_eq(ocx__on_ladder(OCX__LADDER_ALL, v), 1);
+        if (v > 1 && on) ck_assert_int_eq(ocx__ladder_below(OCX__LADDER_POW2_3, v), pow2_3[next - 1]);
+        next += on;
+    }
+    ck_assert_int_eq(ocx__ladder_below(OCX__LADDER_POW2, 64), 32);
+    ck_assert_int_eq(ocx__ladder_below(OCX__LADDER_ALL, 7), 6);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx__params p;
+    ck_ok(ocx__params_default(ctx, &ocx__family_gemm, OCX_F32, &p));
+    const unsigned mwg = ocx__param_index(&ocx__family_gemm, "MWG"), mdimc = ocx__param_index(&ocx__family_gemm, "MDIMC"),
+                   stage = ocx__param_index(&ocx__family_gemm, "STAGE"), vwm = ocx__param_index(&ocx__family_gemm, "VWM");
+    p.v[stage] = 1, p.v[mwg] = 24, p.v[mdimc] = 4, p.v[vwm] = 1;
+    const char *why = ocx__params_check(&ocx__family_gemm, p.v, &ctx->info, OCX_F32);
+    ck_assert_msg(why == NULL, "MWG=24 MDIMC=4 STAGE=1: %s", why);
+    p.v[mwg] = 20;
+    ck_assert_str_eq(ocx__params_check(&ocx__family_gemm, p.v, &ctx->info, OCX_F32),
+                     "a value must be a power of two or three times one");
+    p.v[mwg] = 24, p.v[stage] = 2;
+    ck_assert_str_eq(ocx__params_check(&ocx__family_gemm, p.v, &ctx->info, OCX_F32),
+                     "MWG of three times a power of two needs STAGE=1");
+    ocx_context_destroy(ctx);
 }
 END_TEST
 
@@ -1010,7 +1046,7 @@ END_TEST
 
 /* The profiles shipped in profiles/ (installed by make install; each is read only on its own device,
  * so no other test reads them): every entry names a family, dtype and parameters of this version,
- * each value an integer in its range (a power of two where required), none missing that is not
+ * each value an integer in its range and on its ladder (powers of two, …), none missing that is not
  * marked as added later; the file's device name matches its file name. */
 START_TEST(test_shipped_profiles)
 {
@@ -1059,7 +1095,9 @@ START_TEST(test_shipped_profiles)
                 known++;
                 ck_assert_msg(json_is_integer(v), "%s entry %zu: %s not an integer", path, i, def->name);
                 json_int_t x = json_integer_value(v);
-                ck_assert_msg(x >= def->min && x <= def->max && (!def->pow2 || (x & (x - 1)) == 0),
+                const int pow2 = (x & (x - 1)) == 0, pow2_3 = pow2 || (x % 3 == 0 && ((x / 3) & (x / 3 - 1)) == 0);
+                ck_assert_msg(x >= def->min && x <= def->max &&
+                                  (def->ladder == OCX__LADDER_ALL || (def->ladder == OCX__LADDER_POW2 ? pow2 : pow2_3)),
                               "%s entry %zu (%s): %s=%lld", path, i, fam_name, def->name, (long long)x);
             }
             ck_assert_msg(known == json_object_size(params), "%s entry %zu (%s): an unknown parameter", path, i,
@@ -1188,6 +1226,7 @@ int main(void)
     tcase_add_test(bad, test_wrong_type);
     tcase_add_test(bad, test_out_of_range);
     tcase_add_test(bad, test_not_power_of_two);
+    tcase_add_test(bad, test_three_times_power_of_two);
     tcase_add_test(bad, test_breaks_device_limits);
     tcase_add_test(bad, test_unread_entries_warned);
     tcase_add_test(bad, test_shipped_profiles);
