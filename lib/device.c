@@ -299,6 +299,15 @@ int ocx__contains_nocase(const char *hay, const char *needle)
     return 0;
 }
 
+/* Device i's type. A failed query fails the selection: it had been read as a device of no type,
+ * and a spec of "gpu" answered "matches no device". */
+static ocx_status device_type(const device_list *list, size_t i, cl_device_type *t)
+{
+    *t = 0;
+    cl_int err = clGetDeviceInfo(list->ref[i].device, CL_DEVICE_TYPE, sizeof *t, t, NULL);
+    return err == CL_SUCCESS ? OCX_OK : ocx__cl_error(err, "clGetDeviceInfo(CL_DEVICE_TYPE) while choosing the device");
+}
+
 ocx_status ocx_device_select(const char *spec, size_t *index)
 {
     OCX__FAIL_IF(!index, OCX_ERR_INVALID_ARGUMENT, "ocx_device_select: index is NULL");
@@ -316,8 +325,8 @@ ocx_status ocx_device_select(const char *spec, size_t *index)
     ocx_device_info info;
     if (!spec || !*spec) { /* default: the first GPU, else the first device */
         for (size_t i = 0; i < list.count; i++) {
-            cl_device_type t = 0;
-            clGetDeviceInfo(list.ref[i].device, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+            cl_device_type t;
+            OCX__FORWARD(device_type(&list, i, &t));
             if (t & CL_DEVICE_TYPE_GPU) {
                 *index = i;
                 return OCX_OK;
@@ -356,8 +365,8 @@ ocx_status ocx_device_select(const char *spec, size_t *index)
         for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
             if (strcasecmp(spec, types[t].word) != 0) continue;
             for (size_t i = 0; i < list.count; i++) {
-                cl_device_type dt = 0;
-                clGetDeviceInfo(list.ref[i].device, CL_DEVICE_TYPE, sizeof dt, &dt, NULL);
+                cl_device_type dt;
+                OCX__FORWARD(device_type(&list, i, &dt));
                 if (dt & types[t].type) {
                     *index = i;
                     return OCX_OK;
@@ -366,7 +375,7 @@ ocx_status ocx_device_select(const char *spec, size_t *index)
             goto none;
         }
         for (size_t i = 0; i < list.count; i++) {
-            if (ocx__device_query(list.ref[i].platform, list.ref[i].device, &info) != OCX_OK) continue;
+            OCX__FORWARD(ocx__device_query(list.ref[i].platform, list.ref[i].device, &info));
             if (ocx__contains_nocase(info.name, spec) || ocx__contains_nocase(info.vendor, spec) ||
                 ocx__contains_nocase(info.platform_name, spec)) {
                 *index = i;

@@ -153,7 +153,8 @@ static size_t arith_bytes(ocx_dtype dtype) { return dtype == OCX_F64 ? 8 : 4; }
 static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
 {
     size_t wg = (size_t)v[P_MDIMC] * (size_t)v[P_NDIMC];
-    if (v[P_MWG] % (v[P_MDIMC] * v[P_VWM])) return "MWG must be a multiple of MDIMC*VWM";
+    if (v[P_MWG] % (v[P_MDIMC] * (v[P_STAGE] == 1 ? 1 : v[P_VWM]))) /* STAGE=1 reads no vectors along M */
+        return "MWG must be a multiple of MDIMC*VWM";
     /* Three times a power of two (gemm_device_defaults' 6-row tiles) was measured on STAGE=1 alone;
      * PoCL 3.1's compiler aborts the process on some local-memory kernels of such tiles (STAGE=3, f16
      * inputs, both operands transposed, MWG=6: an assertion in its ParallelRegion.cc). */
