@@ -26,20 +26,6 @@ static int ext_listed(const char *exts, const char *ext)
     return 0;
 }
 
-/* 1 and the compute capability (major, minor) of an NVIDIA device that reports it
- * (cl_nv_device_attribute_query among its extensions `exts`), else 0. */
-static int nv_compute_capability(cl_device_id dev, const char *vendor, const char *exts, unsigned cc[2])
-{
-    cl_uint major = 0, minor = 0;
-    if (!ocx__contains_nocase(vendor, "nvidia") || !ext_listed(exts, "cl_nv_device_attribute_query") ||
-        clGetDeviceInfo(dev, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major, NULL) != CL_SUCCESS ||
-        clGetDeviceInfo(dev, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof minor, &minor, NULL) != CL_SUCCESS)
-        return 0;
-    cc[0] = major;
-    cc[1] = minor;
-    return 1;
-}
-
 #define OCX__MAX_PLATFORMS 32
 #define OCX__MAX_DEVICES 64
 
@@ -206,6 +192,14 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     QUERY_STRING(NULL, CL_DEVICE_EXTENSIONS, exts);
     QUERY_STRING(platform, CL_PLATFORM_NAME, info->platform_name);
     QUERY_STRING(platform, CL_PLATFORM_VERSION, info->platform_version);
+    /* NVIDIA's compute capability (cl_nv_device_attribute_query): the tensor-core paths and the
+     * larger shared memory per block depend on it. A failure of these had read as "none". */
+    cl_uint cc_major = 0, cc_minor = 0;
+    if (err == CL_SUCCESS && ocx__contains_nocase(info->vendor, "nvidia") &&
+        ext_listed(exts, "cl_nv_device_attribute_query")) {
+        QUERY_OPTIONAL(CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, cc_major);
+        QUERY_OPTIONAL(CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, cc_minor);
+    }
     if (err != CL_SUCCESS) return ocx__cl_error(err, failed);
 
     info->type = (type & CL_DEVICE_TYPE_GPU)           ? OCX_DEVICE_GPU
@@ -220,7 +214,7 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     info->local_mem_bytes = lmem;
     info->local_mem_max_bytes = lmem;
     unsigned *cc = info->nv_compute_capability;
-    if (!nv_compute_capability(dev, info->vendor, exts, cc)) cc[0] = cc[1] = 0;
+    cc[0] = cc_major, cc[1] = cc_minor;
     if (cc[0] >= 8) {
         /* Shared memory per thread block by compute capability (CUDA programming guide), less 1 KiB. */
         uint64_t kib = cc[0] == 9 || cc[0] == 10 ? 226 : cc[0] == 8 && (cc[1] == 0 || cc[1] == 7) ? 162 : 98;

@@ -12,6 +12,7 @@ out=${2:-.}
 mkdir -p "$out"
 export OCX_DEVICE=${OCX_DEVICE:-gpu}
 export OCX_TEST_TOOLS="$build/tools" CK_DEFAULT_TIMEOUT=600
+export OCX_TEST_SRCDIR=${OCX_TEST_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)} # the shipped profiles' check
 "$build/tools/ocx-info" | tee "$out/info.txt"
 if grep -A1 '^\*' "$out/info.txt" | grep -q 'vendor *NVIDIA'; then
   export OCX_EXPECT_TENSOR_CORES=${OCX_EXPECT_TENSOR_CORES:-1}
