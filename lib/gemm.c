@@ -28,7 +28,8 @@
  * in the cache: on the AVX-512 EPYC, the two alternating call by call in one process (median of 40
  * rounds, GFLOP/s, one item a group against eight), 256^3-768^3 ran level (202-321 both), 1024^3
  * 224 against 240-244 and 2048^3 101-109 against 181; the first call with empty caches (PoCL's too)
- * took 1.45-1.52 s against 1.40-1.44. ocx-tune finds such groups through its paired steps.
+ * took 1.45-1.52 s against 1.40-1.44. ocx-tune finds such groups through its paired steps. CPUs
+ * with 8-wide vectors (AVX2) take 6x16 register tiles instead (gemm_device_defaults).
  * Tried on the H200 and not kept: a ring of 3 or 4 local slices filled by cp.async (PTX, compute
  * capability 8.0+) in place of STAGE=4's register prefetch. In STAGE 2's layout it ran 8192^3 at
  * 44.6 TFLOP/s against 48.0 in the same call. k-major (16-byte copies of K-slow operands, 4-byte
