@@ -1,5 +1,5 @@
 /* check_faults — OpenCL calls made to fail on purpose: the library's error paths. This program
- * defines clCreateBuffer, clEnqueueReadBuffer, clGetDeviceInfo and clBuildProgram itself, so the library linked
+ * defines clCreateBuffer, clEnqueueReadBuffer, clGetDeviceInfo, clBuildProgram and clWaitForEvents itself, so the library linked
  * into it calls these, which forward to the real ones (dlsym RTLD_NEXT) except the one call that a
  * test arms to fail. Each test checks that the failure is reported, nothing is left corrupt, and
  * the next call works. */
@@ -67,6 +67,18 @@ CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program prog, cl_uint ndev, co
     return REAL(clBuildProgram)(prog, ndev, devs, options, notify, data);
 }
 
+/* An event that the armed clWaitForEvents fails before it returns (NULL: none). */
+static cl_event fail_while_waiting;
+
+CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list)
+{
+    if (should_fail("clWaitForEvents")) {
+        if (fail_while_waiting) clSetUserEventStatus(fail_while_waiting, -5);
+        return fail_err;
+    }
+    return REAL(clWaitForEvents)(n, list);
+}
+
 static cl_event gate;
 static void *open_gate_later(void *arg)
 {
@@ -80,6 +92,40 @@ static void *open_gate_later(void *arg)
  * that waits for a gate) must not return before that chunk is done: the next staged transfer
  * reuses the staging memory. It had returned at once, and the next staged write, reported OK,
  * then carried the failed read's first chunk into B (1 of its 4 Mi elements in 4 wrong). */
+/* A blocking call's wait-list event that fails while the call waits: NVIDIA's driver (580, H200)
+ * answered clWaitForEvents with a code that ocx read as out of memory, not the specification's
+ * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, so the call must tell from the events' status; a
+ * wait that fails while its events are fine stays the failure it is. Nothing is read either way. */
+START_TEST(test_wait_failure_named_from_events)
+{
+    float v[4] = {1, 2, 3, 4}, back[4] = {7, 7, 7, 7};
+    ocx_buffer *b = tbuffer(OCX_F32, 4, v);
+    for (int failing = 1; failing >= 0; failing--) {
+        cl_event ev = tuser_event();
+        fail_while_waiting = failing ? ev : NULL;
+        arm("clWaitForEvents", 1, CL_OUT_OF_RESOURCES);
+        ocx_status st = ocx_buffer_read(tctx, NULL, b, 0, 4, back, 1, &ev, NULL);
+        arm(NULL, 0, 0);
+        fail_while_waiting = NULL;
+        if (failing) {
+            ck_assert_int_eq(st, OCX_ERR_OPENCL);
+            ck_assert_msg(strstr(ocx_last_error(), "failed while the call waited"), "%s", ocx_last_error());
+        } else {
+            ck_assert_int_eq(st, OCX_ERR_OUT_OF_MEMORY);
+            ck_assert_msg(strstr(ocx_last_error(), "CL_OUT_OF_RESOURCES") &&
+                              !strstr(ocx_last_error(), "failed while the call waited"),
+                          "%s", ocx_last_error());
+            clSetUserEventStatus(ev, CL_COMPLETE);
+        }
+        for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], 7);
+        clReleaseEvent(ev);
+    }
+    ck_ok(ocx_buffer_read(tctx, NULL, b, 0, 4, back, 0, NULL, NULL));
+    for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], v[i]);
+    ocx_buffer_destroy(b);
+}
+END_TEST
+
 START_TEST(test_staged_read_fails_midway)
 {
     setenv("OCX_STAGING", "2", 1);
@@ -237,6 +283,7 @@ int main(void)
     Suite *s = suite_create("faults");
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, tctx_setup, tctx_teardown);
+    tcase_add_test(tc, test_wait_failure_named_from_events);
     tcase_add_test(tc, test_staged_read_fails_midway);
     tcase_add_test(tc, test_device_query_fails);
     tcase_add_test(tc, test_cached_binary_kept_when_out_of_memory);
