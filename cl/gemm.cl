@@ -44,8 +44,8 @@
  * every base offset are multiples of AV / BV, so vector loads are aligned if the buffer is (checked
  * here: ADDR_FLAGS); else every load of that operand takes the checked scalar path. Kept out of the
  * defines: fewer programs to build.
- * Constraints (checked by gemm.c before building): MWG % (MDIMC*VWM) == 0, NWG % (NDIMC*VWN) == 0,
- * local memory and work-group limits.
+ * Constraints (checked by gemm.c before building): MWG % (MDIMC*VWM) == 0 (STAGE=1: MWG % MDIMC),
+ * NWG % (NDIMC*VWN) == 0, local memory and work-group limits.
  */
 #ifndef DTYPE
 #define DTYPE 0

@@ -155,7 +155,7 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
 {
     size_t wg = (size_t)v[P_MDIMC] * (size_t)v[P_NDIMC];
     if (v[P_MWG] % (v[P_MDIMC] * (v[P_STAGE] == 1 ? 1 : v[P_VWM]))) /* STAGE=1 reads no vectors along M */
-        return "MWG must be a multiple of MDIMC*VWM";
+        return v[P_STAGE] == 1 ? "MWG must be a multiple of MDIMC" : "MWG must be a multiple of MDIMC*VWM";
     /* Three times a power of two (gemm_device_defaults' 6-row tiles) was measured on STAGE=1 alone;
      * PoCL 3.1's compiler aborts the process on some local-memory kernels of such tiles (STAGE=3, f16
      * inputs, both operands transposed, MWG=6: an assertion in its ParallelRegion.cc). */
@@ -244,7 +244,7 @@ static int gemm_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, cons
  * against 56. */
 static void gemm_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int *v)
 {
-    if (dev->type != OCX_DEVICE_CPU || dev->preferred_vector_width_float > 8) return;
+    if (dev->type != OCX_DEVICE_CPU || dev->preferred_vector_width_float != 8) return;
     v[P_MWG] = 6, v[P_MDIMC] = 1, v[P_NDIMC] = 1;
     v[P_NWG] = v[P_VWN] = dtype == OCX_F64 ? 8 : 16;
 }
@@ -846,10 +846,13 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * ocx-bench gemm --reps 5, GFLOP/s, with the fits below, without / with): 1x2048x2048 NT / TT
      * 1.7 / 1.9 against 3.1 / 6.5; 4x2048x2048 NT / TT 6.3 / 7.2 against 45 / 17; 16x2048x2048
      * 26 / 29 against 167 / 211; 2048x1x2048 TN / TT 3.2 / 3.0 against 16 / 20; 2048x4x2048 16 / 7
-     * against 96 / 84; 2048x16x2048 65 / 32 against 130 / 133. */
+     * against 96 / 84; 2048x16x2048 65 / 32 against 130 / 133. "Thin" is below the tile those
+     * defaults had (64 rows, 32 columns), whatever the tile in force: below AVX2's 6 rows, products
+     * of 6-63 rows with B K-fast had kept it K-fast (8x2048x2048 NT on the 2-core AVX2 EPYC: 8-9
+     * GFLOP/s against 38-56). */
+    enum { CT_ROWS = 64, CT_COLS = 32 };
     if (tiled && p.v[P_STAGE] == 1 &&
-        ((kn < (size_t)p.v[P_NWG] && kn < km && sam == 1 && sak != 1) ||
-         (km < (size_t)p.v[P_MWG] && km < kn && sbk == 1 && sbn != 1))) {
+        ((kn < CT_COLS && kn < km && sam == 1 && sak != 1) || (km < CT_ROWS && km < kn && sbk == 1 && sbn != 1))) {
         transpose_problem(&ka, &kb, &koa, &kob, &km, &kn, &sam, &sak, &sbk, &sbn);
         ct = 1;
     }

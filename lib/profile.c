@@ -101,7 +101,10 @@ static int above_min(const ocx__param_def *p, int v) { return v / (p->min > 0 ? 
 
 static void lower(int *v, const ocx__param_def *p)
 {
-    *v = ocx__ladder_below(p->ladder, *v);
+    /* One rung down, but a power of two on a three-times ladder by half: those rungs are for STAGE=1
+     * alone (GEMM tiles fitted to a GPU's local memory had stepped from MWG=64 to 48, illegal there,
+     * and every parameter then drained to 1). */
+    *v = p->ladder == OCX__LADDER_POW2_3 && is_pow2(*v) ? *v / 2 : ocx__ladder_below(p->ladder, *v);
     if (*v < p->min) *v = p->min;
 }
 

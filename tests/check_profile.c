@@ -648,6 +648,26 @@ START_TEST(test_three_times_power_of_two)
     p.v[mwg] = 24, p.v[stage] = 2;
     ck_assert_str_eq(ocx__params_check(&ocx__family_gemm, p.v, &ctx->info, OCX_F32),
                      "MWG of three times a power of two needs STAGE=1");
+    /* Off the ladder, fitting steps to the next value below (the host's MWG <= M takes M + 1's). */
+    ck_assert_int_eq(ocx__ladder_below(OCX__LADDER_POW2_3, 5), 4);
+    ck_assert_int_eq(ocx__ladder_below(OCX__LADDER_POW2_3, 7), 6);
+    ck_assert_int_eq(ocx__ladder_below(OCX__LADDER_POW2_3, 47), 32);
+    ck_assert_int_eq(ocx__ladder_below(OCX__LADDER_POW2, 5), 4);
+    /* A GPU's defaults fitted to a small local memory halve the tiles, as before the three-times
+     * rungs: they had stepped MWG from 64 to 48 (illegal for local-memory stages) and then drained
+     * every parameter to 1. f32 in 16 KiB, f64 in 32 KiB (a device of another vendor: the table's
+     * defaults). */
+    ocx_context gpu = *ctx;
+    gpu.info.type = OCX_DEVICE_GPU;
+    snprintf(gpu.info.vendor, sizeof gpu.info.vendor, "Some Vendor");
+    gpu.info.max_work_group_size = gpu.info.max_work_item_sizes[0] = gpu.info.max_work_item_sizes[1] = 1024;
+    const unsigned nwg = ocx__param_index(&ocx__family_gemm, "NWG");
+    for (int f64 = 0; f64 <= 1; f64++) {
+        gpu.info.local_mem_bytes = gpu.info.local_mem_max_bytes = f64 ? 32768 : 16384;
+        ck_ok(ocx__params_default(&gpu, &ocx__family_gemm, f64 ? OCX_F64 : OCX_F32, &p));
+        ck_assert_msg(p.v[mwg] == 32 && p.v[nwg] == 64 && p.v[stage] == 4, "%s: MWG=%d NWG=%d STAGE=%d",
+                      f64 ? "f64" : "f32", p.v[mwg], p.v[nwg], p.v[stage]);
+    }
     ocx_context_destroy(ctx);
 }
 END_TEST
