@@ -238,7 +238,7 @@ static int gemm_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, cons
 /* CPUs with 8-wide float vectors (AVX2, whose 16 vector registers hold twelve accumulators, the two
  * vectors of B and a broadcast of A): 6x16 register tiles (f64: 6x8), two 8-wide vectors (f64:
  * 4-wide) a row, one work-item a group. The table's 8x32 tiles, sized for AVX-512's 32 registers,
- * kept half their accumulators on the stack there. PoCL on the 2-core AVX2 EPYC (1024^3, median
+ * spilled accumulators to the stack there. PoCL on the 2-core AVX2 EPYC (1024^3, median
  * GFLOP/s of 5 alternating rounds, one process a run): f32 55 for the table's tiles, 103 for 12x16
  * tiles on 2x8 work-items (the shipped profile's 8x16 with 6 rows), 119-140 for these; f64 31
  * against 56. */

@@ -297,7 +297,7 @@ ocx_status ocx__params_class_default(const ocx_context *ctx, const ocx__family *
 /* Checks a candidate: ranges, ladders, and the family's device constraints. NULL when legal. */
 const char *ocx__params_check(const ocx__family *fam, const int *values, const ocx_device_info *dev,
                               ocx_dtype dtype);
-/* 1 when v is on the ladder `kind` (OCX__LADDER_*); the ladder's next value below v (down to 1). */
+/* 1 when v is on the ladder `kind` (OCX__LADDER_*); the ladder's next value below v (1 gives 0). */
 int ocx__on_ladder(int kind, int v);
 int ocx__ladder_below(int kind, int v);
 /* Forces `values` for `fam` in the calling thread's next lookups (NULL: stop forcing). */
