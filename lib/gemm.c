@@ -159,7 +159,8 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
     /* Three times a power of two (gemm_device_defaults' 6-row tiles) was measured on STAGE=1 alone;
      * PoCL 3.1's compiler aborts the process on some local-memory kernels of such tiles (STAGE=3, f16
      * inputs, both operands transposed, MWG=6: an assertion in its ParallelRegion.cc). */
-    if (v[P_STAGE] >= 2 && (v[P_MWG] & (v[P_MWG] - 1))) return "MWG of three times a power of two needs STAGE=1";
+    if (v[P_STAGE] >= 2 && !ocx__on_ladder(OCX__LADDER_POW2, v[P_MWG]))
+        return "MWG of three times a power of two needs STAGE=1";
     if (v[P_NWG] % (v[P_NDIMC] * v[P_VWN])) return "NWG must be a multiple of NDIMC*VWN";
     if (wg > dev->max_work_group_size || wg > dev->max_work_item_sizes[0])
         return "MDIMC*NDIMC exceeds the device's work-group size";

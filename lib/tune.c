@@ -640,16 +640,11 @@ static void space_init(space *sp, const tuning_def *def, int gpu)
          * registers, gemm.c) on CPUs only: the GPU searches keep the powers of two they were
          * measured with (a 60-s H200 run builds a few GEMM candidates, 4-13 s each). */
         const int kind = p->ladder == OCX__LADDER_POW2_3 && gpu ? OCX__LADDER_POW2 : p->ladder;
-        if (kind == OCX__LADDER_POW2_3)
-            for (long v = 1; v <= p->max && n < MAX_LADDER; v *= 2) {
-                if (v >= p->min) sp->ladder[i][n++] = (int)v;
-                if (v >= 2 && v / 2 * 3 >= p->min && v / 2 * 3 <= p->max && n < MAX_LADDER)
-                    sp->ladder[i][n++] = (int)(v / 2 * 3);
-            }
-        else if (kind == OCX__LADDER_POW2 || p->max - p->min > MAX_LADDER - 1)
+        if (kind == OCX__LADDER_POW2 || (kind == OCX__LADDER_ALL && p->max - p->min > MAX_LADDER - 1))
             for (long v = p->min; v <= p->max && n < MAX_LADDER; v *= 2) sp->ladder[i][n++] = (int)v;
         else
-            for (int v = p->min; v <= p->max && n < MAX_LADDER; v++) sp->ladder[i][n++] = v;
+            for (int v = p->min; v <= p->max && n < MAX_LADDER; v++)
+                if (ocx__on_ladder(kind, v)) sp->ladder[i][n++] = v;
         sp->nladder[i] = n;
     }
 }
