@@ -15,13 +15,16 @@
  * left to the compiler: unrolled whole, they added 0.4 s to PoCL's first build of this file (the
  * first GEMM of a process with empty caches, 1024^3 NN: 1.9-2.0 s against 1.5-1.6).
  *
- * Parameters (-D): ESIZE  bytes of an element (2, 4 or 8); PACK_TL  1: gemm_pack_tl too.
+ * Parameters (-D): ESIZE  bytes of an element (2, 4 or 8); PACK_KIND  the one kernel built: 0
+ * gemm_pack, 1 gemm_pack_t, 2 gemm_pack_tl. One kernel a program, because fetching a program's
+ * binary for the disk cache makes PoCL compile every kernel in it: the unused gemm_pack_t cost
+ * 0.2 s of the first 1024^3 NN GEMM with empty caches (1.66-1.96 s against 1.83-2.25).
  */
 #ifndef ESIZE
 #define ESIZE 4
 #endif
-#ifndef PACK_TL
-#define PACK_TL 0
+#ifndef PACK_KIND
+#define PACK_KIND 0
 #endif
 #if ESIZE == 2
 #define T ushort
@@ -31,6 +34,7 @@
 #define T uint
 #endif
 
+#if PACK_KIND == 0
 kernel void gemm_pack(const global T *restrict src, const ulong off, const ulong sr, const ulong sc,
                       const ulong stride, global T *restrict dst, const ulong at, const ulong rows,
                       const ulong cols, const ulong pitch)
@@ -40,6 +44,7 @@ kernel void gemm_pack(const global T *restrict src, const ulong off, const ulong
     dst[at + (b * rows + r) * pitch + c] = src[off + b * stride + r * sr + c * sc];
 }
 
+#elif PACK_KIND == 1
 #define TB 16
 kernel void gemm_pack_t(const global T *restrict src, const ulong off, const ulong sr, const ulong sc,
                         const ulong stride, global T *restrict dst, const ulong at, const ulong rows,
@@ -60,13 +65,13 @@ kernel void gemm_pack_t(const global T *restrict src, const ulong off, const ulo
     }
 }
 
+#else
 /* gemm_pack_tl: the same transpose through local memory, for GPUs (the kernels that stage tiles
  * in local memory, STAGE >= 2, take it): a work-group of 32 x 8 work-items moves a 32 x 32 block,
  * reading 32-element runs along the source's rows (dimension 0 walks the copy's rows r) and writing
  * 32-element runs along the copy's (the block's columns c); rows padded by one element against bank
- * conflicts. Work-item (r, c/4, b). Built with PACK_TL=1 only (on devices whose work-groups take
- * 256 items), so that its required work-group size reaches no other compiler. */
-#if PACK_TL
+ * conflicts. Work-item (r, c/4, b). Built only on devices whose work-groups take 256 items, so that
+ * its required work-group size reaches no other compiler. */
 #define TL 32
 __attribute__((reqd_work_group_size(TL, 8, 1))) kernel void
 gemm_pack_tl(const global T *restrict src, const ulong off, const ulong sr, const ulong sc, const ulong stride,

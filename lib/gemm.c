@@ -534,8 +534,8 @@ static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int
     const int t = x->sc != 1; /* a transpose (sc != 1, so sr == 1) */
     local_t = t && local_t && ctx->info.max_work_group_size >= 256 && ctx->info.max_work_item_sizes[0] >= 32 &&
               ctx->info.max_work_item_sizes[1] >= 8;
-    /* gemm_pack_tl is built only where it runs (its required work-group size) */
-    snprintf(pl->options, sizeof pl->options, "-DESIZE=%zu%s", es, local_t ? " -DPACK_TL=1" : "");
+    /* one kernel a program (cl/gemm_pack.cl says why): 0 gemm_pack, 1 gemm_pack_t, 2 gemm_pack_tl */
+    snprintf(pl->options, sizeof pl->options, "-DESIZE=%zu -DPACK_KIND=%d", es, local_t ? 2 : t);
     pl->orig = *x;
     pl->copy = (ocx_buffer){ctx->context, NULL, x->buf->dtype, at, per_entry * batch, NULL, 0};
     const cl_ulong u[8] = {x->buf->offset + x->o.base, x->sr, x->sc, x->o.stride, at, x->rows, x->cols, pitch};
