@@ -151,6 +151,12 @@ static ocx_status raise_to_sm90a(ocx_context *ctx, cl_program *prog, const char 
     return st;
 }
 
+/* Programs this thread builds are not written to the disk cache (the tuner's candidates: hundreds
+ * of binaries no caller asks for, and on PoCL fetching one compiles every kernel in it again). */
+static _Thread_local int no_store;
+
+void ocx__program_no_store(int on) { no_store = on; }
+
 /* Stores the program's binary; 1 when written. */
 static int store_binary(cl_program prog, const char *key)
 {
@@ -256,7 +262,7 @@ static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const 
             if (st == OCX_OK && strstr(opts, "-DOCX_SM90A=1")) st = raise_to_sm90a(ctx, &prog, opts, what);
             if (st == OCX_OK) {
                 stats->programs_compiled++;
-                stats->disk_cache_writes += (uint64_t)store_binary(prog, key);
+                if (!no_store) stats->disk_cache_writes += (uint64_t)store_binary(prog, key);
             } else {
                 prog = NULL;
             }

@@ -765,12 +765,14 @@ static void build_one(void *arg, size_t i)
     /* As ocx_tune set it for the entry on its own thread (per thread, as the two below). */
     ocx__gemm_nv_suspend(j->t->def->fam == &ocx__family_gemm);
     ocx__launch_build_only(1);
+    ocx__program_no_store(1);
     ocx__params_force(j->t->def->fam, c->v);
     ocx_event ev = NULL;
     c->build_status = j->t->def->run(j->t->ctx, j->t->tc, &ev);
     if (c->build_status != OCX_OK) snprintf(c->why, sizeof c->why, "%s", ocx_last_error());
     ocx_event_release(ev);
     ocx__params_force(NULL, NULL);
+    ocx__program_no_store(0);
     ocx__launch_build_only(0);
 }
 
@@ -1498,6 +1500,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         /* The portable GEMM family is measured on the portable kernel even where f16 products
          * would take the tensor cores. */
         ocx__gemm_nv_suspend(t->def->fam == &ocx__family_gemm);
+        ocx__program_no_store(1); /* candidates stay out of the disk cache */
         ocx__params start, current;
         st = ocx__params_class_default(ctx, t->def->fam, t->dtype, cls, &start);
         if (st == OCX_OK) st = ocx__params_lookup(ctx, t->def->fam, t->dtype, cls, &current);
@@ -1531,6 +1534,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
             st = OCX_OK;
         }
         ocx__gemm_nv_suspend(0);
+        ocx__program_no_store(0);
         if (t->build_max > fam_build[fi]) fam_build[fi] = t->build_max;
         case_free(t->tc);
         free(t);

@@ -857,6 +857,11 @@ START_TEST(test_tuning_round_trip)
     path_in(dir_env, path, sizeof path);
     ocx_tune_options opt = {.families = "vector", .dtypes = "f32", .budget_s = 5, .quick = 1, .out_path = path};
     ck_ok(ocx_tune(ctx, &opt));
+    /* The candidates' binaries stay out of the disk cache. */
+    ocx_context_stats stats;
+    ck_ok(ocx_context_get_stats(ctx, &stats));
+    ck_assert_uint_gt(stats.programs_compiled, 1);
+    ck_assert_uint_eq(stats.disk_cache_writes, 0);
     ocx_context_destroy(ctx);
     json_error_t jerr;
     json_t *j = json_load_file(path, 0, &jerr);
