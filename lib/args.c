@@ -29,22 +29,27 @@ ocx_status ocx__check_wait(const ocx_context *ctx, size_t num_wait, const ocx_ev
     return OCX_OK;
 }
 
+cl_int ocx__wait_events(cl_uint num, const cl_event *events)
+{
+    const cl_int err = clWaitForEvents(num, events);
+    if (err != CL_SUCCESS) return err;
+    /* The spec's answer for a failed event is CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, PoCL's
+     * too; NVIDIA's driver (580, H200) returns CL_SUCCESS for a user event set to -5, before the
+     * wait or during it (check_stream's test_failed_wait_event): the events' own status tells. */
+    for (cl_uint i = 0; i < num; i++) {
+        cl_int st = CL_COMPLETE;
+        if (clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) == CL_SUCCESS && st < 0)
+            return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    }
+    return CL_SUCCESS;
+}
+
 ocx_status ocx__wait_first(const ocx_context *ctx, size_t num_wait, const ocx_event *wait, const char *what)
 {
     OCX__FORWARD(ocx__check_wait(ctx, num_wait, wait));
     if (num_wait == 0) return OCX_OK;
-    const cl_int err = clWaitForEvents((cl_uint)num_wait, wait);
-    if (err == CL_SUCCESS) return OCX_OK;
-    /* The spec's code for a failed event is CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST; NVIDIA's
-     * driver (580, H200) answered a user event failed meanwhile with a code that read as out of
-     * memory (check_stream's test_failed_wait_event): the events' own status tells. */
-    int failed = err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-    for (size_t i = 0; i < num_wait && !failed; i++) {
-        cl_int st = CL_COMPLETE;
-        failed = clGetEventInfo(wait[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) == CL_SUCCESS &&
-                 st < 0;
-    }
-    OCX__FAIL_IF(failed, OCX_ERR_OPENCL,
+    const cl_int err = ocx__wait_events((cl_uint)num_wait, wait);
+    OCX__FAIL_IF(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, OCX_ERR_OPENCL,
                  "%s: an event of the wait list failed while the call waited for it (%s); nothing was done", what,
                  ocx__cl_error_name(err));
     OCX__CL_FORWARD(err, "wait list: clWaitForEvents");

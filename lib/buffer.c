@@ -143,7 +143,7 @@ static ocx_status empty_transfer(cl_command_queue q, size_t num_wait, const ocx_
     cl_event ev = NULL;
     OCX__CL_FORWARD(clEnqueueMarkerWithWaitList(q, (cl_uint)num_wait, num_wait ? wait : NULL, &ev),
                     "clEnqueueMarkerWithWaitList");
-    const cl_int err = blocking ? clWaitForEvents(1, &ev) : CL_SUCCESS;
+    const cl_int err = blocking ? ocx__wait_events(1, &ev) : CL_SUCCESS;
     if (err != CL_SUCCESS || !event) clReleaseEvent(ev);
     OCX__CL_FORWARD(err, "clWaitForEvents");
     if (event) *event = ev;
@@ -201,7 +201,7 @@ static ocx_status staged_transfer(ocx_context *ctx, cl_command_queue q, cl_mem m
         int h = (int)(i & 1);
         if (i < nchunks) {
             if (ev[h]) { /* the half is free once its previous transfer is done */
-                err = clWaitForEvents(1, &ev[h]);
+                err = ocx__wait_events(1, &ev[h]);
                 if (err == CL_SUCCESS && dst) memcpy((unsigned char *)dst + pos[h], half[h], len[h]);
                 clReleaseEvent(ev[h]);
                 ev[h] = NULL;
@@ -222,7 +222,7 @@ static ocx_status staged_transfer(ocx_context *ctx, cl_command_queue q, cl_mem m
             for (int k = 0; k < 2 && err == CL_SUCCESS; k++) {
                 int o = k == 0 ? h : !h;
                 if (!ev[o]) continue;
-                err = clWaitForEvents(1, &ev[o]);
+                err = ocx__wait_events(1, &ev[o]);
                 if (err == CL_SUCCESS && dst) memcpy((unsigned char *)dst + pos[o], half[o], len[o]);
                 clReleaseEvent(ev[o]);
                 ev[o] = NULL;

@@ -161,6 +161,10 @@ void ocx__event_clear(ocx_event *event, size_t num_wait, const ocx_event *wait);
 /* Checks wait list shape: num_wait > 0 needs a non-NULL array without NULL events, each of ctx's
  * context (ctx NULL: any). */
 ocx_status ocx__check_wait(const ocx_context *ctx, size_t num_wait, const ocx_event *wait);
+/* clWaitForEvents, answering CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST whenever an event has
+ * failed, which not every driver does (NVIDIA's returns CL_SUCCESS for a failed user event). Every
+ * wait in ocx goes through it. */
+cl_int ocx__wait_events(cl_uint num, const cl_event *events);
 /* For blocking calls: checks the wait list, then waits for it on the host, before the call enqueues
  * anything. An event that fails meanwhile fails the call with nothing of ours behind it. (A command
  * of ours that failed behind it returned OK from a blocking PoCL read, data unread; and where we

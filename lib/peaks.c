@@ -227,7 +227,7 @@ static void peaks_store(const ocx_context *ctx, const char *path, const ocx_peak
 static ocx_status event_span(cl_event ev, cl_profiling_info from, cl_profiling_info to, double *ns)
 {
     cl_ulong a = 0, b = 0;
-    OCX__CL_FORWARD(clWaitForEvents(1, &ev), "clWaitForEvents");
+    OCX__CL_FORWARD(ocx__wait_events(1, &ev), "clWaitForEvents");
     OCX__CL_FORWARD(clGetEventProfilingInfo(ev, from, sizeof a, &a, NULL), "clGetEventProfilingInfo");
     OCX__CL_FORWARD(clGetEventProfilingInfo(ev, to, sizeof b, &b, NULL), "clGetEventProfilingInfo");
     *ns = b > a ? (double)(b - a) : 0.0;

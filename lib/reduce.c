@@ -217,7 +217,7 @@ ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op o
     cl_event done = NULL;
     cl_int err = clEnqueueReadBuffer(q, scratch, CL_FALSE, 16 * g, 16, r, 0, NULL, &done);
     pthread_mutex_unlock(&held->lock);
-    if (err == CL_SUCCESS) err = clWaitForEvents(1, &done);
+    if (err == CL_SUCCESS) err = ocx__wait_events(1, &done);
     if (err != CL_SUCCESS) clFinish(q); /* the read must not land in r after this returns */
     if (done) clReleaseEvent(done);
     if (err != CL_SUCCESS) return ocx__cl_error(err, "reduce: reading the result");

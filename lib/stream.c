@@ -144,7 +144,7 @@ ocx_status ocx_event_wait(size_t num, const ocx_event *events)
 {
     if (num == 0) return OCX_OK;
     OCX__FORWARD(ocx__check_wait(NULL, num, events));
-    OCX__CL_FORWARD(clWaitForEvents((cl_uint)num, events), "clWaitForEvents");
+    OCX__CL_FORWARD(ocx__wait_events((cl_uint)num, events), "clWaitForEvents");
     return OCX_OK;
 }
 
@@ -156,7 +156,7 @@ void ocx_event_release(ocx_event event)
 ocx_status ocx_event_elapsed_ns(ocx_event event, uint64_t *ns)
 {
     OCX__FAIL_IF(!event || !ns, OCX_ERR_INVALID_ARGUMENT, "ocx_event_elapsed_ns: event and ns must not be NULL");
-    OCX__CL_FORWARD(clWaitForEvents(1, &event), "clWaitForEvents");
+    OCX__CL_FORWARD(ocx__wait_events(1, &event), "clWaitForEvents");
     cl_ulong start = 0, end = 0;
     cl_int err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
     OCX__FAIL_IF(err == CL_PROFILING_INFO_NOT_AVAILABLE, OCX_ERR_UNSUPPORTED,
