@@ -42,7 +42,7 @@
  * costs about 1.1% (doc/performance.md: "Where the rest of the 8192³ gap goes"). */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
        P_PACK, P_GM, P_PACKN, P_KSPLIT, P_DOTN, P_DDOT, P_DVW, P_DROWS, P_COLS,
-       P_CVW, P_COUNT };
+       P_CVW, P_KBLK, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max  ladder host */
     {"MWG", 64, 64, 1, 256, OCX__LADDER_POW2_3, 0}, /* 3x: AVX2 CPUs (gemm_device_defaults) */
@@ -145,6 +145,16 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * rounds, 4 / 1: 1x4096x4096 NN 398 / 640, 4x4096x4096 NN 1437 / 1739, 1x8192x8192 NN 869 /
      * 1140 (and 336, 1317, 467 with COLS=0). */
     {"CVW", 1, 4, 1, 16, 1, 1, 1},
+    /* K in blocks (host-only; 0: one pass): the CPU kernel (STAGE=1), whose work-items each walk
+     * all of K for their tile, runs a K above 2*KBLK as launches over blocks of KBLK (rounded up to
+     * a multiple of 16), in turn into C, beta = 1 after the first, so that the block of B that
+     * the tiles of a band share stays in the cache (gemm_core). Not searched by ocx-tune: its
+     * sizes stay within the caches. PoCL (2-core AVX2 EPYC, median GFLOP/s of 3 calls, one pass /
+     * blocks of 256 / 512, two rounds): f32 2048^3 NN 49-51 / 103-110 / 84-104, NT 53 / 76 / 106,
+     * TN 49 / 105 / 125, TT 59 / 109 / 85; 1536^3 66-67 / 98-99 / 89-98; f64 2048^3 25-27 / 64-70 /
+     * 47-66; 3072^3 54 / - / 149. 1024^3 in blocks of 256 ran 71-77 against 44-117 in one pass (not
+     * blocked at 512). */
+    {"KBLK", 0, 512, 0, 65536, 0, 1, 1},
 };
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
@@ -1152,8 +1162,26 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (held) pthread_mutex_unlock(&held->lock);
         return st;
     }
-    ocx__launch_desc d = product_launch(kind, &p, options, kernel, &g, km, kn, batch);
-    st = ocx__launch(ctx, stream, &d, num_wait, wait, event);
+    /* K in blocks (KBLK): one launch a block, in turn into C (beta = 1 after the first), each block
+     * a multiple of 16 along k, so the loads' alignment holds for every one. Not for batches given
+     * by offset arrays, nor an f16 C (rounding between blocks). */
+    size_t kblk = k;
+    if (tiled && p.v[P_STAGE] == 1 && p.v[P_KBLK] > 0 && !koa.arr && c->dtype != OCX_F16 &&
+        k > 2 * (size_t)p.v[P_KBLK])
+        kblk = ocx__round_up((size_t)p.v[P_KBLK], 16);
+    for (size_t k0 = 0;; k0 += kblk) {
+        const size_t kk = k - k0 < kblk ? k - k0 : kblk;
+        const int last_block = k0 + kk >= k;
+        if (k0 > 0)
+            gemm_args_set(&g, a->dtype, km, kn, kk, alpha, 1, ka, ka->offset + koa.base + k0 * sak, sam, sak,
+                          koa.stride, kb, kb->offset + kob.base + k0 * sbk, sbk, sbn, kob.stride, c,
+                          c->offset + oc.base, ldc, oc.stride, &offs, flags);
+        else if (kk < k)
+            g.u[2] = kk;
+        ocx__launch_desc d = product_launch(kind, &p, options, kernel, &g, km, kn, batch);
+        st = ocx__launch(ctx, stream, &d, k0 ? 0 : num_wait, k0 ? NULL : wait, last_block ? event : NULL);
+        if (st != OCX_OK || last_block) break;
+    }
     if (held) pthread_mutex_unlock(&held->lock);
     if (offs) clReleaseMemObject(offs);
     return st;

@@ -204,7 +204,7 @@ void ocx__programs_release(ocx_context *ctx);
 /* ---- profile.c: kernel parameters --------------------------------------------------------------- */
 /* Each kernel family declares its parameters, their ranges and its constraints once; the operations,
  * and later the tuner, go through this table. */
-#define OCX__MAX_PARAMS 24
+#define OCX__MAX_PARAMS 32
 enum { OCX__LADDER_ALL, OCX__LADDER_POW2, OCX__LADDER_POW2_3 };
 typedef struct ocx__param_def {
     const char *name;    /* the -D define */

@@ -664,6 +664,34 @@ START_TEST(test_split_k)
 }
 END_TEST
 
+/* K in blocks (KBLK) on the CPU kernel (STAGE=1): every layout x transpose, K from just over two
+ * blocks to a prime of a thousand (a shorter last block), beta of every kind (NaN in C under beta =
+ * 0: the first block must not read it, the later ones must read the first's), thin products (the
+ * C^T path), single products and strided batches (one A shared or not); offset-array batches and
+ * f16 outputs, which keep one pass, alongside. One work-item a tile, and 2 x 2 of them. */
+START_TEST(test_k_blocks)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    static const char *envs[] = {"DIRECT=1,DOTN=0,STAGE=1,MWG=6,MDIMC=1,NDIMC=1,NWG=16,VWN=4,KBLK=16",
+                                 "DIRECT=1,DOTN=0,STAGE=1,MWG=8,MDIMC=2,NDIMC=2,NWG=16,VWN=4,KBLK=24"};
+    const size_t ms[5] = {1, 5, 7, 13, 33}, ns[3] = {2, 17, 31}, ks[4] = {49, 67, 301, 1031};
+    for (int c = 0; c < 32; c++) {
+        gcase g = random_case(&rng, 0);
+        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
+        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        g.m = ms[c % 5], g.n = ns[c % 3], g.k = ks[(c / 2) % 4];
+        g.mode = c % 8 < 5 ? MODE_SINGLE : c % 8 < 7 ? MODE_STRIDED : MODE_ARRAYS;
+        g.batch = g.mode == MODE_SINGLE ? 1 : 3;
+        g.stride0_a = g.mode == MODE_STRIDED && c % 3 == 0;
+        if (g.alpha == 0) g.alpha = -1;
+        if (c % 4 == 0) g.beta = 0, g.nan_c = 1;
+        g.kernel_env = envs[c % 2];
+        check_case(&g, seed, &rng);
+    }
+}
+END_TEST
+
 /* Pads every leading dimension to a multiple of `to` elements (e.g. 8: the tensor-core kernel's 16-byte
  * copies). */
 static void pad_ld(gcase *g, size_t to)
@@ -1617,6 +1645,7 @@ int main(void)
     tcase_add_test(core, test_packed);
     tcase_add_test(core, test_thin);
     tcase_add_test(core, test_split_k);
+    tcase_add_test(core, test_k_blocks);
     tcase_add_test(core, test_dot);
     tcase_add_test(core, test_kernel_named);
     tcase_add_test(core, test_host_memory);
