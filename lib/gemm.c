@@ -1169,6 +1169,12 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     if (tiled && p.v[P_STAGE] == 1 && p.v[P_KBLK] > 0 && !koa.arr && c->dtype != OCX_F16 &&
         k > 2 * (size_t)p.v[P_KBLK])
         kblk = ocx__round_up((size_t)p.v[P_KBLK], 16);
+    /* ocx_last_params() reports the tiled kernel's blocks' length, 0 for one pass */
+    const int kblk_used = kblk < k ? (int)kblk : 0;
+    if (tiled && p.v[P_KBLK] != kblk_used) {
+        p.v[P_KBLK] = kblk_used;
+        ocx__params_record(&p, a->dtype, cls);
+    }
     for (size_t k0 = 0;; k0 += kblk) {
         const size_t kk = k - k0 < kblk ? k - k0 : kblk;
         const int last_block = k0 + kk >= k;

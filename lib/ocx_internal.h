@@ -429,8 +429,8 @@ ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, const char 
 void ocx__launch_build_only(int on);
 int ocx__launch_is_build_only(void);
 /* In the calling thread, programs compiled from source are not written to the disk cache (on), or
- * are (off): the tuner's candidates are not. */
-void ocx__program_no_store(int on);
+ * are (off): the tuner's candidates are not. Returns the setting it replaces. */
+int ocx__program_no_store(int on);
 
 size_t ocx__round_up(size_t x, size_t m);
 /* Monotonic wall clock in seconds; a qsort comparison of doubles; the median of n values (sorts

@@ -155,7 +155,12 @@ static ocx_status raise_to_sm90a(ocx_context *ctx, cl_program *prog, const char 
  * of binaries no caller asks for, and on PoCL fetching one compiles every kernel in it again). */
 static _Thread_local int no_store;
 
-void ocx__program_no_store(int on) { no_store = on; }
+int ocx__program_no_store(int on)
+{
+    const int was = no_store;
+    no_store = on;
+    return was;
+}
 
 /* Stores the program's binary; 1 when written. */
 static int store_binary(cl_program prog, const char *key)

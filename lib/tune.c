@@ -765,14 +765,15 @@ static void build_one(void *arg, size_t i)
     /* As ocx_tune set it for the entry on its own thread (per thread, as the two below). */
     ocx__gemm_nv_suspend(j->t->def->fam == &ocx__family_gemm);
     ocx__launch_build_only(1);
-    ocx__program_no_store(1);
+    /* (the calling thread runs build_one too: its setting, ocx_tune's, is put back) */
+    const int no_store = ocx__program_no_store(1);
     ocx__params_force(j->t->def->fam, c->v);
     ocx_event ev = NULL;
     c->build_status = j->t->def->run(j->t->ctx, j->t->tc, &ev);
     if (c->build_status != OCX_OK) snprintf(c->why, sizeof c->why, "%s", ocx_last_error());
     ocx_event_release(ev);
     ocx__params_force(NULL, NULL);
-    ocx__program_no_store(0);
+    ocx__program_no_store(no_store);
     ocx__launch_build_only(0);
 }
 

@@ -96,10 +96,12 @@ START_TEST(test_wait_failure_named_from_events)
 {
     float v[4] = {1, 2, 3, 4}, back[4] = {7, 7, 7, 7};
     ocx_buffer *b = tbuffer(OCX_F32, 4, v);
-    for (int failing = 1; failing >= 0; failing--) {
+    /* 2: failed, answered CL_SUCCESS (NVIDIA); 1: failed, answered with another error; 0: a wait
+     * that fails while its event is fine */
+    for (int failing = 2; failing >= 0; failing--) {
         cl_event ev = tuser_event();
         fail_while_waiting = failing ? ev : NULL;
-        arm("clWaitForEvents", 1, failing ? CL_SUCCESS : CL_OUT_OF_RESOURCES); /* NVIDIA's answer, or a real failure */
+        arm("clWaitForEvents", 1, failing == 2 ? CL_SUCCESS : CL_OUT_OF_RESOURCES);
         ocx_status st = ocx_buffer_read(tctx, NULL, b, 0, 4, back, 1, &ev, NULL);
         arm(NULL, 0, 0);
         fail_while_waiting = NULL;
@@ -116,6 +118,15 @@ START_TEST(test_wait_failure_named_from_events)
         for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], 7);
         clReleaseEvent(ev);
     }
+    /* ocx_event_wait on an event that fails meanwhile, answered CL_SUCCESS (NVIDIA) */
+    cl_event ev = tuser_event();
+    fail_while_waiting = ev;
+    arm("clWaitForEvents", 1, CL_SUCCESS);
+    ck_assert_int_eq(ocx_event_wait(1, &ev), OCX_ERR_OPENCL);
+    arm(NULL, 0, 0);
+    fail_while_waiting = NULL;
+    ck_assert_msg(strstr(ocx_last_error(), "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"), "%s", ocx_last_error());
+    clReleaseEvent(ev);
     ck_ok(ocx_buffer_read(tctx, NULL, b, 0, 4, back, 0, NULL, NULL));
     for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], v[i]);
     ocx_buffer_destroy(b);

@@ -688,6 +688,13 @@ START_TEST(test_k_blocks)
         if (c % 4 == 0) g.beta = 0, g.nan_c = 1;
         g.kernel_env = envs[c % 2];
         check_case(&g, seed, &rng);
+        /* ocx_last_params() reports the blocks' length (16; 24 rounded up to 32), 0 for one pass */
+        ocx_params_info info;
+        ck_ok(ocx_last_params(&info));
+        const int blocked = g.mode != MODE_ARRAYS && g.out != OCX_F16 && g.k > (c % 2 ? 48u : 32u);
+        const char *want = !blocked ? "KBLK=0" : c % 2 ? "KBLK=32" : "KBLK=16";
+        ck_assert_msg(strstr(info.params, want), "case %d (k=%zu, mode %d): '%s' lacks %s", c, g.k, (int)g.mode,
+                      info.params, want);
     }
 }
 END_TEST
