@@ -1178,12 +1178,10 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     for (size_t k0 = 0;; k0 += kblk) {
         const size_t kk = k - k0 < kblk ? k - k0 : kblk;
         const int last_block = k0 + kk >= k;
-        if (k0 > 0)
-            gemm_args_set(&g, a->dtype, km, kn, kk, alpha, 1, ka, ka->offset + koa.base + k0 * sak, sam, sak,
-                          koa.stride, kb, kb->offset + kob.base + k0 * sbk, sbk, sbn, kob.stride, c,
+        if (kblk < k) /* the block's arguments (no offset arrays here) */
+            gemm_args_set(&g, a->dtype, km, kn, kk, alpha, k0 ? 1 : beta, ka, ka->offset + koa.base + k0 * sak, sam,
+                          sak, koa.stride, kb, kb->offset + kob.base + k0 * sbk, sbk, sbn, kob.stride, c,
                           c->offset + oc.base, ldc, oc.stride, &offs, flags);
-        else if (kk < k)
-            g.u[2] = kk;
         ocx__launch_desc d = product_launch(kind, &p, options, kernel, &g, km, kn, batch);
         st = ocx__launch(ctx, stream, &d, k0 ? 0 : num_wait, k0 ? NULL : wait, last_block ? event : NULL);
         if (st != OCX_OK || last_block) break;
