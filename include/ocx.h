@@ -284,7 +284,8 @@ OCX_API cl_command_queue ocx_stream_cl_queue(const ocx_stream *stream);
 
 /*! ocx_event_wait() : blocks until all `num` events completed. @return OCX_ERR_OPENCL if one failed. */
 OCX_API ocx_status ocx_event_wait(size_t num, const ocx_event *events);
-/*! ocx_event_release() : releases an event returned by ocx. Accepts NULL. */
+/*! ocx_event_release() : releases an event returned by ocx. Accepts NULL. An event whose command
+ *  has not completed is held until it has (PoCL 3.1 aborted when such a command later failed). */
 OCX_API void ocx_event_release(ocx_event event);
 /*! ocx_event_elapsed_ns() : device time between the start and the end of a completed command's
  *  event, from OpenCL profiling (ocx streams have profiling on; an interop context's own queue may

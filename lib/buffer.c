@@ -136,17 +136,16 @@ static ocx_status transfer_check(ocx_context *ctx, ocx_stream *stream, const ocx
 /* A marker after the wait list, for a transfer with nothing to move (and after a staged one);
  * blocking: waited for. *event is written only on success (it may be an entry of the wait list,
  * which a failed call leaves as it was). */
-static ocx_status empty_transfer(cl_command_queue q, size_t num_wait, const ocx_event *wait, ocx_event *event,
-                                 int blocking)
+static ocx_status empty_transfer(const ocx_context *ctx, cl_command_queue q, size_t num_wait, const ocx_event *wait,
+                                 ocx_event *event, int blocking)
 {
     if (!event && num_wait == 0) return OCX_OK;
     cl_event ev = NULL;
     OCX__CL_FORWARD(clEnqueueMarkerWithWaitList(q, (cl_uint)num_wait, num_wait ? wait : NULL, &ev),
                     "clEnqueueMarkerWithWaitList");
     const cl_int err = blocking ? ocx__wait_events(1, &ev) : CL_SUCCESS;
-    if (err != CL_SUCCESS || !event) clReleaseEvent(ev);
+    ocx__event_give(ctx, err == CL_SUCCESS ? event : NULL, ev);
     OCX__CL_FORWARD(err, "clWaitForEvents");
-    if (event) *event = ev;
     return OCX_OK;
 }
 
@@ -203,7 +202,7 @@ static ocx_status staged_transfer(ocx_context *ctx, cl_command_queue q, cl_mem m
             if (ev[h]) { /* the half is free once its previous transfer is done */
                 err = ocx__wait_events(1, &ev[h]);
                 if (err == CL_SUCCESS && dst) memcpy((unsigned char *)dst + pos[h], half[h], len[h]);
-                clReleaseEvent(ev[h]);
+                ocx__event_drop(ctx, ev[h]);
                 ev[h] = NULL;
                 if (err != CL_SUCCESS) break;
             }
@@ -224,7 +223,7 @@ static ocx_status staged_transfer(ocx_context *ctx, cl_command_queue q, cl_mem m
                 if (!ev[o]) continue;
                 err = ocx__wait_events(1, &ev[o]);
                 if (err == CL_SUCCESS && dst) memcpy((unsigned char *)dst + pos[o], half[o], len[o]);
-                clReleaseEvent(ev[o]);
+                ocx__event_drop(ctx, ev[o]);
                 ev[o] = NULL;
             }
         }
@@ -237,10 +236,10 @@ static ocx_status staged_transfer(ocx_context *ctx, cl_command_queue q, cl_mem m
     if (err == CL_SUCCESS) err = fin;
     if (err != CL_SUCCESS) st = ocx__cl_error(err, src ? "staged write" : "staged read");
     for (int h = 0; h < 2; h++)
-        if (ev[h]) clReleaseEvent(ev[h]);
+        if (ev[h]) ocx__event_drop(ctx, ev[h]);
     /* The caller's event: a marker after the last chunk, complete before this blocking call returns
      * (as the direct path's is); its profiling span is the marker's, not the transfer's (ocx.h). */
-    if (st == OCX_OK && event) st = empty_transfer(q, 0, NULL, event, 1);
+    if (st == OCX_OK && event) st = empty_transfer(ctx, q, 0, NULL, event, 1);
     return st;
 }
 
@@ -256,7 +255,7 @@ static ocx_status transfer(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
     OCX__FORWARD(transfer_check(ctx, stream, buf, offset, count, write ? src : dst, what, num_wait, wait, &q, &off,
                                 &bytes));
     if (blocking) OCX__FORWARD(ocx__wait_first(ctx, num_wait, wait, what));
-    if (bytes == 0) return empty_transfer(q, num_wait, wait, event, blocking);
+    if (bytes == 0) return empty_transfer(ctx, q, num_wait, wait, event, blocking);
     if (blocking && use_staging(ctx, bytes)) {
         pthread_mutex_lock(&ctx->staging_lock);
         ocx_status st = OCX_ERR_INTERNAL;
@@ -270,10 +269,11 @@ static ocx_status transfer(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
     cl_uint nw = (cl_uint)num_wait;
     const cl_event *w = num_wait ? wait : NULL;
     cl_event e = NULL; /* stored once enqueued: *event may be an entry of the wait list */
-    cl_int err = write ? clEnqueueWriteBuffer(q, buf->mem, b, off, bytes, src, nw, w, event ? &e : NULL)
-                       : clEnqueueReadBuffer(q, buf->mem, b, off, bytes, dst, nw, w, event ? &e : NULL);
+    cl_event *out = ocx__event_want(ctx, event) ? &e : NULL;
+    cl_int err = write ? clEnqueueWriteBuffer(q, buf->mem, b, off, bytes, src, nw, w, out)
+                       : clEnqueueReadBuffer(q, buf->mem, b, off, bytes, dst, nw, w, out);
     if (err != CL_SUCCESS) return ocx__cl_error(err, what);
-    if (event) *event = e;
+    ocx__event_give(ctx, event, e);
     return OCX_OK;
 }
 
@@ -311,13 +311,13 @@ ocx_status ocx_buffer_fill(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf
     OCX__FAIL_IF(!value, OCX_ERR_INVALID_ARGUMENT, "ocx_buffer_fill: value is NULL");
     OCX__FORWARD(transfer_check(ctx, stream, buf, offset, count, value, "ocx_buffer_fill", num_wait, wait, &q, &off,
                                 &bytes));
-    if (bytes == 0) return empty_transfer(q, num_wait, wait, event, 0);
+    if (bytes == 0) return empty_transfer(ctx, q, num_wait, wait, event, 0);
     size_t es = ocx_dtype_size(buf->dtype);
     cl_event e = NULL;
     OCX__CL_FORWARD(clEnqueueFillBuffer(q, buf->mem, value, es, off, bytes, (cl_uint)num_wait,
-                                        num_wait ? wait : NULL, event ? &e : NULL),
+                                        num_wait ? wait : NULL, ocx__event_want(ctx, event) ? &e : NULL),
                     "clEnqueueFillBuffer");
-    if (event) *event = e;
+    ocx__event_give(ctx, event, e);
     return OCX_OK;
 }
 
@@ -336,11 +336,11 @@ ocx_status ocx_buffer_copy(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
                  ocx_dtype_name(src->dtype), ocx_dtype_name(dst->dtype));
     OCX__FAIL_IF(ocx__overlap(src, src_offset, count, dst, dst_offset, count), OCX_ERR_INVALID_ARGUMENT,
                  "ocx_buffer_copy: source and destination ranges overlap");
-    if (bytes == 0) return empty_transfer(q, num_wait, wait, event, 0);
+    if (bytes == 0) return empty_transfer(ctx, q, num_wait, wait, event, 0);
     cl_event e = NULL;
     OCX__CL_FORWARD(clEnqueueCopyBuffer(q, src->mem, dst->mem, soff, doff, bytes, (cl_uint)num_wait,
-                                        num_wait ? wait : NULL, event ? &e : NULL),
+                                        num_wait ? wait : NULL, ocx__event_want(ctx, event) ? &e : NULL),
                     "clEnqueueCopyBuffer");
-    if (event) *event = e;
+    ocx__event_give(ctx, event, e);
     return OCX_OK;
 }

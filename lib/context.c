@@ -9,6 +9,7 @@ static ocx_status context_finish_setup(ocx_context *ctx, cl_command_queue queue)
 {
     cl_int err;
     OCX__FORWARD(ocx__device_query(ctx->platform, ctx->device, &ctx->info));
+    ctx->hold_events = strstr(ctx->info.platform_name, "Portable Computing Language") != NULL;
     if (queue) {
         cl_command_queue_properties props = 0;
         err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
@@ -163,7 +164,10 @@ void ocx_context_destroy(ocx_context *ctx)
         clReleaseMemObject(ctx->staging);
     }
     ocx__stream_fini(&ctx->stream);
-    if (ctx->context) clReleaseContext(ctx->context);
+    if (ctx->context) {
+        ocx__events_release_held(ctx->context);
+        clReleaseContext(ctx->context);
+    }
     free(ctx->device_key);
     pthread_mutex_destroy(&ctx->staging_lock);
     pthread_mutex_destroy(&ctx->lock);

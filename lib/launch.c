@@ -30,10 +30,7 @@ ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_d
         cl_event ev;
         OCX__CL_FORWARD(clEnqueueMarkerWithWaitList(q, (cl_uint)num_wait, num_wait ? wait : NULL, &ev),
                         "clEnqueueMarkerWithWaitList");
-        if (event)
-            *event = ev;
-        else
-            clReleaseEvent(ev);
+        ocx__event_give(ctx, event, ev);
         return OCX_OK;
     }
 
@@ -57,11 +54,12 @@ ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_d
     if (st == OCX_OK) {
         cl_event e = NULL; /* stored once enqueued: *event may be an entry of the wait list */
         cl_int err = clEnqueueNDRangeKernel(q, k, d->dims, NULL, d->global, have_local ? d->local : NULL,
-                                            (cl_uint)num_wait, num_wait ? wait : NULL, event ? &e : NULL);
+                                            (cl_uint)num_wait, num_wait ? wait : NULL,
+                                            ocx__event_want(ctx, event) ? &e : NULL);
         if (err != CL_SUCCESS)
             st = ocx__cl_error(err, d->kernel);
-        else if (event)
-            *event = e;
+        else
+            ocx__event_give(ctx, event, e);
     }
     pthread_mutex_unlock(&ctx->lock);
     return st;

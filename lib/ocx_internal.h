@@ -116,6 +116,7 @@ struct ocx_context_s {
     ocx__program *programs;     /* in-memory program cache (list) */
     ocx_context_stats stats;
     char *device_key;           /* platform, device, vendor, driver, ocx version: for cache keys */
+    int hold_events;            /* every command's event is kept until it is done (PoCL: ocx__event_drop) */
     cl_mem staging;             /* pinned host staging (CL_MEM_ALLOC_HOST_PTR), lazily made */
     void *staging_ptr;
     size_t staging_bytes;
@@ -165,6 +166,25 @@ ocx_status ocx__check_wait(const ocx_context *ctx, size_t num_wait, const ocx_ev
  * failed, which not every driver does (NVIDIA's returns CL_SUCCESS for a failed user event). Every
  * wait in ocx goes through it. */
 cl_int ocx__wait_events(cl_uint num, const cl_event *events);
+/* Events of ours that nobody waits for. PoCL 3.1 frees a command's event inside
+ * pocl_update_event_failed and then locks it ("PTHREAD ERROR in pocl_update_event_failed():
+ * Invalid argument (22)" and an abort) when the command failed because an event it waited for,
+ * in its wait list or ahead of it in the queue, failed, and PoCL's own reference was the last:
+ * two launches behind a user event later set to a negative status were enough, even with no
+ * event asked for. On such a platform (ctx->hold_events: PoCL) every enqueue asks for its event
+ * (ocx__event_want) and ocx__event_drop holds it until it completed, or until a sweep after the one
+ * that first saw it failed; elsewhere (ctx non-NULL) it is released at once. With ctx NULL
+ * (ocx_event_release: a caller's event, of an unknown platform) a pending event is held too. */
+static inline int ocx__event_want(const ocx_context *ctx, const ocx_event *event)
+{
+    return event != NULL || ctx->hold_events;
+}
+void ocx__event_drop(const ocx_context *ctx, cl_event ev);
+/* After an enqueue that asked for ev as ocx__event_want said: *event = ev when the caller asked
+ * for it, else ocx__event_drop. */
+void ocx__event_give(const ocx_context *ctx, ocx_event *event, cl_event ev);
+/* Releases every held event of `context`, whose queues have finished (ocx_context_destroy). */
+void ocx__events_release_held(cl_context context);
 /* For blocking calls: checks the wait list, then waits for it on the host, before the call enqueues
  * anything. An event that fails meanwhile fails the call with nothing of ours behind it. (A command
  * of ours that failed behind it returned OK from a blocking PoCL read, data unread; and where we

@@ -219,7 +219,7 @@ ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op o
     pthread_mutex_unlock(&held->lock);
     if (err == CL_SUCCESS) err = ocx__wait_events(1, &done);
     if (err != CL_SUCCESS) clFinish(q); /* the read must not land in r after this returns */
-    if (done) clReleaseEvent(done);
+    ocx__event_drop(ctx, done);
     if (err != CL_SUCCESS) return ocx__cl_error(err, "reduce: reading the result");
     /* the result at 16G: a u32 index (arg) or the value; for arg, the value at 16G + 8 */
     double v;

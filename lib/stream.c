@@ -150,7 +150,94 @@ ocx_status ocx_event_wait(size_t num, const ocx_event *events)
 
 void ocx_event_release(ocx_event event)
 {
-    if (event) clReleaseEvent(event);
+    if (event) ocx__event_drop(NULL, event);
+}
+
+/* Events held until their commands are done (ocx__event_drop). A list for the whole process,
+ * not one per stream: ocx_event_release does not know the event's context. Swept when it has
+ * doubled since the last sweep, so that each event costs O(1) status queries over its life. */
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct held_event {
+    cl_event ev;
+    int seen_failed; /* failed at an earlier sweep: PoCL's failing thread has left it since */
+} *held;
+static size_t nheld, held_cap, sweep_at = 32;
+
+/* 1 when ev may be released now (CL_COMPLETE; failed and already seen failed by a sweep before). */
+static int held_done(struct held_event *h)
+{
+    cl_int st = CL_COMPLETE;
+    if (clGetEventInfo(h->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS) return 1;
+    if (st == CL_COMPLETE || (st < 0 && h->seen_failed)) return 1;
+    h->seen_failed = st < 0;
+    return 0;
+}
+
+/* Releases the held events that are done (context NULL), or all of one context's, whose queues
+ * have finished (context non-NULL). Called with held_lock taken. */
+static void held_sweep(cl_context context)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < nheld; i++) {
+        cl_context c = NULL;
+        int done = context ? clGetEventInfo(held[i].ev, CL_EVENT_CONTEXT, sizeof c, &c, NULL) == CL_SUCCESS &&
+                                 c == context
+                           : held_done(&held[i]);
+        if (done)
+            clReleaseEvent(held[i].ev);
+        else
+            held[kept++] = held[i];
+    }
+    nheld = kept;
+    sweep_at = 2 * nheld > 32 ? 2 * nheld : 32;
+}
+
+void ocx__event_drop(const ocx_context *ctx, cl_event ev)
+{
+    if (!ev) return;
+    cl_int st = CL_COMPLETE;
+    if ((ctx && !ctx->hold_events) ||
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
+        st == CL_COMPLETE) {
+        clReleaseEvent(ev);
+        return;
+    }
+    pthread_mutex_lock(&held_lock);
+    if (nheld >= sweep_at) held_sweep(NULL);
+    if (nheld == held_cap) {
+        size_t cap = held_cap ? 2 * held_cap : 64;
+        struct held_event *grown = realloc(held, cap * sizeof *grown);
+        if (!grown) { /* out of host memory: wait for it rather than lose it or crash later */
+            pthread_mutex_unlock(&held_lock);
+            clWaitForEvents(1, &ev);
+            clReleaseEvent(ev);
+            return;
+        }
+        held = grown;
+        held_cap = cap;
+    }
+    held[nheld++] = (struct held_event){ev, 0};
+    pthread_mutex_unlock(&held_lock);
+}
+
+void ocx__events_release_held(cl_context context)
+{
+    pthread_mutex_lock(&held_lock);
+    held_sweep(context);
+    if (nheld == 0) {
+        free(held);
+        held = NULL;
+        held_cap = 0;
+    }
+    pthread_mutex_unlock(&held_lock);
+}
+
+void ocx__event_give(const ocx_context *ctx, ocx_event *event, cl_event ev)
+{
+    if (event)
+        *event = ev;
+    else
+        ocx__event_drop(ctx, ev);
 }
 
 ocx_status ocx_event_elapsed_ns(ocx_event event, uint64_t *ns)

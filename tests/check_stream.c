@@ -137,6 +137,59 @@ START_TEST(test_failed_wait_event)
 }
 END_TEST
 
+/* Commands of ours queued behind an event that then fails: every one fails, none runs, and the
+ * process lives. PoCL 3.1 freed the event of such a command inside pocl_update_event_failed and
+ * then locked it (an abort, "PTHREAD ERROR in pocl_update_event_failed()") from the second command
+ * on, when nobody but PoCL held the event: two ocx_add calls without events, a K-blocked CPU GEMM,
+ * a caller's event released early. ocx now holds its commands' events there until they are done. */
+START_TEST(test_queued_behind_failed_event)
+{
+    const size_t n = 1000, gm = 7, gk = 2100, gn = 5;
+    float *v = malloc(gk * gn * sizeof *v), back[4] = {7, 7, 7, 7};
+    for (size_t i = 0; i < gk * gn; i++) v[i] = (float)(i % 17) - 8.0f;
+    ocx_buffer *x = tbuffer(OCX_F32, n, v), *z = tpoisoned(OCX_F32, n), *z2 = tpoisoned(OCX_F32, n);
+    ocx_buffer *a = tbuffer(OCX_F32, gm * gk, v), *b = tbuffer(OCX_F32, gk * gn, v), *c = tpoisoned(OCX_F32, gm * gn);
+    ocx_stream *s = NULL;
+    ck_ok(ocx_stream_create(tctx, &s));
+    cl_event gate = tuser_event();
+    ocx_event early = NULL, last = NULL;
+    ck_ok(ocx_add(tctx, s, n, x, x, z, 1, &gate, &early));
+    ocx_event_release(early); /* before its command ran */
+    ck_ok(ocx_add(tctx, s, n, x, x, z, 1, &gate, NULL));
+    ck_ok(ocx_add(tctx, s, n, z, x, z2, 0, NULL, NULL)); /* behind them in the queue only */
+    ck_ok(ocx_gemm(tctx, s, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, gm, gn, gk, 1.0, a, 0, gk, b, 0, gn, 0.0, c, 0, gn, 1,
+                   &gate, NULL));
+    ck_ok(ocx_buffer_copy(tctx, s, x, 0, z, 0, 4, 1, &gate, NULL));
+    ck_ok(ocx_buffer_read_async(tctx, s, z, 0, 4, back, 1, &gate, &last));
+    ck_assert_int_eq(clSetUserEventStatus(gate, -5), CL_SUCCESS);
+    ck_assert_int_eq(ocx_event_wait(1, &last), OCX_ERR_OPENCL);
+    ocx_event_release(last);
+    ocx_stream_finish(tctx, s); /* whatever the driver answers: the commands failed, see above */
+    /* Commands whose wait list held the gate are terminated (OpenCL 1.2, clSetUserEventStatus);
+     * what runs of a command only queued behind them (z2) is the driver's choice. */
+    for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], 7);
+    float *got = malloc(n * sizeof *got);
+    ck_ok(ocx_buffer_read(tctx, NULL, z, 0, n, got, 0, NULL, NULL));
+    for (size_t i = 0; i < n; i++) ck_assert_msg(isnan(got[i]), "z[%zu] = %g was written", i, got[i]);
+    ck_ok(ocx_buffer_read(tctx, NULL, c, 0, gm * gn, got, 0, NULL, NULL));
+    for (size_t i = 0; i < gm * gn; i++) ck_assert_msg(isnan(got[i]), "c[%zu] = %g was written", i, got[i]);
+    /* The stream still works once the gate is out of the way. */
+    ck_ok(ocx_add(tctx, s, n, x, x, z, 0, NULL, NULL));
+    ck_ok(ocx_buffer_read(tctx, s, z, 0, n, got, 0, NULL, NULL));
+    for (size_t i = 0; i < n; i++) ck_assert_float_eq(got[i], 2 * v[i]);
+    clReleaseEvent(gate);
+    ocx_stream_destroy(s);
+    free(got);
+    free(v);
+    ocx_buffer_destroy(x);
+    ocx_buffer_destroy(z);
+    ocx_buffer_destroy(z2);
+    ocx_buffer_destroy(a);
+    ocx_buffer_destroy(b);
+    ocx_buffer_destroy(c);
+}
+END_TEST
+
 /* ocx_stream_trim() releases a stream's scratch buffer (here the reductions' partials): what it
  * held comes back in *released, a second trim finds none, and a reduction queued behind a gate that
  * has not fired still reads its partials after the trim (OpenCL keeps the buffer until it is done). */
@@ -281,6 +334,7 @@ int main(void)
     tcase_add_test(core, test_wait_lists_order_two_streams);
     tcase_add_test(core, test_nothing_blocks_until_asked);
     tcase_add_test(core, test_failed_wait_event);
+    tcase_add_test(core, test_queued_behind_failed_event);
     tcase_add_test(core, test_trim);
     tcase_add_test(core, test_events_chained_through_one_variable);
     tcase_add_test(core, test_bad_arguments);
