@@ -145,8 +145,8 @@ END_TEST
 START_TEST(test_queued_behind_failed_event)
 {
     const size_t n = 1000, gm = 7, gk = 2100, gn = 5;
-    float *v = malloc(gk * gn * sizeof *v), back[4] = {7, 7, 7, 7};
-    for (size_t i = 0; i < gk * gn; i++) v[i] = (float)(i % 17) - 8.0f;
+    float *v = malloc(gm * gk * sizeof *v), back[4] = {7, 7, 7, 7}; /* gm * gk: the longest of x, a, b */
+    for (size_t i = 0; i < gm * gk; i++) v[i] = (float)(i % 17) - 8.0f;
     ocx_buffer *x = tbuffer(OCX_F32, n, v), *z = tpoisoned(OCX_F32, n), *z2 = tpoisoned(OCX_F32, n);
     ocx_buffer *a = tbuffer(OCX_F32, gm * gk, v), *b = tbuffer(OCX_F32, gk * gn, v), *c = tpoisoned(OCX_F32, gm * gn);
     ocx_stream *s = NULL;
