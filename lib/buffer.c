@@ -172,8 +172,10 @@ static int staging_ready(ocx_context *ctx)
         ctx->staging = NULL;
         return 0;
     }
+    cl_event ev = NULL; /* held on PoCL: the map may fail behind a failed command (ocx__event_drop) */
     ctx->staging_ptr = clEnqueueMapBuffer(ctx->stream.queue, ctx->staging, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
-                                          0, bytes, 0, NULL, NULL, &err);
+                                          0, bytes, 0, NULL, ocx__event_want(ctx, NULL) ? &ev : NULL, &err);
+    ocx__event_drop(ctx, ev);
     if (err != CL_SUCCESS) {
         clReleaseMemObject(ctx->staging);
         ctx->staging = NULL;

@@ -164,10 +164,8 @@ void ocx_context_destroy(ocx_context *ctx)
         clReleaseMemObject(ctx->staging);
     }
     ocx__stream_fini(&ctx->stream);
-    if (ctx->context) {
-        ocx__events_release_held(ctx->context);
-        clReleaseContext(ctx->context);
-    }
+    ocx__events_release_held(ctx); /* events retain their context: any order works */
+    if (ctx->context) clReleaseContext(ctx->context);
     free(ctx->device_key);
     pthread_mutex_destroy(&ctx->staging_lock);
     pthread_mutex_destroy(&ctx->lock);

@@ -172,9 +172,9 @@ cl_int ocx__wait_events(cl_uint num, const cl_event *events);
  * in its wait list or ahead of it in the queue, failed, and PoCL's own reference was the last:
  * two launches behind a user event later set to a negative status were enough, even with no
  * event asked for. On such a platform (ctx->hold_events: PoCL) every enqueue asks for its event
- * (ocx__event_want) and ocx__event_drop holds it until it completed, or until a sweep after the one
- * that first saw it failed; elsewhere (ctx non-NULL) it is released at once. With ctx NULL
- * (ocx_event_release: a caller's event, of an unknown platform) a pending event is held too. */
+ * (ocx__event_want) and ocx__event_drop holds it until it completed, or, failed, until ctx is
+ * destroyed; elsewhere (ctx non-NULL) it is released at once. With ctx NULL (ocx_event_release: a
+ * caller's event, of an unknown platform) a pending event is held too. */
 static inline int ocx__event_want(const ocx_context *ctx, const ocx_event *event)
 {
     return event != NULL || ctx->hold_events;
@@ -183,8 +183,9 @@ void ocx__event_drop(const ocx_context *ctx, cl_event ev);
 /* After an enqueue that asked for ev as ocx__event_want said: *event = ev when the caller asked
  * for it, else ocx__event_drop. */
 void ocx__event_give(const ocx_context *ctx, ocx_event *event, cl_event ev);
-/* Releases every held event of `context`, whose queues have finished (ocx_context_destroy). */
-void ocx__events_release_held(cl_context context);
+/* Releases every held event that ctx enqueued (its queues have finished: ocx_context_destroy), and
+ * any other that completed. */
+void ocx__events_release_held(const ocx_context *ctx);
 /* For blocking calls: checks the wait list, then waits for it on the host, before the call enqueues
  * anything. An event that fails meanwhile fails the call with nothing of ours behind it. (A command
  * of ours that failed behind it returned OK from a blocking PoCL read, data unread; and where we

@@ -571,6 +571,10 @@ static ocx_status measure(ocx_context *ctx, int quick, ocx_peaks *p)
     OCX__FAIL_IF(pl.xfer_bytes == 0, OCX_ERR_OUT_OF_MEMORY, "peaks: the device allows allocations of %llu bytes only",
                  (unsigned long long)ctx->info.max_alloc_bytes);
 
+    /* The default stream's earlier commands first: the measurement's fills, transfers and maps ask
+     * for no event, which PoCL 3.1 does not survive behind a command that fails (ocx__event_drop);
+     * and a timing must not include a caller's work. */
+    OCX__CL_FORWARD(clFinish(ctx->stream.queue), "peaks: clFinish before measuring");
     OCX__FORWARD(measure_bandwidth(ctx, &pl, p));
     OCX__FORWARD(measure_fma(ctx, &pl, 0, &p->f32_gflops));
     if (ctx->info.has_fp16) OCX__FORWARD(measure_fma(ctx, &pl, 1, &p->f16_gflops));

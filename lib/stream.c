@@ -155,34 +155,28 @@ void ocx_event_release(ocx_event event)
 
 /* Events held until their commands are done (ocx__event_drop). A list for the whole process,
  * not one per stream: ocx_event_release does not know the event's context. Swept when it has
- * doubled since the last sweep, so that each event costs O(1) status queries over its life. */
+ * doubled since the last sweep, so that each event costs O(1) status queries over its life. A
+ * failed event stays until its owner, the ocx context that enqueued it, is destroyed, its queue
+ * finished: PoCL marks a command failed before its own thread is done with it (and fails the
+ * commands behind it after), so no status says when a release is safe. An owner of NULL (a
+ * caller's event, from ocx_event_release) keeps a failed event for the process's life; it is rare. */
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct held_event {
     cl_event ev;
-    int seen_failed; /* failed at an earlier sweep: PoCL's failing thread has left it since */
+    const ocx_context *owner;
 } *held;
 static size_t nheld, held_cap, sweep_at = 32;
 
-/* 1 when ev may be released now (CL_COMPLETE; failed and already seen failed by a sweep before). */
-static int held_done(struct held_event *h)
-{
-    cl_int st = CL_COMPLETE;
-    if (clGetEventInfo(h->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS) return 1;
-    if (st == CL_COMPLETE || (st < 0 && h->seen_failed)) return 1;
-    h->seen_failed = st < 0;
-    return 0;
-}
-
-/* Releases the held events that are done (context NULL), or all of one context's, whose queues
- * have finished (context non-NULL). Called with held_lock taken. */
-static void held_sweep(cl_context context)
+/* Releases the held events that completed, and every one of `owner`'s (non-NULL: destroyed, its
+ * queue finished; not by cl_context, which two ocx contexts may share). Takes held_lock. */
+static void held_sweep(const ocx_context *owner)
 {
     size_t kept = 0;
     for (size_t i = 0; i < nheld; i++) {
-        cl_context c = NULL;
-        int done = context ? clGetEventInfo(held[i].ev, CL_EVENT_CONTEXT, sizeof c, &c, NULL) == CL_SUCCESS &&
-                                 c == context
-                           : held_done(&held[i]);
+        cl_int st = CL_COMPLETE;
+        int done = (owner && held[i].owner == owner) ||
+                   clGetEventInfo(held[i].ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
+                   st == CL_COMPLETE;
         if (done)
             clReleaseEvent(held[i].ev);
         else
@@ -216,14 +210,14 @@ void ocx__event_drop(const ocx_context *ctx, cl_event ev)
         held = grown;
         held_cap = cap;
     }
-    held[nheld++] = (struct held_event){ev, 0};
+    held[nheld++] = (struct held_event){ev, ctx};
     pthread_mutex_unlock(&held_lock);
 }
 
-void ocx__events_release_held(cl_context context)
+void ocx__events_release_held(const ocx_context *ctx)
 {
     pthread_mutex_lock(&held_lock);
-    held_sweep(context);
+    held_sweep(ctx);
     if (nheld == 0) {
         free(held);
         held = NULL;

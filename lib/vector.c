@@ -177,9 +177,10 @@ ocx_status ocx_axpby(ocx_context *ctx, ocx_stream *stream, size_t n, double alph
                        OCX__ARG_MEM(y),        OCX__ARG_U64(y->offset),
                        OCX__ARG_U64(incy)};
     /* Contiguous calls build the one form their beta takes (cl/vector.cl, FORM): a kernel without
-     * the other forms' and the strided path's branches ran axpy on PoCL 1-2% faster (below). */
+     * the other forms' and the strided path's branches ran axpy on PoCL 1-2% faster (measured there). */
     const int contig = incx == 1 && incy == 1;
-    const char *form = !contig ? NULL : beta == 0 ? " -DFORM=0" : beta == 1 ? " -DFORM=1" : " -DFORM=2";
+    const double b = x->dtype == OCX_F64 ? beta : (double)b32; /* as the kernel sees it: 1e-50 is 0 in f32 */
+    const char *form = !contig ? NULL : b == 0 ? " -DFORM=0" : b == 1 ? " -DFORM=1" : " -DFORM=2";
     return run(ctx, stream, x->dtype, "axpby", n, contig, 1, 9, args, num_wait, wait, event, form);
 }
 

@@ -166,13 +166,12 @@ START_TEST(test_queued_behind_failed_event)
     ocx_event_release(last);
     ocx_stream_finish(tctx, s); /* whatever the driver answers: the commands failed, see above */
     /* Commands whose wait list held the gate are terminated (OpenCL 1.2, clSetUserEventStatus);
-     * what runs of a command only queued behind them (z2) is the driver's choice. */
+     * what runs of a command only queued behind them is the driver's choice: z2's add, and the
+     * GEMM's later K blocks (whose first launch alone waits for the gate), so C is not checked. */
     for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], 7);
     float *got = malloc(n * sizeof *got);
     ck_ok(ocx_buffer_read(tctx, NULL, z, 0, n, got, 0, NULL, NULL));
     for (size_t i = 0; i < n; i++) ck_assert_msg(isnan(got[i]), "z[%zu] = %g was written", i, got[i]);
-    ck_ok(ocx_buffer_read(tctx, NULL, c, 0, gm * gn, got, 0, NULL, NULL));
-    for (size_t i = 0; i < gm * gn; i++) ck_assert_msg(isnan(got[i]), "c[%zu] = %g was written", i, got[i]);
     /* The stream still works once the gate is out of the way. */
     ck_ok(ocx_add(tctx, s, n, x, x, z, 0, NULL, NULL));
     ck_ok(ocx_buffer_read(tctx, s, z, 0, n, got, 0, NULL, NULL));

@@ -342,6 +342,22 @@ START_TEST(test_nan_inf)
     h = tread(z);
     ck_assert(isnan(tvalue(dt, h, 0)) && isnan(tvalue(dt, h, 5)) && tvalue(dt, h, 4) == INFINITY);
     free(h);
+    /* A beta that is 0 in the arithmetic's type (1e-50 in f32, which f16 storage computes in) does
+     * not read y, contiguous or strided alike: NaN in y stays out; f64 keeps it, and 1e-50 * NaN. */
+    double ws[6] = {1, 2, 3, 4, 5, 6};
+    for (int i = 0; i < 6; i++) tset(dt, hx, i, ws[i]);
+    ocx_buffer *w = tbuffer(dt, 6, hx);
+    for (size_t inc = 1; inc <= 2; inc++) {
+        ocx_buffer *yn = tpoisoned(dt, 6);
+        ck_ok(ocx_axpby(tctx, NULL, 6 / inc, 2.0, w, inc, 1e-50, yn, inc, 0, NULL, NULL));
+        h = tread(yn);
+        for (size_t i = 0; i < 6; i += inc)
+            ck_assert_msg(dt == OCX_F64 ? isnan(tvalue(dt, h, i)) : tvalue(dt, h, i) == 2 * ws[i],
+                          "%s inc %zu: y[%zu] = %g", ocx_dtype_name(dt), inc, i, tvalue(dt, h, i));
+        free(h);
+        ocx_buffer_destroy(yn);
+    }
+    ocx_buffer_destroy(w);
     ocx_buffer_destroy(x);
     ocx_buffer_destroy(y);
     ocx_buffer_destroy(z);
