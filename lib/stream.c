@@ -168,7 +168,7 @@ static struct held_event {
 static size_t nheld, held_cap, sweep_at = 32;
 
 /* Releases the held events that completed, and every one of `owner`'s (non-NULL: destroyed, its
- * queue finished; not by cl_context, which two ocx contexts may share). Takes held_lock. */
+ * queue finished; not by cl_context, which two ocx contexts may share). Called with held_lock taken. */
 static void held_sweep(const ocx_context *owner)
 {
     size_t kept = 0;
