@@ -12,8 +12,8 @@
  *   KERNEL the one kernel to compile (numbered below: 1 vadd … 11 copy_same); 0, the default, all
  *          of them. PoCL compiles every kernel of a program at build time, so one kernel per
  *          program makes an operation's cold start several times shorter.
- *   FORM   axpby alone: 0, 1 or 2 builds only that form of a contiguous call (at axpby); -1, the
- *          default, every form and the strided path.
+ *   FORM   axpby alone: 0, 1 or 2 builds that form of a contiguous call (at axpby); -1, the
+ *          default, the strided path (any incx, incy; beta chosen at run time).
  * Every kernel takes element offsets and strides (inc ≥ 1); when all strides are 1 it takes the
  * vectorised path, with a scalar tail, so no length has to divide anything.
  */
@@ -39,7 +39,7 @@
 #define NT 0
 #endif
 #ifndef FORM
-#define FORM -1 /* axpby: the form built alone (below) */
+#define FORM -1 /* axpby: the form built alone, or the strided path (below) */
 #endif
 /* NT=1: kernels whose destination is only written (add, sub, mul, div, fill, copy) store it on the
  * aligned vector path with __builtin_nontemporal_store where the compiler has it (clang: PoCL),
@@ -195,8 +195,9 @@ BINARY(vdiv, /)
 
 /* y = a*x + b*y; b == 0 writes y without reading it (a NaN already in y does not leak). Form 0:
  * b == 0, 1: b == 1, 2: any b (a constant in each expansion, so the compiler keeps only one).
- * FORM (0, 1, 2; -1 by default): the host builds a contiguous call (incx = incy = 1) with its one
- * form alone, without the other forms and the strided path. On PoCL (the 2-core AVX2 EPYC, 8
+ * FORM (0, 1, 2): the host builds a contiguous call (incx = incy = 1) with its one form alone;
+ * FORM = -1 (the default) is the strided path, which strided calls build. The former kernel, with
+ * every form and the strided path chosen at run time, was slower: on PoCL (the 2-core AVX2 EPYC, 8
  * alternating rounds, median ratio to CLBlast's Xaxpy) axpy ran 2^24 f64 at 1.005x against 0.99x
  * for the kernel with every branch, 2^24 f32 1.08x against 1.02x, 2^20 f64 and f32 1.005x and
  * 1.01x against 0.995x and 1.00x. */
@@ -206,6 +207,18 @@ BINARY(vdiv, /)
         const CV ax = a * L(x, v);                                                                    \
         S(y, v, (form) == 0 ? ax : (form) == 1 ? ax + L(y, v) : ax + b * L(y, v));                    \
     }
+/* One form of a contiguous call: the vectors, then the scalar tail. */
+#define AXPBY_CONTIG(form)                                                                            \
+    {                                                                                                 \
+        const size_t nv = n / VW;                                                                     \
+        VPATH(ALIGNED(x) && ALIGNED(y), AXPBY_BODY, form)                                             \
+        GRID_LOOP(t, n - nv * VW)                                                                     \
+        {                                                                                             \
+            const size_t i = nv * VW + t;                                                             \
+            const C ax = a * LD(x, i);                                                                \
+            ST(y, i, (form) == 0 ? ax : (form) == 1 ? ax + LD(y, i) : ax + b * LD(y, i));             \
+        }                                                                                             \
+    }
 #if WANT(5)
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void axpby(const ulong n, const C a, const global S *x,
                                                                   const ulong xo, const ulong incx, const C b,
@@ -214,34 +227,14 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void axpby(const ulong n,
     x += xo;
     y += yo;
 #if FORM >= 0
-    const size_t nv = n / VW;
-    VPATH(ALIGNED(x) && ALIGNED(y), AXPBY_BODY, FORM)
-    GRID_LOOP(t, n - nv * VW)
+    AXPBY_CONTIG(FORM)
+#else
+    GRID_LOOP(i, n)
     {
-        const size_t i = nv * VW + t;
-        ST(y, i, FORM == 0 ? a * LD(x, i) : FORM == 1 ? a * LD(x, i) + LD(y, i) : a * LD(x, i) + b * LD(y, i));
+        const C xv = LD(x, i * incx);
+        ST(y, i * incy, b == (C)0 ? a * xv : a * xv + b * LD(y, i * incy));
     }
-    return;
 #endif
-    if (incx == 1 && incy == 1) {
-        const size_t nv = n / VW;
-        if (b == (C)0) {
-            VPATH(ALIGNED(x) && ALIGNED(y), AXPBY_BODY, 0)
-            GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(y, i, a * LD(x, i)); }
-        } else if (b == (C)1) {
-            VPATH(ALIGNED(x) && ALIGNED(y), AXPBY_BODY, 1)
-            GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(y, i, a * LD(x, i) + LD(y, i)); }
-        } else {
-            VPATH(ALIGNED(x) && ALIGNED(y), AXPBY_BODY, 2)
-            GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(y, i, a * LD(x, i) + b * LD(y, i)); }
-        }
-    } else {
-        GRID_LOOP(i, n)
-        {
-            const C xv = LD(x, i * incx);
-            ST(y, i * incy, b == (C)0 ? a * xv : a * xv + b * LD(y, i * incy));
-        }
-    }
 }
 #endif
 
