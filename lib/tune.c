@@ -29,6 +29,7 @@
 #include "ocx_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -1243,6 +1244,18 @@ static ocx_status out_target(const char *path, char *to, size_t cap)
     parent_dir(to, dir, sizeof dir);
     OCX__FAIL_IF(access(dir, W_OK | X_OK) != 0, OCX_ERR_IO, "ocx_tune: cannot write %s: its directory %s: %s", path,
                  dir, strerror(errno));
+    /* access() answers yes to root for any directory (/proc, a read-only or root-squashed mount), so
+     * a file is made where profile_write makes its temporary one, and removed; a name already there
+     * (planted in a shared directory) is left alone, as the write itself would leave it. */
+    char probe[PATH_MAX + 32];
+    const int pn = snprintf(probe, sizeof probe, "%s.probe-%ld", to, (long)getpid());
+    OCX__FAIL_IF(pn < 0 || (size_t)pn >= sizeof probe, OCX_ERR_IO, "ocx_tune: %s: the path is too long", path);
+    const int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    OCX__FAIL_IF(fd < 0 && errno != EEXIST, OCX_ERR_IO, "ocx_tune: cannot write %s: %s", path, strerror(errno));
+    if (fd >= 0) {
+        close(fd);
+        unlink(probe);
+    }
     /* a sticky directory (/tmp) lets only the file's or the directory's owner replace the file */
     struct stat db;
     OCX__FAIL_IF(exists && stat(dir, &db) == 0 && (db.st_mode & S_ISVTX) && fb.st_uid != geteuid() &&

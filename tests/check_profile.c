@@ -1011,6 +1011,14 @@ START_TEST(test_tool_paths_and_resume)
     ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, to_dir), 1);
     ck_assert_msg(strstr(read_text(err), "is not a regular file") && !strstr(read_text(err), "vector/f32/all:"),
                   "a directory as --out was not refused before tuning:\n%s", read_text(err));
+    /* a directory that access() calls writable for root, but where no file can be made */
+    struct stat proc;
+    if (stat("/proc/self", &proc) == 0) {
+        const char *to_proc[] = {"--quick", "--kernels", "vector", "--budget", "30", "--out", "/proc/ocx-tune.json", NULL};
+        ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, to_proc), 1);
+        ck_assert_msg(strstr(read_text(err), "cannot write /proc/ocx-tune.json") && !strstr(read_text(err), "vector/f32/all:"),
+                      "an --out in /proc was not refused before tuning:\n%s", read_text(err));
+    }
     snprintf(link, sizeof link, "%s/link.json", root);
     snprintf(target, sizeof target, "%s/target.json", root);
     ck_assert_int_eq(symlink("target.json", link), 0);
