@@ -405,13 +405,22 @@ START_TEST(bench_json_and_plot)
     snprintf(json_path, sizeof json_path, "%s/bench-%d.json", dir[0] ? dir : base, (int)getpid());
     snprintf(svg_path, sizeof svg_path, "%s/roofline-%d.svg", dir[0] ? dir : base, (int)getpid());
     snprintf(csv_path, sizeof csv_path, "%s/bench-%d.csv", dir[0] ? dir : base, (int)getpid());
+    /* A --plot that cannot be drawn (no such directory; configured --without-cairo: any) is refused
+     * before anything is measured, not after the whole run. */
+    char bad_svg[4500];
+    snprintf(bad_svg, sizeof bad_svg, "%s/no-such-dir/roofline.svg", dir[0] ? dir : base);
 #ifdef HAVE_CAIRO
+    const char *noplot[] = {"vector", "--quick", "--reps", "1", "--plot", bad_svg, NULL};
     const char *args[] = {"vector,streams", "--quick", "--reps", "1", "--json", "--plot", svg_path, NULL};
-#else /* configured --without-cairo: --plot must fail with its reason, the rest still runs */
-    const char *noplot[] = {"streams", "--quick", "--reps", "1", "--plot", svg_path, NULL};
-    ck_assert_int_eq(run_bench("/dev/null", noplot), 1);
+#else
+    const char *noplot[] = {"vector", "--quick", "--reps", "1", "--plot", svg_path, NULL};
     const char *args[] = {"vector,streams", "--quick", "--reps", "1", "--json", NULL};
 #endif
+    ck_assert_int_eq(run_bench(csv_path, noplot), 1);
+    char *measured = slurp(csv_path);
+    ck_assert_msg(measured && !strstr(measured, "vector "), "ocx-bench measured before refusing --plot:\n%s",
+                  measured ? measured : "(no output)");
+    free(measured);
     int rc = run_bench(json_path, args);
     ck_assert_msg(rc == 0, "ocx-bench --json --plot exited with %d", rc);
 

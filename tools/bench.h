@@ -71,6 +71,7 @@ void bench_report_csv(bench *b, FILE *out);
 /* The roofline picture (bench_plot.c): the device's roofs and every row with flops as a point, as
  * SVG through cairo. 0 on success. */
 int bench_plot_svg(bench *b, const char *path);
+int bench_plot_check(const char *path); /* 0: --plot can be drawn into path */
 
 /* The parts. */
 int bench_demo(bench *b);

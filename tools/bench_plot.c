@@ -13,12 +13,35 @@
 
 #include "bench.h"
 
+#include <errno.h>
+#include <unistd.h>
+
+/* Before any measurement: --plot is refused at once where it could not be drawn (no cairo) or the
+ * file could not be written, instead of after minutes of benchmarks. The probe appends nothing to
+ * a file already there and removes one it made. */
+int bench_plot_check(const char *path)
+{
+#ifndef HAVE_CAIRO
+    fprintf(stderr, "ocx-bench: --plot %s: this ocx-bench was configured --without-cairo\n", path);
+    return 1;
+#else
+    const int existed = access(path, F_OK) == 0;
+    FILE *f = fopen(path, "ab");
+    if (!f) {
+        fprintf(stderr, "ocx-bench: --plot %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    fclose(f);
+    if (!existed) remove(path);
+    return 0;
+#endif
+}
+
 #ifndef HAVE_CAIRO
 int bench_plot_svg(bench *b, const char *path)
 {
     (void)b;
-    fprintf(stderr, "ocx-bench: --plot %s: this ocx-bench was configured --without-cairo\n", path);
-    return 1;
+    return bench_plot_check(path);
 }
 #else
 #include <cairo-svg.h>

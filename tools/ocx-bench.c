@@ -235,6 +235,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ocx-bench: '%s' names no part\n", what);
         return usage(2);
     }
+    if (plot && bench_plot_check(plot) != 0) return 1;
     if (ocx_context_create(spec, &b.ctx) != OCX_OK) {
         fprintf(stderr, "ocx-bench: %s\n", ocx_last_error());
         return 1;
