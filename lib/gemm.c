@@ -19,8 +19,8 @@
  * run). 128x128 tiles ran 46.4 and 45.1 (the tuner keeps them for "all", measured at 4096^3, where
  * they win by 2%); the same tiles ran 42.3 and 41.4 with the compiler's choice of unrolling (it
  * kept the loop rolled), and the former defaults (STAGE=2, KWG=32) 38.3 and 37.7. On NVIDIA, f32
- * products of the "all" and "large" classes take 128x128 tiles with 2-wide N vectors
- * (gemm_class_defaults), what a 555-s search found at 4096^3.
+ * products of the "all" class take 128x128 tiles with 2-wide N vectors, what a 555-s search found at
+ * 4096^3, and the "large" class 128x256 tiles on 16x16 work-items (gemm_class_defaults).
  * CPU defaults (PoCL on the 2-core AVX-512 machine): STAGE=1 (no local memory, no barriers), each
  * work-item computing an 8x32 tile as two 16-wide vectors per row (16 zmm accumulators). At 1024^3
  * one such work-item a group ran 80-117 GFLOP/s on the AVX2 EPYC where the former STAGE=2 set (64x64
@@ -220,17 +220,28 @@ const char *ocx__gemm_class(double volume, size_t k)
  * candidates) found them at 4096^3: 46.6-46.9 TFLOP/s in ocx-bench where the table's 64x128 ran
  * 43.6-44.4, and a 60-s run, which compiles two or three GEMM candidates there (NVIDIA: 4-13 s
  * each), had kept the 64x128 it started from; a 580-s search from them kept them (167 candidates).
- * At 8192^3 they ran 47.9-48.0 where 64x128 ran 46.9-47.8 (four alternating rounds), and with the
- * same start "large" begins from a kernel the 60-s run's "all" entry has built. The two must stay
- * equal for "large" to keep taking a profile's "all" entry (profile.c: a class whose defaults are
- * "all"'s shares them). Other vendors' GPUs, and f64 and f16 storage (not measured so), keep the
- * table. */
+ * At 8192^3 they ran 47.9-48.0 where 64x128 ran 46.9-47.8 (four alternating rounds).
+ * NVIDIA f32 "large" (M*N*K >= 2^38): 128x256 tiles on 16x16 work-items, each an 8x16 register tile,
+ * 4-wide vectors both ways: one work-group a multiprocessor (255 registers a work-item), as many
+ * warps as two of the 128x128 groups, a third fewer loads from global memory a multiply-add. On the
+ * H200 (median of 3 rounds alternating process by process, TFLOP/s, 8192^3 NN / TN): 50.6 / 51.0
+ * against 48.9 / 49.2, the clock at 1980 MHz either way (627 W); 16384x8192x8192 NN 50.9 against
+ * 49.2. Around them: 256x128 on 32x8 work-items level (50.6 / 50.9), 2-wide N vectors 47.5 / 47.8,
+ * KWG=32 45.0 / 45.7, 64x256 tiles on 8x16 work-items 45.9 / 46.2, 8x8 register tiles on 16x16
+ * work-items (128x128) 40.1 / 40.6. They stay out of "all": 2048^3 (128 tiles for 132
+ * multiprocessors) ran 38.8-39.7 against 40.6-43.4, though 4096^3 ran 48.5-49.7 against
+ * 47.2-48.7. The tuner's local search, started from the 128x128 tiles, had not reached them: every
+ * single step towards them (VWN=4, 16x16 work-items, NWG=256) alone is slower. Other vendors' GPUs,
+ * and f64 and f16 storage (not measured so), keep the table. */
 static int gemm_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, const char *size_class, int *v)
 {
     if (dev->type == OCX_DEVICE_CPU) return 0;
     if (strcmp(size_class, "all") == 0 || strcmp(size_class, "large") == 0) {
         if (dtype != OCX_F32 || !ocx__contains_nocase(dev->vendor, "nvidia")) return 0;
-        v[P_MWG] = v[P_NWG] = 128, v[P_MDIMC] = 8, v[P_NDIMC] = 16, v[P_VWN] = 2;
+        if (strcmp(size_class, "large") == 0)
+            v[P_MWG] = 128, v[P_NWG] = 256, v[P_MDIMC] = v[P_NDIMC] = 16, v[P_VWM] = v[P_VWN] = 4;
+        else
+            v[P_MWG] = v[P_NWG] = 128, v[P_MDIMC] = 8, v[P_NDIMC] = 16, v[P_VWN] = 2;
         return 1;
     }
     if (strcmp(size_class, "medium") == 0) {

@@ -213,6 +213,14 @@ static ocx_status class_default(const ocx_context *ctx, const ocx__family *fam, 
     memcpy(v, out->v, sizeof v);
     memcpy(all, out->v, sizeof all);
     int has = fam->class_defaults(&ctx->info, dtype, size_class, v);
+    if (has && strcmp(size_class, "all") != 0 && ocx__params_check(fam, v, &ctx->info, dtype)) {
+        /* Too large here as they stand (NVIDIA's f32 "large" tiles count 60 KiB of local memory):
+         * the "all" class's own, where those fit unchanged, rather than the class's shrunk. */
+        memcpy(all, out->v, sizeof all);
+        if (fam->class_defaults(&ctx->info, dtype, "all", all) && !ocx__params_check(fam, all, &ctx->info, dtype))
+            memcpy(v, all, sizeof v);
+        memcpy(all, out->v, sizeof all);
+    }
     fit(v, fam, &ctx->info, dtype);
     if (!has || ocx__params_check(fam, v, &ctx->info, dtype)) return OCX_OK;
     memcpy(out->v, v, sizeof v);

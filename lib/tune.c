@@ -1311,7 +1311,7 @@ static int share_weight(const tuning_def *def, int gpu) { return gpu ? weight_of
  * 512^3 ("medium": its fully unrolled kernels take seconds to compile; 12 s went by before a
  * second candidate had a rate in a 60-s run that had set 3 aside), 12 at 8192^3. An entry whose
  * first candidate an earlier entry has built (prebuilt: "large" starts from the parameters "all"
- * started from) needs no compiler: 3 s for the GEMM set-up at 8192^3 (a 60-s run with 8.7 s left
+ * started from, but for NVIDIA's f32, whose "large" tiles are its own) needs no compiler: 3 s for the GEMM set-up at 8192^3 (a 60-s run with 8.7 s left
  * had set 12 aside and left that entry out; four later runs took 1-3 s, and one that had set 4
  * aside left it out with 3.2 s left). On a GPU the "medium" GEMM's first candidate (64x64
  * tiles, no earlier entry builds them) took 10-11 s to compile on a freshly started H200, where

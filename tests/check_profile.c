@@ -390,9 +390,9 @@ START_TEST(test_defines_fit_options_buffers)
 }
 END_TEST
 
-/* A class with built-in defaults of its own on the device (GEMM's "medium" and "short_k" on GPUs)
- * takes them before a profile's "all" entry; "large", which has none (or, for f32 on NVIDIA, those
- * of "all"), takes the "all" entry, and so does every class on a CPU. The CPU and the GPUs are the
+/* A class with built-in defaults of its own on the device (GEMM's "medium" and "short_k" on GPUs,
+ * f32 "large" on NVIDIA's) takes them before a profile's "all" entry; "large" on another vendor's
+ * GPU, which has none, takes the "all" entry, and so does every class on a CPU. The CPU and the GPUs are the
  * test device with its type and vendor changed: their parameters are only looked up, never run. */
 START_TEST(test_class_defaults_before_all)
 {
@@ -422,14 +422,15 @@ START_TEST(test_class_defaults_before_all)
     }
     ocx_context gpu = *ctx;
     gpu.info.type = OCX_DEVICE_GPU;
-    /* Another vendor's GPU, and NVIDIA's, whose f32 "all" and "large" share built-in defaults
+    gpu.info.local_mem_max_bytes = gpu.info.local_mem_bytes = 65536; /* room for NVIDIA's "large" tiles */
+    /* Another vendor's GPU, and NVIDIA's, whose f32 "large" has tiles of its own
      * (test_vendor_class_defaults). */
     const char *vendors[] = {"Some GPU vendor", "NVIDIA Corporation"};
     for (int w = 0; w < 2; w++) {
         snprintf(gpu.info.vendor, sizeof gpu.info.vendor, "%s", vendors[w]);
         for (int c = 0; c < 3; c++) {
             ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, OCX_F32, classes[c], &p));
-            const int from_all = c == 2;
+            const int from_all = c == 2 && w == 0;
             ck_assert_msg((ocx__param(&p, "KUNR") == 2) == from_all && (strcmp(p.origin, "built-in") != 0) == from_all,
                           "GPU (%s), %s: KUNR=%d from %s", vendors[w], classes[c], ocx__param(&p, "KUNR"), p.origin);
         }
@@ -450,8 +451,9 @@ START_TEST(test_class_defaults_before_all)
 }
 END_TEST
 
-/* NVIDIA GPUs' f32 "all" and "large" classes have built-in defaults (128x128 tiles, 2-wide N
- * vectors, what long searches found on the H200); other dtypes and "short_k" keep the table's
+/* NVIDIA GPUs' f32 "all" and "large" classes have built-in defaults ("all": 128x128 tiles, 2-wide N
+ * vectors, what long searches found on the H200; "large": 128x256 on 16x16 work-items, or "all"'s
+ * where the 60 KiB of local memory they count is not there); other dtypes and "short_k" keep the table's
  * 64x128, and so does another vendor's GPU. No profile here; the GPUs are the test device with its
  * type and vendor changed, looked up only. */
 START_TEST(test_vendor_class_defaults)
@@ -467,9 +469,11 @@ START_TEST(test_vendor_class_defaults)
         ocx_dtype dtype;
         const char *cls;
         int mwg, nwg, mdimc, ndimc, vwn;
+        size_t lmem; /* 0: 64 KiB */
     } cases[] = {
         {"NVIDIA Corporation", OCX_F32, "all", 128, 128, 8, 16, 2},
-        {"NVIDIA Corporation", OCX_F32, "large", 128, 128, 8, 16, 2},
+        {"NVIDIA Corporation", OCX_F32, "large", 128, 256, 16, 16, 4},
+        {"NVIDIA Corporation", OCX_F32, "large", 128, 128, 8, 16, 2, 49152},
         {"NVIDIA Corporation", OCX_F32, "short_k", 64, 128, 8, 16, 4},
         {"NVIDIA Corporation", OCX_F64, "all", 64, 128, 8, 16, 4},
         {"NVIDIA Corporation", OCX_F16, "all", 64, 128, 8, 16, 4},
@@ -477,7 +481,7 @@ START_TEST(test_vendor_class_defaults)
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         snprintf(gpu.info.vendor, sizeof gpu.info.vendor, "%s", cases[c].vendor);
-        gpu.info.local_mem_max_bytes = gpu.info.local_mem_bytes = 65536; /* room for either, f64 too */
+        gpu.info.local_mem_max_bytes = gpu.info.local_mem_bytes = cases[c].lmem ? cases[c].lmem : 65536;
         ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, cases[c].dtype, cases[c].cls, &p));
         const int v[5] = {ocx__param(&p, "MWG"), ocx__param(&p, "NWG"), ocx__param(&p, "MDIMC"),
                           ocx__param(&p, "NDIMC"), ocx__param(&p, "VWN")};
