@@ -78,14 +78,23 @@ const char *ocx__size_class_1d(size_t n)
     return n < OCX__1D_MEDIUM ? "small" : n < OCX__1D_LARGE ? "medium" : "large";
 }
 
+/* The reason names the parameter and its range (the text lives in a per-thread buffer until the
+ * thread's next check). */
 const char *ocx__params_check(const ocx__family *fam, const int *v, const ocx_device_info *dev, ocx_dtype dtype)
 {
+    static _Thread_local char why[160];
     for (unsigned i = 0; i < fam->nparams; i++) {
         const ocx__param_def *p = &fam->params[i];
-        if (v[i] < p->min || v[i] > p->max) return "a value is out of its range";
-        if (!ocx__on_ladder(p->ladder, v[i]))
-            return p->ladder == OCX__LADDER_POW2 ? "a value must be a power of two"
-                                                 : "a value must be a power of two or three times one";
+        if (v[i] < p->min || v[i] > p->max) {
+            snprintf(why, sizeof why, "%s=%d is out of its range %d..%d", p->name, v[i], p->min, p->max);
+            return why;
+        }
+        if (!ocx__on_ladder(p->ladder, v[i])) {
+            snprintf(why, sizeof why, "%s=%d: %s", p->name, v[i],
+                     p->ladder == OCX__LADDER_POW2 ? "a value must be a power of two"
+                                                   : "a value must be a power of two or three times one");
+            return why;
+        }
     }
     return fam->invalid ? fam->invalid(v, dev, dtype) : NULL;
 }
@@ -241,6 +250,8 @@ ocx_status ocx__params_class_default(const ocx_context *ctx, const ocx__family *
 
 /* ---- profile files ---------------------------------------------------------------------------- */
 
+/* One warning per path and `what`, ending with what happens next: pr->then, else "using the next
+ * source"; `what` ending in ')' says so itself. */
 static void warn_once(struct ocx__profiles *pr, const char *path, const char *what, const char *detail)
 {
     char key[2048];
@@ -248,8 +259,12 @@ static void warn_once(struct ocx__profiles *pr, const char *path, const char *wh
     for (int i = 0; i < pr->nwarned; i++)
         if (strcmp(pr->warned[i], key) == 0) return;
     if (pr->nwarned < MAX_WARNINGS) pr->warned[pr->nwarned++] = strdup(key);
-    ocx__warn("profile %s: %s%s%s; %s", path, what, detail ? ": " : "", detail ? detail : "",
-              pr->then ? pr->then : "using the next source");
+    const size_t n = strlen(what);
+    if (n && what[n - 1] == ')' && !detail)
+        ocx__warn("profile %s: %s", path, what);
+    else
+        ocx__warn("profile %s: %s%s%s; %s", path, what, detail ? ": " : "", detail ? detail : "",
+                  pr->then ? pr->then : "using the next source");
 }
 
 static int dir_for(int which, char *out, size_t cap)
@@ -357,7 +372,7 @@ static int check_root(struct ocx__profiles *pr, const ocx_device_info *dev, cons
                       "never looks up",
                       NULL);
         else if (entry_repeated(entries, i))
-            warn_once(pr, path, "an entry repeats an earlier one's family, dtype and size class (the first is read)",
+            warn_once(pr, path, "an entry repeats an earlier one's family, dtype and size class (the first is read, the repeat ignored)",
                       NULL);
     }
     json_t *driver = json_object_get(device, "driver_version");
@@ -410,35 +425,38 @@ void ocx__profiles_release(ocx_context *ctx)
 static int entry_valid(ocx_context *ctx, struct ocx__profiles *pr, const profile_src *src, json_t *e,
                        const ocx__family *fam, ocx_dtype dtype, const char *size_class, int *v)
 {
-    char what[160];
+    char what[160], detail[160];
     snprintf(what, sizeof what, "entry %s/%s/%s", fam->name, ocx_dtype_name(dtype), size_class);
     const char *why = NULL;
     json_t *params = json_object_get(e, "params");
     const char *key;
     json_t *val;
     json_object_foreach(e, key, val) {
-        if (strcmp(key, "family") && strcmp(key, "dtype") && strcmp(key, "size_class") && strcmp(key, "params") &&
-            strcmp(key, "rate") && strcmp(key, "unit"))
-            why = "unknown key";
+        if (!why && strcmp(key, "family") && strcmp(key, "dtype") && strcmp(key, "size_class") &&
+            strcmp(key, "params") && strcmp(key, "rate") && strcmp(key, "unit"))
+            why = detail, snprintf(detail, sizeof detail, "unknown key '%.100s'", key);
     }
     if (!why && !json_is_object(params)) why = "'params' is not an object";
     /* Parameters added after profiles were written may be absent: they take the table's
      * default for the device type, the behaviour the entry was measured with (not a
      * device's own defaults: gemm_mma's WGMMA). Every other one must be there, and nothing else. */
-    size_t absent = 0;
-    for (unsigned p = 0; !why && p < fam->nparams; p++)
-        absent += fam->params[p].added && !json_object_get(params, fam->params[p].name);
-    if (!why && json_object_size(params) + absent != fam->nparams) why = "wrong number of parameters";
+    if (!why)
+        json_object_foreach(params, key, val) {
+            if (!why && ocx__param_index(fam, key) == fam->nparams)
+                why = detail, snprintf(detail, sizeof detail, "%s has no parameter '%.100s'", fam->name, key);
+        }
     for (unsigned p = 0; !why && p < fam->nparams; p++) {
-        json_t *pv = json_object_get(params, fam->params[p].name);
-        if (!pv && fam->params[p].added)
-            v[p] = ctx->info.type == OCX_DEVICE_CPU ? fam->params[p].def_cpu : fam->params[p].def_gpu;
+        const ocx__param_def *d = &fam->params[p];
+        json_t *pv = json_object_get(params, d->name);
+        if (!pv && d->added)
+            v[p] = ctx->info.type == OCX_DEVICE_CPU ? d->def_cpu : d->def_gpu;
         else if (!pv)
-            why = "a parameter is missing or unknown";
+            why = detail, snprintf(detail, sizeof detail, "parameter %s is missing", d->name);
         else if (!json_is_integer(pv))
-            why = "a parameter is not an integer";
-        else if (json_integer_value(pv) < fam->params[p].min || json_integer_value(pv) > fam->params[p].max)
-            why = "a parameter is out of range";
+            why = detail, snprintf(detail, sizeof detail, "parameter %s is not an integer", d->name);
+        else if (json_integer_value(pv) < d->min || json_integer_value(pv) > d->max)
+            why = detail, snprintf(detail, sizeof detail, "%s=%lld is out of its range %d..%d", d->name,
+                                   (long long)json_integer_value(pv), d->min, d->max);
         else
             v[p] = (int)json_integer_value(pv);
     }
@@ -513,7 +531,8 @@ static void params_info(const ocx__params_rec *r, ocx_params_info *info)
 }
 
 /* OCX_<FAMILY>_PARAMS="NAME=V,…" (OCX_GEMM_PARAMS, …): a developer's override of the looked-up
- * values for experiments, checked like a profile entry; a bad one is an error, never a bad kernel. */
+ * values for experiments, checked like a profile entry; a bad one is an error, never a bad kernel.
+ * Commas or spaces separate the pairs, so ocx_last_params()'s "NAME=V NAME=V" can be fed back. */
 static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *p)
 {
     char var[64];
@@ -522,11 +541,11 @@ static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, o
     snprintf(var + n, sizeof var - (size_t)n, "_PARAMS");
     const char *e = getenv(var);
     if (!e || !*e) return OCX_OK;
-    char buf[256];
+    char buf[1024];
     OCX__FAIL_IF(strlen(e) >= sizeof buf, OCX_ERR_INVALID_ARGUMENT, "%s: %zu characters, more than the %zu read", var,
                  strlen(e), sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", e);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    for (char *save = NULL, *t = strtok_r(buf, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
         char *eq = strchr(t, '='), *end = NULL;
         OCX__FAIL_IF(!eq, OCX_ERR_INVALID_ARGUMENT, "%s: '%s' is not NAME=VALUE", var, t);
         *eq = 0;

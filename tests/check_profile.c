@@ -648,7 +648,7 @@ START_TEST(test_three_times_power_of_two)
     ck_assert_msg(why == NULL, "MWG=24 MDIMC=4 STAGE=1: %s", why);
     p.v[mwg] = 20;
     ck_assert_str_eq(ocx__params_check(&ocx__family_gemm, p.v, &ctx->info, OCX_F32),
-                     "a value must be a power of two or three times one");
+                     "MWG=20: a value must be a power of two or three times one");
     p.v[mwg] = 24, p.v[stage] = 2;
     ck_assert_str_eq(ocx__params_check(&ocx__family_gemm, p.v, &ctx->info, OCX_F32),
                      "MWG of three times a power of two needs STAGE=1");
@@ -764,6 +764,40 @@ START_TEST(test_warning_handler)
     ck_assert_int_eq(w.count, 1);
     /* only the last context's, after the handler was removed */
     ck_assert_int_eq(lines_with(log, "ocx: warning: profile"), 1);
+}
+END_TEST
+
+/* A malformed entry's warning names what is wrong with it: the unknown key or parameter, the
+ * missing one, the value out of its range (with the range) or off its ladder. */
+static void expect_warning(json_t *j, const char *expect)
+{
+    write_json(dir_env, j);
+    warnings_seen w = {0, ""};
+    unsetenv("OCX_QUIET"); /* the fixture's */
+    ocx_set_warning_handler(collect_warning, &w);
+    warn_from_profile();
+    ocx_set_warning_handler(NULL, NULL);
+    setenv("OCX_QUIET", "1", 1);
+    ck_assert_msg(w.count == 1 && strstr(w.first, expect), "expected '%s' in the warning: %s", expect, w.first);
+}
+
+START_TEST(test_warning_names_the_parameter)
+{
+    static const struct { const char *del, *set; int value; const char *expect; } cases[] = {
+        {NULL, "VWX", 2, "vector has no parameter 'VWX'"},
+        {"VW", NULL, 0, "parameter VW is missing"},
+        {NULL, "WG", 0, "WG=0 is out of its range 1.."},
+        {NULL, "WG", 3, "WG=3: a value must be a power of two"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        json_t *j = profile_with(16, 1, 0);
+        if (cases[c].del) json_object_del(first_params(j), cases[c].del);
+        if (cases[c].set) json_object_set_new(first_params(j), cases[c].set, json_integer(cases[c].value));
+        expect_warning(j, cases[c].expect);
+    }
+    json_t *j = profile_with(16, 1, 0);
+    json_object_set_new(json_array_get(json_object_get(j, "entries"), 0), "colour", json_string("blue"));
+    expect_warning(j, "unknown key 'colour'");
 }
 END_TEST
 
@@ -1235,6 +1269,7 @@ int main(void)
     tcase_add_test(core, test_used_by_operations_and_stale_marked);
     tcase_add_test(core, test_warns_once);
     tcase_add_test(core, test_warning_handler);
+    tcase_add_test(core, test_warning_names_the_parameter);
     tcase_add_test(core, test_warning_handler_replaced);
     tcase_add_test(core, test_tuning_round_trip);
     tcase_add_test(core, test_size_classes);

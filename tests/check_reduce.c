@@ -328,6 +328,17 @@ START_TEST(test_groups_per_cu)
                           (unsigned long long)(s1.programs_compiled + s1.programs_from_disk - s0.programs_compiled -
                                                s0.programs_from_disk));
     }
+    /* ocx_last_params()'s list ("A=1 B=2 …", spaces and all) fed back through the variable runs the
+     * same parameters, taken from there (ocx.h: "so they can be fed back"). */
+    ocx_params_info info, again;
+    ck_ok(ocx_last_params(&info));
+    setenv("OCX_REDUCE_PARAMS", info.params, 1);
+    check_all_ops(OCX_F32, 1000, 1, 1, 510, -1, 1);
+    const ocx_status st = ocx_last_params(&again);
+    unsetenv("OCX_REDUCE_PARAMS");
+    ck_ok(st);
+    ck_assert_str_eq(again.params, info.params);
+    ck_assert_msg(strstr(again.source, "environment"), "fed back, taken from %s", again.source);
 }
 END_TEST
 
