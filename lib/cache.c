@@ -133,7 +133,11 @@ ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rej
 static int ensure_dir(const char *dir)
 {
     struct stat st;
-    if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode) ? 0 : -1;
+    if (stat(dir, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return 0;
+        errno = ENOTDIR; /* for the caller's message */
+        return -1;
+    }
     const char *explicit_dir = getenv("OCX_CACHE_DIR");
     if (!(explicit_dir && *explicit_dir)) {
         char tmp[4096];

@@ -199,15 +199,31 @@ START_TEST(test_binary_rejected_by_driver)
 }
 END_TEST
 
+static void keep_warning(const char *message, void *user)
+{
+    if (!*(char *)user) snprintf(user, 1024, "%s", message);
+}
+
 START_TEST(test_unwritable_and_missing_directories)
 {
     fresh_dir("unwritable");
     char file[8192], sub[8400];
     snprintf(file, sizeof file, "%s/a-file", dir);
     spit(file, (const unsigned char *)"x", 1);
+    /* the regular file itself: the warning says why (it had said "mkdir: Success") */
+    setenv("OCX_CACHE_DIR", file, 1);
+    char warned[1024] = "";
+    unsetenv("OCX_QUIET");
+    ocx_set_warning_handler(keep_warning, warned);
+    ocx_context_stats st = tadd_in_new_context();
+    ocx_set_warning_handler(NULL, NULL);
+    setenv("OCX_QUIET", "1", 1);
+    ck_assert_uint_eq(st.disk_cache_writes, 0);
+    ck_assert_msg(strstr(warned, strerror(ENOTDIR)), "the warning: %s", warned);
+
     snprintf(sub, sizeof sub, "%s/cache", file); /* a directory below a regular file: cannot exist */
     setenv("OCX_CACHE_DIR", sub, 1);
-    ocx_context_stats st = tadd_in_new_context();
+    st = tadd_in_new_context();
     ck_assert_uint_eq(st.programs_compiled, 1);
     ck_assert_uint_eq(st.disk_cache_writes, 0);
 

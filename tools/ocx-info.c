@@ -5,6 +5,8 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "ocx.h"
 
@@ -59,6 +61,7 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
 {
     ocx_context *ctx = NULL;
     ocx_peaks p;
+    const time_t started = time(NULL);
     if (ocx_context_create(spec, &ctx) != OCX_OK || ocx_measure_peaks(ctx, flags, &p) != OCX_OK) {
         fprintf(stderr, "ocx-info: peaks: %s\n", ocx_last_error());
         ocx_context_destroy(ctx);
@@ -107,8 +110,13 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
            p.launch_latency_us, p.launch_wall_us);
     if (p.from_cache)
         printf("  (from %s, measured in %.1f s; --refresh measures again)\n", path, p.measure_s);
-    else
-        printf("  (measured in %.1f s%s%s)\n", p.measure_s, path[0] ? "; cached in " : "; cache off", path);
+    else {
+        /* stored only if the file is there and written since the start (a failed write warned) */
+        struct stat sb;
+        const int stored = path[0] && stat(path, &sb) == 0 && sb.st_mtime >= started;
+        printf("  (measured in %.1f s%s%s)\n", p.measure_s,
+               stored ? "; cached in " : path[0] ? "; not cached: could not write " : "; cache off", path);
+    }
     return 0;
 }
 
