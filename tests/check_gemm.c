@@ -1600,9 +1600,10 @@ START_TEST(test_bad_arguments)
     ck_assert_ptr_null(ev);
     /* A developer's override that is not read whole is refused, not cut (a cut "DIRECT=16" read as
      * DIRECT=1); a bad one names the variable. */
-    char longer[300] = "";
-    for (int i = 0; i < 49; i++) strcat(longer, i < 47 ? "GM=1," : "GM=01,");
-    strcat(longer, "DIRECT=16"); /* 256 characters: the first 255 end in DIRECT=1 */
+    char longer[1100] = "";
+    for (int i = 0; i < 203; i++) strcat(longer, "GM=1,");
+    strcat(longer, "DIRECT=16"); /* 1024 characters: the first 1023 (those read) end in DIRECT=1 */
+    ck_assert_uint_eq(strlen(longer), 1024);
     setenv("OCX_GEMM_PARAMS", longer, 1);
     ck_status(G(tctx, R, N, N, 4, 4, 4, A, 0, 4, B, 0, 4, C, 0, 4), OCX_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "OCX_GEMM_PARAMS"));
