@@ -386,7 +386,7 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * direct kernel (up to 160^3) take the "small" class's work-group shape.
  * A profile without an entry for a class uses its "all" entry (the source's, before the next
  * source is consulted), except where the class has built-in defaults of its own on the device
- * (GEMM's "medium" and "short_k" on GPUs): those come before any source's "all" entry. */
+ * (GEMM's "medium" and "short_k" on GPUs, f32 "large" on NVIDIA's): those come before any source's "all" entry. */
 
 typedef struct ocx_params_info {
     char family[32];     /* "vector", "reduce", "gemm", "gemm_mma" */

@@ -214,7 +214,7 @@ const char *ocx__gemm_class(double volume, size_t k)
  * 0.77x, 0.45x and 0.80x CLBlast in 128x128 tiles; 256^3 and 512^3 at 1.13x and 1.26x in 64x64, and
  * all three at 1.2-1.7x in the 32x64 tiles the tuner found at 512^3. CPUs keep their defaults (64x32
  * tiles on 8 work-items), which ran level with one work-item a group up to 768^3.
- * NVIDIA GPUs, f32 "all" and "large" (M*N*K >= 2^31, e.g. 4096^3 and 8192^3): 128x128 tiles, 8x16
+ * NVIDIA GPUs, f32 "all" (M*N*K >= 2^31, e.g. 4096^3; "large" below): 128x128 tiles, 8x16
  * work-items with 16x8 register tiles, 2-wide vectors along N; the other parameters the table's. A
  * 555-s search on the H200 (ocx-tune --kernels gemm --dtypes f32 --classes all,large, 162
  * candidates) found them at 4096^3: 46.6-46.9 TFLOP/s in ocx-bench where the table's 64x128 ran
@@ -223,7 +223,7 @@ const char *ocx__gemm_class(double volume, size_t k)
  * At 8192^3 they ran 47.9-48.0 where 64x128 ran 46.9-47.8 (four alternating rounds).
  * NVIDIA f32 "large" (M*N*K >= 2^38): 128x256 tiles on 16x16 work-items, each an 8x16 register tile,
  * 4-wide vectors both ways: one work-group a multiprocessor (255 registers a work-item), as many
- * warps as two of the 128x128 groups, a third fewer loads from global memory a multiply-add. On the
+ * warps as two of the 128x128 groups, a quarter fewer loads from global memory a multiply-add (the same local reads). On the
  * H200 (median of 3 rounds alternating process by process, TFLOP/s, 8192^3 NN / TN): 50.6 / 51.0
  * against 48.9 / 49.2, the clock at 1980 MHz either way (627 W); 16384x8192x8192 NN 50.9 against
  * 49.2. Around them: 256x128 on 32x8 work-items level (50.6 / 50.9), 2-wide N vectors 47.5 / 47.8,
@@ -759,7 +759,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * 8192x8192x128 and 8192x8192x256 at 38.3, 38.7, 40.6 and 44.4 TFLOP/s where the "all" entry's
      * 128x128 (8x16) ran 35.4, 38.3, 38.1 and 42.8. Profiles are read source by source: the first
      * with an entry for the class, or with an "all" entry for a class without built-in defaults of
-     * its own ("medium" and "short_k" on GPUs have them), gives the parameters; else the built-in
+     * its own ("medium" and "short_k" on GPUs, f32 "large" on NVIDIA's have them), gives the parameters; else the built-in
      * defaults (profile.c, gemm_class_defaults). */
     double volume = (double)km * (double)kn * (double)k;
     const char *cls = ocx__gemm_class(volume, k);

@@ -1455,8 +1455,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         starts[i].family = NULL;
         if (has_entry(root, todo[i].def->family, ocx_dtype_name(todo[i].dt), todo[i].def->size_class)) continue;
         /* The earlier entry still to do that starts from the same kernel, if any (before any
-         * profile, "large" and "all" both start from the same built-in defaults, NVIDIA's f32 ones
-         * included; "small", searching other parameters, runs another kernel). */
+         * profile, "large" and "all" both start from the same built-in defaults, but for NVIDIA's f32
+         * ones; "small", searching other parameters, runs another kernel). */
         const ocx__family *fam = todo[i].def->fam;
         if (ocx__params_class_default(ctx, fam, todo[i].dt, todo[i].def->size_class, &starts[i]) != OCX_OK)
             starts[i].family = NULL;

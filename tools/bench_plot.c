@@ -14,6 +14,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 /* Before any measurement: --plot is refused at once where it could not be drawn (no cairo) or the
@@ -25,14 +26,20 @@ int bench_plot_check(const char *path)
     fprintf(stderr, "ocx-bench: --plot %s: this ocx-bench was configured --without-cairo\n", path);
     return 1;
 #else
-    const int existed = access(path, F_OK) == 0;
-    FILE *f = fopen(path, "ab");
-    if (!f) {
+    /* An existing file (or a link's target) is opened without O_CREAT and left as it is; only a
+     * file this call made (O_EXCL: never through a link) is removed again. */
+    int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK);
+    int made = 0;
+    if (fd < 0 && errno == ENOENT) {
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        made = fd >= 0;
+    }
+    if (fd < 0) {
         fprintf(stderr, "ocx-bench: --plot %s: %s\n", path, strerror(errno));
         return 1;
     }
-    fclose(f);
-    if (!existed) remove(path);
+    close(fd);
+    if (made) unlink(path);
     return 0;
 #endif
 }
