@@ -222,20 +222,16 @@ static ocx_status class_default(const ocx_context *ctx, const ocx__family *fam, 
     memcpy(v, out->v, sizeof v);
     memcpy(all, out->v, sizeof all);
     int has = fam->class_defaults(&ctx->info, dtype, size_class, v);
-    if (has && strcmp(size_class, "all") != 0 && ocx__params_check(fam, v, &ctx->info, dtype)) {
-        /* Too large here as they stand (NVIDIA's f32 "large" tiles count 60 KiB of local memory):
-         * the "all" class's own, where those fit unchanged, rather than the class's shrunk. */
-        memcpy(all, out->v, sizeof all);
-        if (fam->class_defaults(&ctx->info, dtype, "all", all) && !ocx__params_check(fam, all, &ctx->info, dtype))
-            memcpy(v, all, sizeof v);
-        memcpy(all, out->v, sizeof all);
-    }
+    int all_has = strcmp(size_class, "all") != 0 && fam->class_defaults(&ctx->info, dtype, "all", all);
+    /* Own defaults too large here as they stand (NVIDIA's f32 "large" tiles count 60 KiB of local
+     * memory): the "all" class's, where those fit unchanged, rather than the class's shrunk. */
+    if (has && all_has && ocx__params_check(fam, v, &ctx->info, dtype) && !ocx__params_check(fam, all, &ctx->info, dtype))
+        memcpy(v, all, sizeof v);
     fit(v, fam, &ctx->info, dtype);
     if (!has || ocx__params_check(fam, v, &ctx->info, dtype)) return OCX_OK;
     memcpy(out->v, v, sizeof v);
-    /* A class whose defaults are those "all" has of its own (NVIDIA's f32 GEMM "large") shares them
-     * rather than owning them: a profile's "all" entry still comes before them. */
-    int all_has = strcmp(size_class, "all") != 0 && fam->class_defaults(&ctx->info, dtype, "all", all);
+    /* A class whose defaults are those "all" has of its own shares them rather than owning them: a
+     * profile's "all" entry still comes before them. */
     if (all_has) fit(all, fam, &ctx->info, dtype);
     *own = !all_has || memcmp(all, v, sizeof v) != 0;
     return OCX_OK;
@@ -250,21 +246,18 @@ ocx_status ocx__params_class_default(const ocx_context *ctx, const ocx__family *
 
 /* ---- profile files ---------------------------------------------------------------------------- */
 
-/* One warning per path and `what`, ending with what happens next: pr->then, else "using the next
- * source"; `what` ending in ')' says so itself. */
-static void warn_once(struct ocx__profiles *pr, const char *path, const char *what, const char *detail)
+/* One warning per path and `what`, ending with what happens next: pr->then (a resumed file's), else
+ * `then`, else "using the next source". */
+static void warn_once(struct ocx__profiles *pr, const char *path, const char *what, const char *detail,
+                      const char *then)
 {
     char key[2048];
     snprintf(key, sizeof key, "%s|%s", path, what);
     for (int i = 0; i < pr->nwarned; i++)
         if (strcmp(pr->warned[i], key) == 0) return;
     if (pr->nwarned < MAX_WARNINGS) pr->warned[pr->nwarned++] = strdup(key);
-    const size_t n = strlen(what);
-    if (n && what[n - 1] == ')' && !detail)
-        ocx__warn("profile %s: %s", path, what);
-    else
-        ocx__warn("profile %s: %s%s%s; %s", path, what, detail ? ": " : "", detail ? detail : "",
-                  pr->then ? pr->then : "using the next source");
+    ocx__warn("profile %s: %s%s%s; %s", path, what, detail ? ": " : "", detail ? detail : "",
+              pr->then ? pr->then : then ? then : "using the next source");
 }
 
 static int dir_for(int which, char *out, size_t cap)
@@ -353,7 +346,7 @@ static int check_root(struct ocx__profiles *pr, const ocx_device_info *dev, cons
             why = "made for another device";
     }
     if (why) {
-        warn_once(pr, path, why, NULL);
+        warn_once(pr, path, why, NULL, NULL);
         json_decref(root);
         return 0;
     }
@@ -365,15 +358,15 @@ static int check_root(struct ocx__profiles *pr, const ocx_device_info *dev, cons
         const char *cls;
         if (!json_is_string(json_object_get(e, "family")) || !json_is_string(json_object_get(e, "dtype")) ||
             !json_is_string(json_object_get(e, "size_class")))
-            warn_once(pr, path, "an entry lacks family/dtype/size_class strings", NULL);
+            warn_once(pr, path, "an entry lacks family/dtype/size_class strings", NULL, NULL);
         else if (!entry_key(e, &fam, &d, &cls))
             warn_once(pr, path,
                       "an entry names a family, dtype or size class this version does not have, or one its family "
                       "never looks up",
-                      NULL);
+                      NULL, NULL);
         else if (entry_repeated(entries, i))
-            warn_once(pr, path, "an entry repeats an earlier one's family, dtype and size class (the first is read, the repeat ignored)",
-                      NULL);
+            warn_once(pr, path, "an entry repeats an earlier one's family, dtype and size class", NULL,
+                      "the first is read, the repeat ignored");
     }
     json_t *driver = json_object_get(device, "driver_version");
     src->path = strdup(path);
@@ -390,7 +383,7 @@ static int load_file(struct ocx__profiles *pr, const ocx_device_info *dev, const
     fclose(f);
     json_error_t jerr;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    return root ? check_root(pr, dev, path, root, src) : (warn_once(pr, path, "not valid JSON", jerr.text), 0);
+    return root ? check_root(pr, dev, path, root, src) : (warn_once(pr, path, "not valid JSON", jerr.text, NULL), 0);
 }
 
 /* The context's profile files, loaded on first use (ctx->lock held by the caller). */
@@ -462,7 +455,7 @@ static int entry_valid(ocx_context *ctx, struct ocx__profiles *pr, const profile
     }
     if (!why) why = ocx__params_check(fam, v, &ctx->info, dtype);
     if (!why) return 1;
-    warn_once(pr, src->path, what, why);
+    warn_once(pr, src->path, what, why, NULL);
     return 0;
 }
 
