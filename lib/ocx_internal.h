@@ -268,6 +268,10 @@ typedef struct ocx__family {
      * together, both doubled or both halved: a tile and the work-items that share it, so that each
      * work-item's part stays the same where a step of either alone changes it or breaks a limit. */
     const char *const *step_together;
+    /* NULL, or pairs of parameter names (NULL-terminated) whose values exchanged give the same
+     * work in the other orientation (GEMM: the M and N sides of a tiling); the tuner also climbs
+     * from the best's mirror image. */
+    const char *const *mirror;
     /* The size classes (NULL-terminated; NULL: every one) and dtypes (OCX__DT_ bits) its calls look
      * up: entries and queries for others are refused, as they would never be used. f32_classes:
      * those of f32 calls, where fewer (NULL: classes). */

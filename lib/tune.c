@@ -9,10 +9,12 @@
  *      values; on CPUs within NEAR steps of the start), discard those the family's constraints
  *      reject without building them, and evaluate them in batches, for about 40% of the entry's
  *      budget. Each draw is followed by one that moves only host-side parameters (no build).
+ *      GPUs sample only where the entry's budget buys SAMPLE_MIN candidates (search()).
  *   3. Refine: hill-climb from the best so far, trying every single-parameter step up or down its
  *      ladder and the family's pairs (a tile and its work-items) stepped together, none twice; move
- *      to the best neighbour while it improves by more than 1%. While the entry's budget lasts,
- *      sample again for half of what is left and climb from the best again.
+ *      to the best neighbour while it improves by more than 1%. Then climb the same way from the
+ *      best's mirror image (GEMM: M and N exchanged) if it runs nearly as fast. While the entry's
+ *      budget lasts, sample again for half of what is left and climb from the best again.
  *   4. Confirm: measure up to three of the fastest candidates (none slower in the search than the
  *      defaults) and the defaults again, alternately; keep one only if it beat the defaults in
  *      every round and by more than 2% on the median (timings on CPUs are noisy).
@@ -690,6 +692,7 @@ static int draw(const space *sp, unsigned i, int from, int near, uint64_t *rng)
 
 typedef struct cand {
     int v[OCX__MAX_PARAMS];
+    double rate; /* what run_batch measured, else -1 */
     int built_ok;
     ocx_status build_status;
     char why[200]; /* the builder thread's error, when build_status is not OCX_OK */
@@ -705,6 +708,7 @@ typedef struct tuner {
     int visited[MAX_VISITED][OCX__MAX_PARAMS];
     int nvisited;
     int best[OCX__MAX_PARAMS];
+    int searched[OCX__MAX_PARAMS]; /* the entry's searched parameters (space_init), for report() */
     double best_rate, default_rate;
     int top[CONFIRM_TOP][OCX__MAX_PARAMS]; /* the fastest candidates measured, fastest first */
     double top_rate[CONFIRM_TOP];
@@ -719,7 +723,7 @@ typedef struct tuner {
     double build_max; /* the highest per-candidate cost of any batch so far in this entry */
     unsigned programs; /* programs a candidate builds: as many as the entry's first compiled one */
     int out_of_time; /* not even one more candidate fits */
-    int compiled;    /* this entry has compiled a program of its own (its build cost is measured) */
+    int compiled;    /* this entry has compiled a candidate beyond its start (its build cost is measured) */
     ocx_tune_progress progress;
 } tuner;
 
@@ -741,9 +745,15 @@ static int stopped(const tuner *t) { return interrupted(t) || t->out_of_time; }
 /* A running mean of seconds per candidate that follows recent batches. */
 static void note_cost(double *mean, double seconds) { *mean = *mean > 0 ? 0.5 * (*mean + seconds) : seconds; }
 
-static void report(tuner *t, const char *message)
+/* Reports the run's state; v: the candidate just measured (at rate), else NULL. */
+static void report(tuner *t, const char *message, const int *v, double rate)
 {
     if (!t->opt->progress) return;
+    char params[400] = "";
+    for (unsigned i = 0; v && i < t->def->fam->nparams; i++) /* those searched: the rest are the start's */
+        if (t->searched[i]) ocx__append_define(params, sizeof params, *params ? " " : "", t->def->fam->params[i].name, v[i]);
+    t->progress.candidate = v ? params : NULL;
+    t->progress.rate = v ? rate : 0;
     t->progress.tried = t->tried;
     t->progress.failed = t->failed;
     t->progress.best_rate = t->best_rate;
@@ -898,6 +908,7 @@ static void note_top(tuner *t, const int *v, double rate)
  * entry's share); updates the best. */
 static void run_batch(tuner *t, cand *c, int n)
 {
+    for (int i = 0; i < n; i++) c[i].rate = -1;
     if (n == 0 || stopped(t)) return;
     /* Nothing measured yet and the run has no time left (its set-up, or a first build, ran past the
      * end): nothing more is built either. */
@@ -940,6 +951,14 @@ static void run_batch(tuner *t, cand *c, int n)
         if (per > t->build_max) t->build_max = per;
         if (t->compiled)
             note_cost(&t->build_s, per);
+        else if (t->tried == 0)
+            /* The start's build may raise the price but not lower it: NVIDIA's driver keeps its own
+             * cache of what it compiled, so the start (ocx's defaults) may build in 0.1 s where a
+             * candidate it has not seen takes 2-14 s. Priced at its start's 0.1 s (2.3 s when cold),
+             * the H200's f32 "all" GEMM entry of a 60-s run began a sample that then took 8 s
+             * (14 s) to build, past its share, and it was never measured; with two such overruns
+             * the "large" entry was left out. */
+            t->build_s = fmax(t->build_s, per);
         else
             t->build_s = per, t->compiled = 1; /* the entry's own first measure replaces the family's */
     }
@@ -953,11 +972,11 @@ static void run_batch(tuner *t, cand *c, int n)
             t->tried++;
             t->failed++;
             describe_failure(t, c[i].v, "failed to build", c[i].why, why, sizeof why);
-            report(t, why);
+            report(t, why, NULL, 0);
             continue;
         }
         double e0 = ocx__now_s();
-        double r = evaluate(t, c[i].v);
+        double r = c[i].rate = evaluate(t, c[i].v);
         note_cost(&t->eval_s, ocx__now_s() - e0);
         if (r > t->best_rate) {
             t->best_rate = r;
@@ -965,7 +984,7 @@ static void run_batch(tuner *t, cand *c, int n)
         }
         note_top(t, c[i].v, r);
         if (r < 0) describe_failure(t, c[i].v, "failed to run or verify", ocx_last_error(), why, sizeof why);
-        report(t, r < 0 ? why : NULL);
+        report(t, r < 0 ? why : NULL, c[i].v, r);
     }
 }
 
@@ -1008,9 +1027,9 @@ static void sample(tuner *t, const space *sp, const int *start, double until, ui
     }
 }
 
-/* 3. Hill-climbing from the best: single steps of each parameter, then the family's pairs stepped
- * together, while the best neighbour improves by more than 1%. */
-static void climb(tuner *t, const space *sp)
+/* 3. Hill-climbing from `from` (measured at from_rate): single steps of each parameter, then the
+ * family's pairs stepped together, to the best neighbour while it improves by more than 1%. */
+static void climb(tuner *t, const space *sp, const int *from, double from_rate)
 {
     const ocx__family *fam = t->def->fam;
     /* The family's pairs whose parameters are both searched, as indices. */
@@ -1020,6 +1039,9 @@ static void climb(tuner *t, const space *sp)
         if (a < fam->nparams && b < fam->nparams && sp->searched[a] && sp->searched[b])
             pair[pairs][0] = a, pair[pairs++][1] = b;
     }
+    int cur[OCX__MAX_PARAMS];
+    memcpy(cur, from, sizeof cur);
+    double cur_rate = from_rate;
     int improved = 1;
     while (improved && !stopped(t) && ocx__now_s() < t->deadline) {
         improved = 0;
@@ -1032,11 +1054,11 @@ static void climb(tuner *t, const space *sp)
             if (!sp->searched[i]) continue;
             const int pair_step = j < fam->nparams;
             for (int d = -1; d <= 1; d += 2) {
-                int pos = ladder_step(sp, i, t->best[i], d, pair_step);
-                int pos_j = pair_step ? ladder_step(sp, j, t->best[j], d, 1) : 0;
+                int pos = ladder_step(sp, i, cur[i], d, pair_step);
+                int pos_j = pair_step ? ladder_step(sp, j, cur[j], d, 1) : 0;
                 if (pos < 0 || pos_j < 0) continue;
                 int v[OCX__MAX_PARAMS];
-                memcpy(v, t->best, sizeof v);
+                memcpy(v, cur, sizeof v);
                 v[i] = sp->ladder[i][pos];
                 if (pair_step) v[j] = sp->ladder[j][pos_j];
                 if (fam->canonical) fam->canonical(v);
@@ -1045,16 +1067,54 @@ static void climb(tuner *t, const space *sp)
                 memcpy(nb[m++].v, v, sizeof v);
             }
         }
-        double before = t->best_rate;
         for (int i = 0; i < m; i += BATCH) run_batch(t, nb + i, m - i < BATCH ? m - i : BATCH);
-        improved = m > 0 && t->best_rate > 0 && t->best_rate > before * 1.01;
+        int to = -1;
+        for (int i = 0; i < m; i++)
+            if (nb[i].rate > 0 && nb[i].rate > cur_rate * 1.01 && (to < 0 || nb[i].rate > nb[to].rate)) to = i;
+        if (to >= 0) {
+            memcpy(cur, nb[to].v, sizeof cur);
+            cur_rate = nb[to].rate;
+            improved = 1;
+        }
     }
 }
 
+/* The mirror image of the best (the family's `mirror` pairs swapped, where both are searched: for
+ * GEMM the same tiling with M and N exchanged), climbed from in turn when it runs within
+ * MIRROR_NEAR of the best: the climb from the best cannot reach a mirror's neighbourhood through
+ * single steps, each slower on its own. On the H200 (f32, 8192^3) the 128x128 tiles on 8x16
+ * work-items (16x8 register tiles, 2-wide vectors along N) ran 48.9 TFLOP/s, and every step
+ * towards 128x256 tiles on 16x16 work-items (50.6) alone ran slower: 555-s and 580-s searches
+ * ended where they started. From them a 300-s search with this climb reached 256x128 tiles on
+ * 16x16 work-items (49.4, under the 1% a step must gain); their mirror (128x256, VWM=2 VWN=4) ran
+ * 47.0, and the climb from it stepped VWM to 4: the 128x256 tiles, 50.7. */
+#define MIRROR_NEAR 0.9
+static void climb_mirror(tuner *t, const space *sp)
+{
+    const ocx__family *fam = t->def->fam;
+    if (!fam->mirror || t->best_rate <= 0 || stopped(t) || ocx__now_s() >= t->deadline) return;
+    cand c;
+    memcpy(c.v, t->best, sizeof c.v);
+    for (const char *const *p = fam->mirror; p[0] && p[1]; p += 2) {
+        unsigned a = ocx__param_index(fam, p[0]), b = ocx__param_index(fam, p[1]);
+        if (a >= fam->nparams || b >= fam->nparams || !sp->searched[a] || !sp->searched[b]) continue;
+        int x = c.v[a];
+        c.v[a] = c.v[b], c.v[b] = x;
+    }
+    if (fam->canonical) fam->canonical(c.v);
+    if (seen(t, c.v) || !legal(t, c.v)) return;
+    mark(t, c.v);
+    const double best = t->best_rate;
+    run_batch(t, &c, 1);
+    if (c.rate >= MIRROR_NEAR * best) climb(t, sp, c.v, c.rate);
+}
+
+#define SAMPLE_MIN 8
 static void search(tuner *t, const ocx__params *start, const ocx__params *current, uint64_t *rng)
 {
     space sp;
     space_init(&sp, t->def, is_gpu(t->ctx));
+    memcpy(t->searched, sp.searched, sizeof t->searched);
     double budget = t->deadline - ocx__now_s();
     /* 1. the defaults (and the parameters in force) */
     cand c[2];
@@ -1074,9 +1134,20 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
      * runs on the 2-core EPYC the GEMM entry's climb had ended 25 s before its share did. */
     int misses = 0;
     double until = ocx__now_s() + 0.4 * budget, share_end = t->deadline;
+    /* GPUs draw random samples only where the entry's share buys SAMPLE_MIN candidates at their
+     * price; else the climb alone (from the start, once). Draws from whole ladders are rarely fast
+     * and their builds vary the most: on the H200 (f32 GEMM at 8192^3, from the former 128x128
+     * tiles at 48.9 TFLOP/s) 37 draws in 200 s ran at most 39.4, and NVIDIA took 41 s to build
+     * one (a 64x4 register tile unrolled 32 deep), where the climb's neighbours of the start took
+     * 1.3-4.9 s each. In 60-s runs an entry sampling with a share of a few candidates began such
+     * builds, ran past its share and left a later entry out (or, once, the run past 100 s). */
+    const double price = t->build_s + t->eval_s;
+    const int sampling = !is_gpu(t->ctx) || t->deadline - ocx__now_s() >= SAMPLE_MIN * price;
     while (!stopped(t) && misses < 2000) {
-        sample(t, &sp, start->v, until, rng, &misses);
-        climb(t, &sp);
+        if (sampling) sample(t, &sp, start->v, until, rng, &misses);
+        climb(t, &sp, t->best, t->best_rate);
+        climb_mirror(t, &sp);
+        if (!sampling) break;
         /* Later rounds leave confirm() time for its three rounds. */
         t->deadline = share_end - 3 * (CONFIRM_TOP + 1) * t->eval_s;
         double left = t->deadline - ocx__now_s();
@@ -1510,7 +1581,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         t->end = end;
         t->progress = (ocx_tune_progress){t->def->family, dname, cls, (size_t)i, (size_t)ntodo, 0, 0, 0, 0,
                                           t->def->unit, 0, budget, NULL};
-        report(t, "preparing");
+        report(t, "preparing", NULL, 0);
         /* The portable GEMM family is measured on the portable kernel even where f16 products
          * would take the tensor cores. */
         ocx__gemm_nv_suspend(t->def->fam == &ocx__family_gemm);
@@ -1540,7 +1611,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
                 ocx__warn("ocx_tune: %s/%s: out of budget before the first candidate; entry left out",
                           t->def->family, dname);
             }
-            report(t, cut ? "stopped" : "done");
+            report(t, cut ? "stopped" : "done", NULL, 0);
         } else if (st == OCX_ERR_UNSUPPORTED || st == OCX_ERR_OUT_OF_MEMORY) {
             ocx__warn("ocx_tune: %s/%s skipped: %s", t->def->family, dname, ocx_last_error());
             skip_st = st;

@@ -886,6 +886,28 @@ static void stop_on_candidate(void *user, const ocx_tune_progress *p)
     if (!p->message || !strcmp(p->message, "candidate measured")) stop_at_first = 1;
 }
 
+/* What a tuning run's progress said of its candidates: how many were measured, how many of those
+ * came with their parameters and a rate, and every candidate's parameters (each after a newline). */
+typedef struct candidates_seen {
+    int measured, described;
+    char all[1 << 14];
+} candidates_seen;
+static void note_candidates(void *user, const ocx_tune_progress *p)
+{
+    candidates_seen *s = user;
+    if (p->message && (!strcmp(p->message, "preparing") || !strcmp(p->message, "done"))) {
+        ck_assert_msg(p->candidate == NULL, "'%s' came with a candidate", p->message);
+        return;
+    }
+    if (p->message) return; /* a candidate failed (its message names it) */
+    s->measured++;
+    if (p->candidate && p->rate > 0 && !strncmp(p->candidate, "WG=", 3)) {
+        s->described++;
+        size_t o = strlen(s->all);
+        snprintf(s->all + o, sizeof s->all - o, "\n%s", p->candidate);
+    }
+}
+
 START_TEST(test_tuning_round_trip)
 {
     /* A tiny tuning run (5 s) writes a valid profile; a new context then uses its parameters. */
@@ -893,8 +915,13 @@ START_TEST(test_tuning_round_trip)
     ck_ok(ocx_context_create(NULL, &ctx));
     char path[1400];
     path_in(dir_env, path, sizeof path);
-    ocx_tune_options opt = {.families = "vector", .dtypes = "f32", .budget_s = 5, .quick = 1, .out_path = path};
+    static candidates_seen seen;
+    ocx_tune_options opt = {.families = "vector", .dtypes = "f32", .budget_s = 5, .quick = 1, .out_path = path,
+                            .progress = note_candidates, .user = &seen};
     ck_ok(ocx_tune(ctx, &opt));
+    /* Each measured candidate came with its searched parameters (WG first) and its rate. */
+    ck_assert_int_gt(seen.measured, 0);
+    ck_assert_int_eq(seen.described, seen.measured);
     /* The candidates' binaries stay out of the disk cache. */
     ocx_context_stats stats;
     ck_ok(ocx_context_get_stats(ctx, &stats));
@@ -910,6 +937,11 @@ START_TEST(test_tuning_round_trip)
     ck_assert(json_real_value(json_object_get(e, "rate")) > 0);
     int wg = (int)json_integer_value(json_object_get(json_object_get(e, "params"), "WG"));
     json_decref(j);
+    /* The entry's work-group size is one a measured candidate had. */
+    char wg_line[32];
+    snprintf(wg_line, sizeof wg_line, "\nWG=%d ", wg);
+    ck_assert_msg(strstr(seen.all, wg_line) != NULL,
+                  "WG=%d was not among the candidates:\n%s", wg, seen.all);
     expect_source(dir_env, wg);
     /* --resume keeps the finished entry and does not redo it. */
     ck_ok(ocx_context_create(NULL, &ctx));
@@ -1022,7 +1054,8 @@ START_TEST(test_tool_outlives_a_crash)
     const char *first = strstr(text, "vector/f32/all: preparing");
     ck_assert_msg(first && !strstr(first + 1, "vector/f32/all: preparing"),
                   "the vector entry was not tuned exactly once:\n%s", text);
-    ck_assert_msg(strstr(text, "s vector/f32/all: candidate measured, 1 tried (0 failed), best "),
+    const char *cand = strstr(text, "s vector/f32/all: candidate WG=");
+    ck_assert_msg(cand && strstr(cand, " measured ") && strstr(cand, ", 1 tried (0 failed), best "),
                   "no line for the vector entry's first candidate:\n%s", text);
     free(text);
     json_t *j = json_load_file(path, 0, NULL);

@@ -155,8 +155,15 @@ static void progress(void *user, const ocx_tune_progress *p)
                 p->dtype, p->size_class, p->tried, p->failed, best, base);
         if (done || cut) fputc('\n', stderr);
     } else if (rs->verbose && !done && !cut) {
+        char what[600];
+        if (p->message)
+            snprintf(what, sizeof what, "%s", p->message);
+        else if (p->candidate && p->rate > 0)
+            snprintf(what, sizeof what, "candidate %s measured %.1f", p->candidate, p->rate);
+        else
+            snprintf(what, sizeof what, "candidate measured");
         fprintf(stderr, "ocx-tune: %6.2fs %s/%s/%s: %s, %u tried (%u failed), best %s\n", p->elapsed_s, p->family,
-                p->dtype, p->size_class, p->message ? p->message : "candidate measured", p->tried, p->failed, best);
+                p->dtype, p->size_class, what, p->tried, p->failed, best);
     } else if (done) {
         fprintf(stderr, "ocx-tune: %s/%s/%s: %u candidates (%u failed), best %s, defaults %s, %.0fs elapsed\n",
                 p->family, p->dtype, p->size_class, p->tried, p->failed, best, base, p->elapsed_s);
