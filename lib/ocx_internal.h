@@ -32,9 +32,11 @@ void ocx__error_restore(const char *text);
 const char *ocx__cl_error_name(cl_int err);
 /* A warning on stderr ("ocx: warning: …") unless OCX_QUIET is set. */
 void ocx__warn(const char *fmt, ...) OCX__PRINTF(1, 2);
-/* Reads an environment variable as an unsigned number; `def` when unset or unparsable. */
+/* Reads an environment variable as an unsigned number; `def` when unset or empty, and (with one
+ * warning) when it is not a whole number of 0 or more. */
 unsigned long ocx__env_ulong(const char *name, unsigned long def);
-/* 1 when the environment variable is set to something other than "", "0", "no", "off", "false". */
+/* 1 when the environment variable is set to something other than "", "0", "no", "off", "false"
+ * (with one warning for anything but "1", "yes", "on", "true"). */
 int ocx__env_flag(const char *name);
 
 #define OCX__FAIL_IF(cond, status, ...)                                                            \

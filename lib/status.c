@@ -2,6 +2,9 @@
 #include "config.h"
 #include "ocx_internal.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -126,21 +129,47 @@ void ocx__warn(const char *fmt, ...)
     if (msg != small) free(msg);
 }
 
+/* Warns about a variable's value it cannot take, once per variable and value (the variables are
+ * read at every use, and a user fixing one should still hear about the next). */
+static void env_warn_once(const char *name, const char *value, const char *what)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char warned[16][96];
+    static int n;
+    char key[96];
+    snprintf(key, sizeof key, "%s=%s", name, value);
+    int seen = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n && !seen; i++) seen = strcmp(warned[i], key) == 0;
+    if (!seen && n < (int)(sizeof warned / sizeof *warned)) memcpy(warned[n++], key, sizeof key);
+    pthread_mutex_unlock(&lock);
+    if (!seen) ocx__warn("%s=%s %s", name, value, what);
+}
+
 unsigned long ocx__env_ulong(const char *name, unsigned long def)
 {
     const char *s = getenv(name);
     if (!s || !*s) return def;
     char *end = NULL;
+    errno = 0;
     unsigned long v = strtoul(s, &end, 0);
-    return (end && *end == '\0') ? v : def;
+    /* strtoul takes "-1" as ULONG_MAX: a sign is refused with the rest */
+    if (strchr(s, '-') || errno == ERANGE || !end || *end != '\0') {
+        env_warn_once(name, s, "is not a whole number (0 or more); ignored");
+        return def;
+    }
+    return v;
 }
 
 int ocx__env_flag(const char *name)
 {
     const char *s = getenv(name);
     if (!s || !*s) return 0;
-    return !(strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0 || strcasecmp(s, "off") == 0 ||
-             strcasecmp(s, "false") == 0);
+    if (strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0 || strcasecmp(s, "off") == 0 || strcasecmp(s, "false") == 0)
+        return 0;
+    if (strcmp(s, "1") != 0 && strcasecmp(s, "yes") != 0 && strcasecmp(s, "on") != 0 && strcasecmp(s, "true") != 0)
+        env_warn_once(name, s, "is none of 1, yes, on, true, 0, no, off, false; taken as on");
+    return 1;
 }
 
 size_t ocx__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }

@@ -122,6 +122,59 @@ START_TEST(test_select_env_and_bad_specs)
 }
 END_TEST
 
+/* Appends each warning to the buffer (4096 bytes) passed as user. */
+static void append_warning(const char *message, void *user)
+{
+    size_t o = strlen(user);
+    snprintf((char *)user + o, 4096 - o, "%s\n", message);
+}
+
+/* Values the variables cannot take are ignored (numbers) or taken as on (flags), each with one
+ * warning that names the variable and the value; they had been taken silently ("-1" as the
+ * largest number). */
+START_TEST(test_bad_environment_values)
+{
+    static char warned[4096];
+    warned[0] = '\0';
+    unsetenv("OCX_QUIET");
+    ocx_set_warning_handler(append_warning, warned);
+    const char *bad[] = {"abc", "-1", "64x", "99999999999999999999999"};
+    for (int i = 0; i < 4; i++) {
+        setenv("OCX_LIMIT_WG", bad[i], 1);
+        ocx_device_info d;
+        ck_ok(ocx_device_get_info(0, &d));
+        ck_assert_uint_eq(d.max_work_group_size, first.max_work_group_size);
+        ck_assert_int_eq(d.limited, first.limited);
+        char expect[128];
+        snprintf(expect, sizeof expect, "OCX_LIMIT_WG=%s is not a whole number (0 or more); ignored\n", bad[i]);
+        ck_assert_msg(strstr(warned, expect), "no '%s' among the warnings:\n%s", expect, warned);
+    }
+    /* once per variable and value, though read at every use */
+    setenv("OCX_LIMIT_WG", "abc", 1);
+    size_t before = strlen(warned);
+    ocx_device_info d;
+    ck_ok(ocx_device_get_info(0, &d));
+    ck_assert_uint_eq(strlen(warned), before);
+    /* a good value still takes effect, without a warning */
+    setenv("OCX_LIMIT_WG", "0x40", 1);
+    ck_ok(ocx_device_get_info(0, &d));
+    ck_assert_uint_le(d.max_work_group_size, 64);
+    ck_assert_uint_eq(strlen(warned), before);
+    unsetenv("OCX_LIMIT_WG");
+    /* a flag: anything but the documented words is taken as on, and said so */
+    setenv("OCX_DISABLE_FP64", "maybe", 1);
+    ck_ok(ocx_device_get_info(0, &d));
+    ck_assert_int_eq(d.has_fp64, 0);
+    ck_assert_msg(strstr(warned, "OCX_DISABLE_FP64=maybe is none of 1, yes, on, true, 0, no, off, false; taken as on"),
+                  "the warnings:\n%s", warned);
+    setenv("OCX_DISABLE_FP64", "Off", 1);
+    ck_ok(ocx_device_get_info(0, &d));
+    ck_assert_int_eq(d.has_fp64, first.has_fp64);
+    unsetenv("OCX_DISABLE_FP64");
+    ocx_set_warning_handler(NULL, NULL);
+}
+END_TEST
+
 START_TEST(test_simulated_limits)
 {
     setenv("OCX_LIMIT_WG", "64", 1);
@@ -183,6 +236,7 @@ int main(void)
     TCase *limits = tcase_create("limits");
     tcase_add_checked_fixture(limits, setup, NULL);
     tcase_add_test(limits, test_simulated_limits);
+    tcase_add_test(limits, test_bad_environment_values);
     suite_add_tcase(s, limits);
     return trun(s);
 }
