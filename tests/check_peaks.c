@@ -480,6 +480,26 @@ START_TEST(bench_json_and_plot)
     expect_type(streams, "serial_fraction", "n", "streams");
     expect_type(streams, "runs", "a", "streams");
     ck_assert_uint_eq(json_array_size(json_object_get(streams, "runs")), 3);
+    ck_assert(json_is_null(json_object_get(root, "demo"))); /* not asked for */
+    json_decref(root);
+
+    /* The demo alone: no rows and no peaks (it does not measure them), and its result as a section
+     * of its own (it had written only the empty results and peaks). */
+    const char *dargs[] = {"demo", "--json", NULL};
+    ck_assert_int_eq(run_bench(json_path, dargs), 0);
+    root = json_load_file(json_path, 0, &jerr);
+    ck_assert_msg(root != NULL, "ocx-bench demo --json does not parse: %s", jerr.text);
+    ck_assert_uint_eq(json_array_size(json_object_get(root, "results")), 0);
+    ck_assert(json_is_null(json_object_get(root, "peaks")));
+    expect_type(root, "demo", "o", "root");
+    json_t *demo = json_object_get(root, "demo");
+    ck_assert_int_eq(json_integer_value(json_object_get(demo, "elements")), 1000003);
+    ck_assert_int_eq(json_integer_value(json_object_get(demo, "wrong")), 0);
+    ck_assert(json_is_true(json_object_get(demo, "ok")));
+    expect_type(demo, "kernel_us", "n", "demo");
+    expect_type(demo, "first_result_ms", "n", "demo");
+    expect_type(demo, "program", "s", "demo");
+    ck_assert_msg(json_number_value(json_object_get(demo, "first_result_ms")) > 0, "demo: no first-result time");
     json_decref(root);
 
 #ifdef HAVE_CAIRO

@@ -15,6 +15,9 @@
  *             ratio = peer time / our time, > 1: ocx is faster)
  *   streams   object or null (the `streams` part: chunks, bytes, serial_fraction, runs[] of
  *             {streams, time_us, speedup, amdahl_bound})
+ *   demo      object or null (the `demo` part: elements, wrong (integers), ok (boolean), kernel_us,
+ *             gb_per_s, first_result_ms (numbers), program ("compiled", "loaded from the binary
+ *             cache" or "reused"))
  * CSV (--csv): one header line, then the rows with the same keys in the same order (empty: null).
  */
 #include <math.h>
@@ -133,10 +136,11 @@ json_t *bench_report_json(bench *b)
                           "launch_wall_us", p->launch_wall_us, "tc_f16_gflops", p->tc_f16_gflops, "quick", p->quick,
                           "from_cache", p->from_cache);
     }
-    json_t *streams = json_object_get(b->extra, "streams");
-    return json_pack("{s:s, s:s, s:s, s:f, s:o, s:O, s:O}", "ocx_version", ocx_version_string(), "device",
+    json_t *streams = json_object_get(b->extra, "streams"), *demo = json_object_get(b->extra, "demo");
+    return json_pack("{s:s, s:s, s:s, s:f, s:o, s:O, s:O, s:O}", "ocx_version", ocx_version_string(), "device",
                      b->info.name, "fingerprint", b->info.fingerprint, "copy_gb_per_s", b->copy_gbps, "peaks", peaks,
-                     "results", b->rows, "streams", streams ? streams : json_null());
+                     "results", b->rows, "streams", streams ? streams : json_null(), "demo",
+                     demo ? demo : json_null());
 }
 
 static void csv_field(FILE *out, json_t *v)
