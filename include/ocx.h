@@ -424,6 +424,9 @@ typedef struct ocx_profile_info {
     char date[64];
     size_t entries;           /* those that lookups can use on this device */
     int stale;                /* 1: measured with another driver version (still used) */
+    unsigned compute_units;   /* those of the device it was measured on (0: not recorded); a
+                                 profile is matched by vendor and name, so a CPU of another core
+                                 count may use it (ocx-info says so) */
 } ocx_profile_info;
 
 /*! ocx_context_profile() : the index-th usable profile file for ctx's device, in search order.

@@ -21,6 +21,7 @@
 #include "ocx_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -708,6 +709,9 @@ ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profile_info 
     json_t *drv = json_object_get(device, "driver_version"), *date = json_object_get(s->root, "date");
     snprintf(info->driver_version, sizeof info->driver_version, "%s", json_is_string(drv) ? json_string_value(drv) : "");
     snprintf(info->date, sizeof info->date, "%s", json_is_string(date) ? json_string_value(date) : "");
+    json_t *cu = json_object_get(device, "compute_units");
+    if (json_is_integer(cu) && json_integer_value(cu) > 0 && json_integer_value(cu) <= UINT_MAX)
+        info->compute_units = (unsigned)json_integer_value(cu);
     pthread_mutex_unlock(&ctx->lock);
     return OCX_OK;
 }

@@ -166,6 +166,9 @@ START_TEST(test_lookup_order)
     ck_ok(ocx_context_profile(ctx, 0, &pinfo));
     ck_assert_ptr_nonnull(strstr(pinfo.path, "/env/"));
     ck_assert_int_eq(pinfo.stale, 0);
+    ocx_device_info dev;
+    ck_ok(ocx_context_device_info(ctx, &dev));
+    ck_assert_uint_eq(pinfo.compute_units, dev.compute_units);
     ck_ok(ocx_context_profile(ctx, 1, &pinfo));
     ck_assert_ptr_nonnull(strstr(pinfo.path, "/xdg/"));
     ck_status(ocx_context_profile(ctx, 2, &pinfo), OCX_ERR_IO);
@@ -193,6 +196,8 @@ START_TEST(test_used_by_operations_and_stale_marked)
 {
     json_t *j = profile_with(8, 1, 1);
     json_object_set_new(json_object_get(j, "device"), "driver_version", json_string("0.0-older-driver"));
+    /* measured on a CPU of the same name with another core count: still used, and it says so */
+    json_object_set_new(json_object_get(j, "device"), "compute_units", json_integer(977));
     write_json(dir_env, j);
     ocx_context *ctx = NULL;
     ck_ok(ocx_context_create(NULL, &ctx));
@@ -200,6 +205,7 @@ START_TEST(test_used_by_operations_and_stale_marked)
     ck_ok(ocx_context_profile(ctx, 0, &pinfo));
     ck_assert_int_eq(pinfo.stale, 1); /* still used */
     ck_assert_str_eq(pinfo.driver_version, "0.0-older-driver");
+    ck_assert_uint_eq(pinfo.compute_units, 977);
     enum { N = 1001 };
     float x[N], z[N];
     for (int i = 0; i < N; i++) x[i] = 0.25f * (float)i + 1;

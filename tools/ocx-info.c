@@ -47,11 +47,18 @@ static void print_profiles(size_t i)
     snprintf(spec, sizeof spec, "%zu", i);
     ocx_context *ctx = NULL;
     if (ocx_context_create(spec, &ctx) != OCX_OK) return;
+    ocx_device_info d;
+    ocx_context_device_info(ctx, &d);
     ocx_profile_info p;
     size_t n = 0;
-    for (; ocx_context_profile(ctx, n, &p) == OCX_OK; n++)
-        printf("      profile       %s (%zu entries, %s)%s%s\n", p.path, p.entries, p.date,
-               p.stale ? " STALE: measured with driver " : "", p.stale ? p.driver_version : "");
+    for (; ocx_context_profile(ctx, n, &p) == OCX_OK; n++) {
+        char cu[96] = "";
+        if (p.compute_units && p.compute_units != d.compute_units)
+            snprintf(cu, sizeof cu, " (measured on %u compute units; this device has %u)", p.compute_units,
+                     d.compute_units);
+        printf("      profile       %s (%zu entries, %s)%s%s%s\n", p.path, p.entries, p.date,
+               p.stale ? " STALE: measured with driver " : "", p.stale ? p.driver_version : "", cu);
+    }
     if (n == 0) printf("      profile       none: built-in defaults (run ocx-tune)\n");
     ocx_context_destroy(ctx);
 }
