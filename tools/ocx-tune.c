@@ -348,7 +348,14 @@ int main(int argc, char **argv)
     }
     if (opt.budget_s == 0) opt.budget_s = opt.quick ? 85 : 60; /* quick: ~110 s wall on 2-core PoCL */
     /* The seed is printed so that a run (one that crashed a driver's compiler, say) can be replayed. */
-    if (!opt.seed) opt.seed = (unsigned long long)time(NULL) * 2654435761ull % 1000000007ull + 1;
+    /* From the clock's microseconds and the process id: from the seconds alone, runs started
+     * within one second (a script tuning several devices) drew the same order. */
+    if (!opt.seed) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        const unsigned long long us = (unsigned long long)now.tv_sec * 1000000ull + (unsigned long long)now.tv_nsec / 1000;
+        opt.seed = (us * 2654435761ull + (unsigned long long)getpid() * 40503ull) % 1000000007ull + 1;
+    }
     /* Ctrl-C: the child keeps the entries finished and exits; this one waits for it. Signals are held
      * from before each fork until child_pid names the new child (in the child: until its own
      * handlers are in place). */
