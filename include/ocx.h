@@ -767,8 +767,10 @@ OCX_API ocx_status ocx_gemm(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
 
 /*! ocx_gemm_strided_batched() : `batch` independent products in one launch; product i uses the
  *  matrices at offa + i*stridea, offb + i*strideb, offc + i*stridec. stridea or strideb may be 0 (one
- *  A or B shared by all); the C matrices must not overlap one another (stridec at least the span of
- *  one C when batch > 1). batch = 0 does nothing (the event still completes after the wait list). */
+ *  A or B shared by all); the C matrices must not share an element: they may lie apart (stridec at
+ *  least the span of one C) or side by side within ldc, as in BLAS's interleaved batches (row-major:
+ *  stridec ≥ N and (batch-1)*stridec + N ≤ ldc; column-major the same with M). batch = 0 does nothing
+ *  (the event still completes after the wait list). */
 OCX_API ocx_status ocx_gemm_strided_batched(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa,
                                             ocx_op opb, size_t m, size_t n, size_t k, double alpha,
                                             const ocx_buffer *a, size_t offa, size_t lda, size_t stridea,
@@ -778,7 +780,8 @@ OCX_API ocx_status ocx_gemm_strided_batched(ocx_context *ctx, ocx_stream *stream
 
 /*! ocx_gemm_batched() : `batch` independent products in one launch; product i uses the matrices at
  *  offa[i], offb[i], offc[i] (host arrays of `batch` offsets, read before the call returns). The C
- *  matrices must not overlap one another. */
+ *  matrices must lie apart: each one's span (first to last element) meets no other's (interleaved
+ *  C matrices: ocx_gemm_strided_batched). */
 OCX_API ocx_status ocx_gemm_batched(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb,
                                     size_t m, size_t n, size_t k, double alpha, const ocx_buffer *a,
                                     const size_t *offa, size_t lda, const ocx_buffer *b, const size_t *offb,

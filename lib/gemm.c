@@ -317,6 +317,16 @@ static ocx_status mat_check_shape(mat *x, ocx_layout layout)
     return OCX_OK;
 }
 
+/* Whether x and a matrix of its shape and leading dimension d elements further on share an element:
+ * d = t*ld + u for some |t| < outer (rows of a row-major matrix) and |u| < inner. BLAS's
+ * interleaved batches (stridec = N, ldc = N*batch: each C a band of columns) share none. */
+static int shifted_overlap(const mat *x, ocx_layout layout, size_t d)
+{
+    const size_t outer = layout == OCX_ROW_MAJOR ? x->rows : x->cols, inner = layout == OCX_ROW_MAJOR ? x->cols : x->rows;
+    const size_t t = d / x->ld, u = d % x->ld;
+    return (t < outer && u < inner) || (t + 1 < outer && x->ld - u < inner);
+}
+
 /* Checks that the matrix at element offset `off` lies inside its buffer. */
 static ocx_status mat_check_at(const ocx_context *ctx, const mat *x, size_t off, size_t entry)
 {
@@ -708,9 +718,12 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             OCX__FORWARD(mat_check_at(ctx, ms[i], os[i]->base, 0));
             OCX__FORWARD(mat_check_at(ctx, ms[i], os[i]->base + last * os[i]->stride, last));
         }
-        OCX__FAIL_IF(batch > 1 && mc.span > 0 && oc.stride < mc.span, OCX_ERR_INVALID_ARGUMENT,
-                     "ocx_gemm: stridec = %zu is below the %zu elements one C spans: the C matrices would overlap",
-                     oc.stride, mc.span);
+        /* Entries j apart lie j*stridec elements apart; from the span of one C on, none can meet. */
+        for (size_t j = 1; j < batch && mc.span > 0 && j * oc.stride < mc.span; j++)
+            OCX__FAIL_IF(shifted_overlap(&mc, layout, j * oc.stride), OCX_ERR_INVALID_ARGUMENT,
+                         "ocx_gemm: c (batch entries 0 and %zu) overlap: stridec = %zu, ldc = %zu, C %zu x %zu; the C "
+                         "matrices must lie apart (stridec >= %zu) or side by side within ldc",
+                         j, oc.stride, mc.ld, mc.rows, mc.cols, mc.span);
     } else if (batch > 0) {
         OCX__FAIL_IF(!oa.arr || !ob.arr || !oc.arr, OCX_ERR_INVALID_ARGUMENT, "ocx_gemm_batched: an offset array is NULL");
         for (size_t i = 0; i < batch; i++) {

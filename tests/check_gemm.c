@@ -36,17 +36,19 @@ typedef struct gcase {
     int view;                 /* A and B are views 5 elements into larger buffers */
     int host_mem;             /* > 0: A and B wrap cl_mems over host memory this many bytes past a 64-byte
                                * boundary */
+    int interleave_c;         /* strided mode: the C matrices side by side within ldc, one element
+                               * between neighbours (BLAS's interleaved batches) */
 } gcase;
 
 static void describe(const gcase *g, char *buf, size_t cap)
 {
     snprintf(buf, cap,
              "%s->%s %s op%c%c m=%zu n=%zu k=%zu ld+(%zu,%zu,%zu) off(%zu,%zu,%zu) alpha=%g beta=%g mode=%d batch=%zu "
-             "nan_c=%d host_mem=%d params=%s",
+             "nan_c=%d host_mem=%d interleave_c=%d params=%s",
              ocx_dtype_name(g->in), ocx_dtype_name(g->out), g->layout == OCX_ROW_MAJOR ? "row" : "col",
              g->opa == OCX_OP_N ? 'N' : 'T', g->opb == OCX_OP_N ? 'N' : 'T', g->m, g->n, g->k, g->lda_extra,
              g->ldb_extra, g->ldc_extra, g->offa, g->offb, g->offc, g->alpha, g->beta, (int)g->mode, g->batch, g->nan_c,
-             g->host_mem, g->kernel_env ? g->kernel_env : "default");
+             g->host_mem, g->interleave_c, g->kernel_env ? g->kernel_env : "default");
 }
 
 /* Index of element (i, j) of a stored matrix. */
@@ -68,15 +70,17 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
     size_t br = g->opb == OCX_OP_N ? g->k : g->n, bc = g->opb == OCX_OP_N ? g->n : g->k;
     size_t lda = (g->layout == OCX_ROW_MAJOR ? ac : ar) + g->lda_extra;
     size_t ldb = (g->layout == OCX_ROW_MAJOR ? bc : br) + g->ldb_extra;
-    size_t ldc = (g->layout == OCX_ROW_MAJOR ? g->n : g->m) + g->ldc_extra;
+    size_t batch = g->mode == MODE_SINGLE ? 1 : g->batch;
+    const size_t inner_c = g->layout == OCX_ROW_MAJOR ? g->n : g->m;
+    size_t ldc = (g->interleave_c ? batch * (inner_c + 1) : inner_c) + g->ldc_extra;
     if (lda < 1) lda = 1;
     if (ldb < 1) ldb = 1;
     if (ldc < 1) ldc = 1;
     size_t sa = span(g->layout, ar, ac, lda), sb = span(g->layout, br, bc, ldb), sc = span(g->layout, g->m, g->n, ldc);
-    size_t batch = g->mode == MODE_SINGLE ? 1 : g->batch;
-    /* Entry i: strided entries are spaced by span + 3 (a gap the kernel must not touch); array
-     * entries go in reverse order to show the offsets are really taken from the array. */
-    size_t stra = g->stride0_a ? 0 : sa + 3, strb = sb + 3, strc = sc + 3;
+    /* Entry i: strided entries are spaced by span + 3 (a gap the kernel must not touch), or
+     * interleaved C ones by a row (column) of C and one element; array entries go in reverse order
+     * to show the offsets are really taken from the array. */
+    size_t stra = g->stride0_a ? 0 : sa + 3, strb = sb + 3, strc = g->interleave_c ? inner_c + 1 : sc + 3;
     size_t offa[8], offb[8], offc[8];
     for (size_t i = 0; i < batch; i++) {
         size_t slot = g->mode == MODE_ARRAYS ? batch - 1 - i : i;
@@ -323,6 +327,17 @@ START_TEST(test_batched)
         g.mode = c % 2 ? MODE_ARRAYS : MODE_STRIDED;
         g.batch = 1 + trand_next(&rng) % 4;
         g.stride0_a = g.mode == MODE_STRIDED && c % 4 == 0;
+        if (g.m > 65) g.m = 65;
+        check_case(&g, seed, &rng);
+    }
+    /* Interleaved C matrices (side by side within ldc, one element apart; BLAS allows them, and
+     * the span rule had refused them): every kernel the sizes reach writes its own columns
+     * (row-major; rows column-major) alone, and the gaps stay as they were. */
+    for (int c = 0; c < 12; c++) {
+        gcase g = random_case(&rng, c);
+        g.mode = MODE_STRIDED;
+        g.interleave_c = 1;
+        g.batch = 2 + trand_next(&rng) % 3;
         if (g.m > 65) g.m = 65;
         check_case(&g, seed, &rng);
     }
@@ -1145,6 +1160,11 @@ static void emulated_cases(const emu_case *cases, size_t count)
         if (!u) pad_ld(&g, 8);
         setenv("OCX_GEMM_MMA_PARAMS", cases[c].tiles, 1);
         check_case_family(&g, seed, &rng, 1);
+        if (c == 0) { /* interleaved C matrices: each entry writes its own columns alone */
+            gcase side = g;
+            side.mode = MODE_STRIDED, side.batch = 3, side.interleave_c = 1, side.ldc_extra = 0;
+            check_case_family(&side, seed, &rng, 1);
+        }
         unsetenv("OCX_GEMM_MMA_PARAMS");
     }
 }
@@ -1582,6 +1602,14 @@ START_TEST(test_bad_arguments)
     ck_status(ocx_gemm_strided_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, 0, 2, 4, B, 0, 2, 4, 0.0, C, 0, 2, 4, 17,
                                        0, NULL, &ev),
               OCX_ERR_OUT_OF_RANGE);
+    /* Side by side within ldc: two 2x2 C's in rows of 4 share nothing (accepted); in rows of 3
+     * the second's first row meets the first's second (refused, naming both entries). */
+    ck_ok(ocx_gemm_strided_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, 0, 2, 4, B, 0, 2, 4, 0.0, C, 0, 4, 2, 2, 0,
+                                   NULL, NULL));
+    ck_status(ocx_gemm_strided_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, 0, 2, 4, B, 0, 2, 4, 0.0, C, 0, 3, 2, 2, 0,
+                                       NULL, &ev),
+              OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "batch entries 0 and 1) overlap"));
     ck_status(ocx_gemm_strided_batched(tctx, NULL, R, N, N, 2, 2, 2, 1.0, A, 0, 2, (size_t)1 << 62, B, 0, 2, 4, 0.0, C,
                                        0, 2, 4, 8, 0, NULL, &ev),
               OCX_ERR_OUT_OF_RANGE);
