@@ -130,18 +130,23 @@ void ocx__warn(const char *fmt, ...)
 }
 
 /* Warns about a variable's value it cannot take, once per variable and value (the variables are
- * read at every use, and a user fixing one should still hear about the next). */
+ * read at every use, and a user fixing one should still hear about the next), for the first 16
+ * such pairs; after those, silently. The pair is noted before the warning, which reads OCX_QUIET
+ * through ocx__env_flag: a bad OCX_QUIET comes back here once and finds itself noted. */
 static void env_warn_once(const char *name, const char *value, const char *what)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static char warned[16][96];
+    static char warned[16][160];
     static int n;
-    char key[96];
+    char key[160];
     snprintf(key, sizeof key, "%s=%s", name, value);
     int seen = 0;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < n && !seen; i++) seen = strcmp(warned[i], key) == 0;
-    if (!seen && n < (int)(sizeof warned / sizeof *warned)) memcpy(warned[n++], key, sizeof key);
+    if (!seen && n < (int)(sizeof warned / sizeof *warned))
+        memcpy(warned[n++], key, sizeof key);
+    else
+        seen = 1; /* (a full table: warning again at every read, and a bad OCX_QUIET recursing) */
     pthread_mutex_unlock(&lock);
     if (!seen) ocx__warn("%s=%s %s", name, value, what);
 }
@@ -152,10 +157,16 @@ unsigned long ocx__env_ulong(const char *name, unsigned long def)
     if (!s || !*s) return def;
     char *end = NULL;
     errno = 0;
-    unsigned long v = strtoul(s, &end, 0);
+    /* decimal, or hexadecimal after 0x (not octal: "010" is ten) */
+    const char *digits = s + strspn(s, " \t");
+    unsigned long v = strtoul(s, &end, digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10);
     /* strtoul takes "-1" as ULONG_MAX: a sign is refused with the rest */
-    if (strchr(s, '-') || errno == ERANGE || !end || *end != '\0') {
+    if (strchr(s, '-') || !end || end == s || *end != '\0') {
         env_warn_once(name, s, "is not a whole number (0 or more); ignored");
+        return def;
+    }
+    if (errno == ERANGE) {
+        env_warn_once(name, s, "is out of range; ignored");
         return def;
     }
     return v;

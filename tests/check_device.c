@@ -138,15 +138,17 @@ START_TEST(test_bad_environment_values)
     warned[0] = '\0';
     unsetenv("OCX_QUIET");
     ocx_set_warning_handler(append_warning, warned);
-    const char *bad[] = {"abc", "-1", "64x", "99999999999999999999999"};
-    for (int i = 0; i < 4; i++) {
+    const char *bad[] = {"abc", "-1", "64x", "", "99999999999999999999999"};
+    for (int i = 0; i < 5; i++) {
+        if (!*bad[i]) continue; /* (empty: unset, no warning) */
         setenv("OCX_LIMIT_WG", bad[i], 1);
         ocx_device_info d;
         ck_ok(ocx_device_get_info(0, &d));
         ck_assert_uint_eq(d.max_work_group_size, first.max_work_group_size);
         ck_assert_int_eq(d.limited, first.limited);
         char expect[128];
-        snprintf(expect, sizeof expect, "OCX_LIMIT_WG=%s is not a whole number (0 or more); ignored\n", bad[i]);
+        snprintf(expect, sizeof expect, "OCX_LIMIT_WG=%s %s; ignored\n", bad[i],
+                 i == 4 ? "is out of range" : "is not a whole number (0 or more)");
         ck_assert_msg(strstr(warned, expect), "no '%s' among the warnings:\n%s", expect, warned);
     }
     /* once per variable and value, though read at every use */
@@ -155,12 +157,24 @@ START_TEST(test_bad_environment_values)
     ocx_device_info d;
     ck_ok(ocx_device_get_info(0, &d));
     ck_assert_uint_eq(strlen(warned), before);
-    /* a good value still takes effect, without a warning */
+    /* good values still take effect, without a warning: hexadecimal after 0x, else decimal
+     * ("010" is ten, not octal eight) */
     setenv("OCX_LIMIT_WG", "0x40", 1);
     ck_ok(ocx_device_get_info(0, &d));
     ck_assert_uint_le(d.max_work_group_size, 64);
+    if (first.max_work_group_size > 10) {
+        setenv("OCX_LIMIT_WG", "010", 1);
+        ck_ok(ocx_device_get_info(0, &d));
+        ck_assert_uint_eq(d.max_work_group_size, 10);
+    }
     ck_assert_uint_eq(strlen(warned), before);
-    unsetenv("OCX_LIMIT_WG");
+    /* a bad OCX_QUIET is taken as on: quiet, about itself too */
+    setenv("OCX_QUIET", "loud", 1);
+    setenv("OCX_LIMIT_WG", "zz", 1);
+    ck_ok(ocx_device_get_info(0, &d));
+    unsetenv("OCX_QUIET");
+    ck_assert_msg(!strstr(warned, "OCX_LIMIT_WG=zz") && !strstr(warned, "OCX_QUIET"),
+                  "a warning under OCX_QUIET=loud:\n%s", warned);
     /* a flag: anything but the documented words is taken as on, and said so */
     setenv("OCX_DISABLE_FP64", "maybe", 1);
     ck_ok(ocx_device_get_info(0, &d));
@@ -171,6 +185,22 @@ START_TEST(test_bad_environment_values)
     ck_ok(ocx_device_get_info(0, &d));
     ck_assert_int_eq(d.has_fp64, first.has_fp64);
     unsetenv("OCX_DISABLE_FP64");
+    /* Past the first 16 pairs, silence: neither a warning at every read nor, with a bad
+     * OCX_QUIET then, a warning about it that warns again without end (a stack overflow). */
+    for (int i = 0; i < 20; i++) {
+        char v[16];
+        snprintf(v, sizeof v, "bad%d", i);
+        setenv("OCX_LIMIT_WG", v, 1);
+        ck_ok(ocx_device_get_info(0, &d));
+        ck_ok(ocx_device_get_info(0, &d));
+    }
+    const char *w19 = strstr(warned, "OCX_LIMIT_WG=bad19");
+    ck_assert_msg(w19 == NULL, "warned past the first 16 pairs:\n%s", warned);
+    setenv("OCX_QUIET", "maybe", 1);
+    setenv("OCX_LIMIT_WG", "bad99", 1);
+    ck_ok(ocx_device_get_info(0, &d));
+    unsetenv("OCX_QUIET");
+    unsetenv("OCX_LIMIT_WG");
     ocx_set_warning_handler(NULL, NULL);
 }
 END_TEST
