@@ -450,8 +450,9 @@ typedef struct ocx_tune_progress {
                                                 "candidate failed to run or verify", or NULL (a
                                                 candidate measured) */
     const char *candidate;                   /* the searched parameters of the candidate just
-                                                measured ("MWG=128 NWG=256 …", as
-                                                OCX_<FAMILY>_PARAMS takes them), else NULL */
+                                                measured or failed ("MWG=128 NWG=256 …", as
+                                                OCX_<FAMILY>_PARAMS takes them; valid during the
+                                                call only), else NULL */
     double rate;                             /* that candidate's rate in `unit` (≤ 0: it failed) */
 } ocx_tune_progress;
 

@@ -272,7 +272,7 @@ typedef struct ocx__family {
     const char *const *step_together;
     /* NULL, or pairs of parameter names (NULL-terminated) whose values exchanged give the same
      * work in the other orientation (GEMM: the M and N sides of a tiling); the tuner also climbs
-     * from the best's mirror image. */
+     * from the best's mirror image, where no pair is searched on one side only. */
     const char *const *mirror;
     /* The size classes (NULL-terminated; NULL: every one) and dtypes (OCX__DT_ bits) its calls look
      * up: entries and queries for others are refused, as they would never be used. f32_classes:

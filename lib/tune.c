@@ -723,7 +723,9 @@ typedef struct tuner {
     double build_max; /* the highest per-candidate cost of any batch so far in this entry */
     unsigned programs; /* programs a candidate builds: as many as the entry's first compiled one */
     int out_of_time; /* not even one more candidate fits */
-    int compiled;    /* this entry has compiled a candidate beyond its start (its build cost is measured) */
+    int compiled;    /* this entry has compiled a program of its own (its build cost is measured; on a
+                      * GPU, a candidate beyond the start batch) */
+    int in_start;    /* the start batch (the defaults, the parameters in force) is being run */
     ocx_tune_progress progress;
 } tuner;
 
@@ -951,13 +953,15 @@ static void run_batch(tuner *t, cand *c, int n)
         if (per > t->build_max) t->build_max = per;
         if (t->compiled)
             note_cost(&t->build_s, per);
-        else if (t->tried == 0)
+        else if (t->in_start && is_gpu(t->ctx))
             /* The start's build may raise the price but not lower it: NVIDIA's driver keeps its own
              * cache of what it compiled, so the start (ocx's defaults) may build in 0.1 s where a
              * candidate it has not seen takes 2-14 s. Priced at its start's 0.1 s (2.3 s when cold),
              * the H200's f32 "all" GEMM entry of a 60-s run began a sample that then took 8 s
              * (14 s) to build, past its share, and it was never measured; with two such overruns
-             * the "large" entry was left out. */
+             * the "large" entry was left out. So with the parameters in force, which a profile
+             * gives and the driver most likely holds. (CPUs: PoCL's builds price the rest as
+             * before, and the next batch builds on all threads at once.) */
             t->build_s = fmax(t->build_s, per);
         else
             t->build_s = per, t->compiled = 1; /* the entry's own first measure replaces the family's */
@@ -972,7 +976,7 @@ static void run_batch(tuner *t, cand *c, int n)
             t->tried++;
             t->failed++;
             describe_failure(t, c[i].v, "failed to build", c[i].why, why, sizeof why);
-            report(t, why, NULL, 0);
+            report(t, why, c[i].v, -1);
             continue;
         }
         double e0 = ocx__now_s();
@@ -1079,8 +1083,8 @@ static void climb(tuner *t, const space *sp, const int *from, double from_rate)
     }
 }
 
-/* The mirror image of the best (the family's `mirror` pairs swapped, where both are searched: for
- * GEMM the same tiling with M and N exchanged), climbed from in turn when it runs within
+/* The mirror image of the best (the family's `mirror` pairs swapped: for GEMM the same tiling with
+ * M and N exchanged; none where a pair is searched on one side only), climbed from in turn when it runs within
  * MIRROR_NEAR of the best: the climb from the best cannot reach a mirror's neighbourhood through
  * single steps, each slower on its own. On the H200 (f32, 8192^3) the 128x128 tiles on 8x16
  * work-items (16x8 register tiles, 2-wide vectors along N) ran 48.9 TFLOP/s, and every step
@@ -1097,7 +1101,9 @@ static void climb_mirror(tuner *t, const space *sp)
     memcpy(c.v, t->best, sizeof c.v);
     for (const char *const *p = fam->mirror; p[0] && p[1]; p += 2) {
         unsigned a = ocx__param_index(fam, p[0]), b = ocx__param_index(fam, p[1]);
-        if (a >= fam->nparams || b >= fam->nparams || !sp->searched[a] || !sp->searched[b]) continue;
+        if (a >= fam->nparams || b >= fam->nparams) continue;
+        /* A pair searched on one side only (CPUs: VWN, not VWM) leaves no mirror image. */
+        if (sp->searched[a] != sp->searched[b]) return;
         int x = c.v[a];
         c.v[a] = c.v[b], c.v[b] = x;
     }
@@ -1126,7 +1132,9 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
         mark(t, current->v);
     }
     memcpy(t->best, start->v, sizeof t->best);
+    t->in_start = 1;
     run_batch(t, c, n);
+    t->in_start = 0;
     t->default_rate = t->best_rate;
 
     /* 2 and 3, then again while the entry has time: a climb that converged early (on CPUs, where

@@ -159,7 +159,7 @@ static void progress(void *user, const ocx_tune_progress *p)
         if (p->message)
             snprintf(what, sizeof what, "%s", p->message);
         else if (p->candidate && p->rate > 0)
-            snprintf(what, sizeof what, "candidate %s measured %.1f", p->candidate, p->rate);
+            snprintf(what, sizeof what, "candidate %s measured %.1f %s", p->candidate, p->rate, p->unit);
         else
             snprintf(what, sizeof what, "candidate measured");
         fprintf(stderr, "ocx-tune: %6.2fs %s/%s/%s: %s, %u tried (%u failed), best %s\n", p->elapsed_s, p->family,
