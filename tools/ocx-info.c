@@ -47,13 +47,13 @@ static void print_profiles(size_t i)
     snprintf(spec, sizeof spec, "%zu", i);
     ocx_context *ctx = NULL;
     if (ocx_context_create(spec, &ctx) != OCX_OK) return;
-    ocx_device_info d;
-    ocx_context_device_info(ctx, &d);
+    ocx_device_info d = {0};
+    if (ocx_context_device_info(ctx, &d) != OCX_OK) d.compute_units = 0; /* (no comparison then) */
     ocx_profile_info p;
     size_t n = 0;
     for (; ocx_context_profile(ctx, n, &p) == OCX_OK; n++) {
         char cu[96] = "";
-        if (p.compute_units && p.compute_units != d.compute_units)
+        if (p.compute_units && d.compute_units && p.compute_units != d.compute_units)
             snprintf(cu, sizeof cu, " (measured on %u compute units; this device has %u)", p.compute_units,
                      d.compute_units);
         printf("      profile       %s (%zu entries, %s)%s%s%s\n", p.path, p.entries, p.date,
@@ -74,8 +74,8 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
         ocx_context_destroy(ctx);
         return 1;
     }
-    ocx_device_info d;
-    ocx_context_device_info(ctx, &d);
+    ocx_device_info d = {0};
+    if (ocx_context_device_info(ctx, &d) != OCX_OK) d.compute_units = 0; /* (no comparison then) */
     char path[4200] = "";
     ocx_peaks_cache_path(ctx, flags, path, sizeof path);
     ocx_context_destroy(ctx);
