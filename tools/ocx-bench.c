@@ -142,8 +142,9 @@ int bench_demo(bench *b)
     for (size_t i = 0; i < n; i++)
         if (z[i] != x[i] + y[i]) wrong++;
     bad = wrong != 0;
+    const double gbps = ns ? 12.0 * n / ns : 0.0; /* x and y read, z written */
     bench_note(b, "demo: ocx_add of %zu f32 elements on '%s': %zu wrong, kernel %.1f us (%.1f GB/s) — %s", n,
-               b->info.name, wrong, ns / 1e3, ns ? 12.0 * n / ns : 0.0, bad ? "FAILED" : "OK");
+               b->info.name, wrong, ns / 1e3, gbps, bad ? "FAILED" : "OK");
     const char *program = st.programs_from_disk > s0.programs_from_disk   ? "loaded from the binary cache"
                           : st.programs_compiled > s0.programs_compiled ? "compiled"
                                                                          : "reused";
@@ -151,8 +152,8 @@ int bench_demo(bench *b)
     /* --json: the same as a section of its own (the demo adds no rows of results) */
     json_object_set_new(b->extra, "demo",
                         json_pack("{s:I, s:I, s:b, s:f, s:f, s:f, s:s}", "elements", (json_int_t)n, "wrong",
-                                  (json_int_t)wrong, "ok", !bad, "kernel_us", ns / 1e3, "gb_per_s",
-                                  ns ? 12.0 * n / ns : 0.0, "first_result_ms", first * 1e3, "program", program));
+                                  (json_int_t)wrong, "ok", !bad, "kernel_us", ns / 1e3, "gb_per_s", gbps,
+                                  "first_result_ms", first * 1e3, "program", program));
 out:
     ocx_buffer_destroy(bx);
     ocx_buffer_destroy(by);

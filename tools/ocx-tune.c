@@ -155,13 +155,12 @@ static void progress(void *user, const ocx_tune_progress *p)
                 p->dtype, p->size_class, p->tried, p->failed, best, base);
         if (done || cut) fputc('\n', stderr);
     } else if (rs->verbose && !done && !cut) {
-        char what[600];
+        char what[600]; /* a measured candidate comes without a message (ocx.h) */
         if (p->message)
             snprintf(what, sizeof what, "%s", p->message);
-        else if (p->candidate && p->rate > 0)
-            snprintf(what, sizeof what, "candidate %s measured %.1f %s", p->candidate, p->rate, p->unit);
         else
-            snprintf(what, sizeof what, "candidate measured");
+            snprintf(what, sizeof what, "candidate %s measured %.1f %s", p->candidate ? p->candidate : "", p->rate,
+                     p->unit);
         fprintf(stderr, "ocx-tune: %6.2fs %s/%s/%s: %s, %u tried (%u failed), best %s\n", p->elapsed_s, p->family,
                 p->dtype, p->size_class, what, p->tried, p->failed, best);
     } else if (done) {
