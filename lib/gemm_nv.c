@@ -107,6 +107,13 @@ static int sm90a(const ocx_device_info *dev)
     return !failed;
 }
 
+/* What the family's limits and defaults depend on besides the device (ocx__family.state): the
+ * wgmma probe's verdicts (only ever added) and OCX_VENDOR_PATHS. */
+static unsigned mma_state(void)
+{
+    return (unsigned)atomic_load_explicit(&nwgmma_failed, memory_order_acquire) * 8u + (unsigned)vendor_mode();
+}
+
 /* Whether the work-items (a warp per WM x WN tile, a warpgroup with WGMMA) fit a work-group. */
 static int mma_wg_fits(const int *v, const ocx_device_info *dev)
 {
@@ -245,7 +252,8 @@ const ocx__family ocx__family_gemm_mma = {.name = "gemm_mma",
                                           .device_defaults = mma_device_defaults,
                                           .classes = mma_classes,
                                           .f32_classes = mma_f32_classes,
-                                          .dtypes = OCX__DT_F32 | OCX__DT_F16};
+                                          .dtypes = OCX__DT_F32 | OCX__DT_F16,
+                                          .state = mma_state};
 
 /* ---- launch ------------------------------------------------------------------------------------- */
 

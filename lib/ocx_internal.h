@@ -279,6 +279,10 @@ typedef struct ocx__family {
      * those of f32 calls, where fewer (NULL: classes). */
     const char *const *classes, *const *f32_classes;
     unsigned dtypes;
+    /* NULL, or a number that changes whenever what is legal for the family, or its defaults, can
+     * change while a context lives (gemm_mma: the wgmma probe's verdicts, OCX_VENDOR_PATHS). A
+     * context keeps each lookup's outcome (profile.c: memo) under this number as well. */
+    unsigned (*state)(void);
 } ocx__family;
 #define OCX__DT(dtype) (1u << (dtype)) /* a float dtype's bit */
 #define OCX__DT_F32 OCX__DT(OCX_F32)

@@ -455,6 +455,41 @@ START_TEST(test_class_defaults_before_all)
 }
 END_TEST
 
+/* A context keeps each lookup's outcome (profile.c: memo), which must answer as a fresh lookup
+ * would: the same entry call after call, an OCX_<FAMILY>_PARAMS override on the call it is set for
+ * and not after, and for a copy of the context with other limits (which shares the profiles) what
+ * that device takes: here the entry's groups of 512 break a 256-item limit, so the built-in values
+ * (fitted to it) with one warning. */
+START_TEST(test_lookups_kept)
+{
+    write_json(dir_env, profile_with(512, 1, 0));
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    if (ctx->info.max_work_group_size < 512) { /* a device (or simulated limit) that refuses the entry */
+        ocx_context_destroy(ctx);
+        return;
+    }
+    ocx__params p;
+    for (int round = 0; round < 3; round++) {
+        if (round == 1) setenv("OCX_VECTOR_PARAMS", "WG=8", 1);
+        ck_ok(ocx__params_lookup(ctx, &ocx__family_vector, OCX_F32, "medium", &p));
+        if (round == 1) unsetenv("OCX_VECTOR_PARAMS");
+        const int want = round == 1 ? 8 : 512;
+        ck_assert_msg(ocx__param(&p, "WG") == want && (round == 1 ? strstr(p.origin, "environment") != NULL
+                                                                  : strstr(p.origin, dir_env) == p.origin),
+                      "round %d: WG=%d from %s", round, ocx__param(&p, "WG"), p.origin);
+    }
+    ocx_context small = *ctx; /* shares the profiles and what they answered */
+    small.info.max_work_group_size = small.info.max_work_item_sizes[0] = 256;
+    ck_ok(ocx__params_lookup(&small, &ocx__family_vector, OCX_F32, "medium", &p));
+    ck_assert_msg(ocx__param(&p, "WG") <= 256 && strcmp(p.origin, "built-in") == 0, "a 256-item device: WG=%d from %s",
+                  ocx__param(&p, "WG"), p.origin);
+    ck_ok(ocx__params_lookup(ctx, &ocx__family_vector, OCX_F32, "medium", &p));
+    ck_assert_msg(ocx__param(&p, "WG") == 512, "the context again: WG=%d from %s", ocx__param(&p, "WG"), p.origin);
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
 /* NVIDIA GPUs' f32 "all" and "large" classes have built-in defaults ("all": 128x128 tiles, 2-wide N
  * vectors, what long searches found on the H200; "large": 128x256 on 16x16 work-items, or "all"'s
  * where the 60 KiB of local memory they count is not there); other dtypes and "short_k" keep the table's
@@ -1315,6 +1350,7 @@ int main(void)
     tcase_add_test(core, test_defines_fit_options_buffers);
     tcase_add_test(core, test_class_defaults_before_all);
     tcase_add_test(core, test_vendor_class_defaults);
+    tcase_add_test(core, test_lookups_kept);
     tcase_add_test(core, test_tuning_classes);
     tcase_add_test(core, test_tool_outlives_a_crash);
     tcase_add_test(core, test_tool_paths_and_resume);
