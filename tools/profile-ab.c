@@ -1,0 +1,217 @@
+/* profile-ab.c — does a profile beat another (or the built-in defaults) on this device? Runs f32 GEMMs
+ * and reductions in two contexts of one process, one under each profile, call batch by call batch
+ * in alternating order, and prints for each operation and size the median rates, their ratio and
+ * how many rounds each side won.
+ *
+ * Why not two ocx-bench runs: on a shared 2-core CPU the speed of one configuration moves by up to
+ * 2x between processes (doc/performance.md), more than the differences a tuner finds. Within one
+ * process, alternating round by round, a slow spell hits both sides; the rounds won then say more
+ * than the medians (identical parameters on both sides: 18-27 of 41 rounds, medians 0.78-1.13x).
+ *
+ * usage: profile-ab A B [--rounds N] [--gemm N,N,...] [--reduce N,N,...] [--device SPEC]
+ *   A, B: a profile file (any name: it is linked into a directory of its own under the name the
+ *   library looks for) or "defaults". Each side sees only its own file: the user and installed
+ *   profile directories are replaced by empty ones, so entries the file lacks come from the
+ *   built-in defaults. Built by make, not installed.
+ */
+#include <ocx.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SIZES 16
+
+typedef struct side {
+    const char *name; /* the argument */
+    ocx_context *ctx;
+    ocx_buffer *a, *b, *c, *res, *idx;
+} side;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static int fail(const char *what)
+{
+    fprintf(stderr, "profile-ab: %s: %s\n", what, ocx_last_error());
+    return 1;
+}
+
+/* The environment under which s->ctx reads its profiles: OCX_PROFILE_DIR holds the file alone (or
+ * nothing, for "defaults"), and the user and installed directories are empty. `dir` is a fresh
+ * temporary directory; `key` the device's normalised name. */
+static int point_at(const side *s, const char *dir, const char *key, char path[PATH_MAX + 64])
+{
+    char target[PATH_MAX];
+    if (strcmp(s->name, "defaults") != 0) {
+        if (!realpath(s->name, target)) {
+            fprintf(stderr, "profile-ab: %s: %s\n", s->name, strerror(errno));
+            return 1;
+        }
+        snprintf(path, PATH_MAX + 64, "%s/%s.json", dir, key);
+        if (symlink(target, path) != 0) {
+            fprintf(stderr, "profile-ab: %s: %s\n", path, strerror(errno));
+            return 1;
+        }
+    }
+    setenv("OCX_PROFILE_DIR", dir, 1);
+    setenv("XDG_DATA_HOME", dir, 1);          /* <dir>/ocx/profiles: absent */
+    setenv("OCX_PROFILE_SYSTEM_DIR", dir, 1); /* holds only this side's file, looked up again */
+    return 0;
+}
+
+static int parse_sizes(const char *arg, size_t *out, int *count)
+{
+    char *end = NULL;
+    *count = 0;
+    for (const char *p = arg; *p && *count < MAX_SIZES; p = *end ? end + 1 : end) {
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p || v == 0 || (*end && *end != ',')) return 1;
+        out[(*count)++] = (size_t)v;
+    }
+    return 0;
+}
+
+/* One timed batch of `reps` calls of operation `op` (-1: GEMM n^3; else an ocx_reduce_op over n
+ * elements) on side s, to the end of the work. */
+static int batch(side *s, int op, size_t n, int reps, double *seconds)
+{
+    double t0 = now_s();
+    for (int q = 0; q < reps; q++) {
+        ocx_status st = op < 0 ? ocx_gemm(s->ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, n, n, n, 1.0, s->a, 0, n, s->b,
+                                          0, n, 0.0, s->c, 0, n, 0, NULL, NULL)
+                               : ocx_reduce(s->ctx, NULL, (ocx_reduce_op)op, n, s->a, 1, s->b, 1,
+                                            op >= OCX_REDUCE_ARGMIN ? s->idx : s->res, 0, NULL, NULL);
+        if (st != OCX_OK) return fail(s->name);
+    }
+    if (ocx_stream_finish(s->ctx, NULL) != OCX_OK) return fail(s->name);
+    *seconds = (now_s() - t0) / reps;
+    return 0;
+}
+
+/* Rounds of one batch a side, the order alternating; prints the line of this operation and size. */
+static int compare(side *sd, int op, size_t n, int rounds)
+{
+    static const char *const names[] = {"sum", "asum", "dot", "nrm2", "min", "max", "argmin", "argmax"};
+    double probe = 0, *t[2] = {calloc((size_t)rounds, sizeof(double)), calloc((size_t)rounds, sizeof(double))};
+    int wins = 0, rc = !t[0] || !t[1];
+    /* Warm-up (builds, first touches) on both sides, then as many calls a batch as fill ~5 ms. */
+    for (int k = 0; !rc && k < 2; k++) rc = batch(&sd[k], op, n, 1, &probe) || batch(&sd[k], op, n, 1, &probe);
+    int reps = probe > 0 && probe < 5e-3 ? (int)(5e-3 / probe) + 1 : 1;
+    for (int r = 0; !rc && r < rounds; r++) {
+        for (int k = 0; !rc && k < 2; k++) {
+            int i = (r + k) % 2;
+            rc = batch(&sd[i], op, n, reps, &t[i][r]);
+        }
+        wins += !rc && t[1][r] < t[0][r];
+    }
+    if (!rc) {
+        double rate[2];
+        for (int i = 0; i < 2; i++) {
+            qsort(t[i], (size_t)rounds, sizeof(double), cmp_double);
+            double med = t[i][rounds / 2];
+            /* GFLOP/s for GEMM; GB/s read for reductions (dot reads two vectors) */
+            rate[i] = op < 0 ? 2.0 * (double)n * (double)n * (double)n / med * 1e-9
+                             : (op == OCX_REDUCE_DOT ? 8.0 : 4.0) * (double)n / med * 1e-9;
+        }
+        char what[32];
+        if (op < 0) snprintf(what, sizeof what, "gemm %zu^3", n);
+        else snprintf(what, sizeof what, "%s %zu", names[op], n);
+        printf("%-18s %9.1f %9.1f %-7s %6.3f   %3d of %d\n", what, rate[0], rate[1], op < 0 ? "GFLOP/s" : "GB/s",
+               rate[1] / rate[0], wins, rounds);
+        fflush(stdout);
+    }
+    free(t[0]);
+    free(t[1]);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    size_t gemm[MAX_SIZES] = {64, 128, 256, 512, 1024, 2048}, red[MAX_SIZES] = {65536, 1048576, 16777216};
+    int ngemm = 6, nred = 3, rounds = 21;
+    const char *device = NULL;
+    side sd[2] = {{0}};
+    int nsides = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--rounds") && v) rounds = atoi(argv[++i]);
+        else if (!strcmp(a, "--gemm") && v) {
+            if (!strcmp(v, "none")) ngemm = 0;
+            else if (parse_sizes(v, gemm, &ngemm)) return fprintf(stderr, "profile-ab: bad --gemm '%s'\n", v), 2;
+            i++;
+        } else if (!strcmp(a, "--reduce") && v) {
+            if (!strcmp(v, "none")) nred = 0;
+            else if (parse_sizes(v, red, &nred)) return fprintf(stderr, "profile-ab: bad --reduce '%s'\n", v), 2;
+            i++;
+        } else if (!strcmp(a, "--device") && v) device = argv[++i];
+        else if (a[0] != '-' && nsides < 2) sd[nsides++].name = a;
+        else nsides = 3;
+    }
+    if (nsides != 2 || rounds < 1) {
+        fprintf(stderr, "usage: profile-ab A B [--rounds N] [--gemm N,N,...|none] [--reduce N,N,...|none] "
+                        "[--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
+        return 2;
+    }
+    size_t most = 1;
+    for (int i = 0; i < ngemm; i++) most = gemm[i] * gemm[i] > most ? gemm[i] * gemm[i] : most;
+    for (int i = 0; i < nred; i++) most = red[i] > most ? red[i] : most;
+    float *h = malloc(most * sizeof *h);
+    if (!h) return fprintf(stderr, "profile-ab: out of memory\n"), 1;
+    for (size_t i = 0; i < most; i++) h[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.4f; /* non-zero */
+
+    char dirs[2][64], links[2][PATH_MAX + 64] = {"", ""};
+    for (int k = 0; k < 2; k++) {
+        snprintf(dirs[k], sizeof dirs[k], "/tmp/profile-ab.XXXXXX");
+        if (!mkdtemp(dirs[k])) return fprintf(stderr, "profile-ab: mkdtemp: %s\n", strerror(errno)), 1;
+    }
+    int rc = 0;
+    for (int k = 0; !rc && k < 2; k++) {
+        side *s = &sd[k];
+        ocx_device_info info;
+        /* The device's key from a context that has looked nothing up yet; then this side's
+         * environment, which its first lookup (the 256^3 GEMM below) reads. */
+        rc = ocx_context_create(device, &s->ctx) != OCX_OK || ocx_context_device_info(s->ctx, &info) != OCX_OK
+                 ? fail("context")
+                 : point_at(s, dirs[k], info.normalized_name, links[k]);
+        rc = rc || ((ocx_buffer_create(s->ctx, OCX_F32, most, &s->a) || ocx_buffer_create(s->ctx, OCX_F32, most, &s->b) ||
+                     ocx_buffer_create(s->ctx, OCX_F32, most, &s->c) || ocx_buffer_create(s->ctx, OCX_F32, 1, &s->res) ||
+                     ocx_buffer_create(s->ctx, OCX_U32, 1, &s->idx) ||
+                     ocx_buffer_write(s->ctx, NULL, s->a, 0, most, h, 0, NULL, NULL) ||
+                     ocx_buffer_write(s->ctx, NULL, s->b, 0, most, h, 0, NULL, NULL)) &&
+                    fail("buffers"));
+        double t;
+        ocx_params_info used;
+        rc = rc || batch(s, -1, most >= 256 * 256 ? 256 : 1, 1, &t) || (ocx_last_params(&used) != OCX_OK && fail("params"));
+        if (!rc && k == 0) printf("profile-ab on '%s', %d rounds\n", info.name, rounds);
+        if (!rc) printf("%s: %s (a 256^3 GEMM's parameters: %s)\n", k ? "B" : "A", s->name, used.source);
+    }
+    if (!rc) printf("%-18s %9s %9s %-7s %6s   %s\n", "operation", "A", "B", "unit", "B/A", "rounds B won");
+    for (int i = 0; !rc && i < ngemm; i++) rc = compare(sd, -1, gemm[i], rounds);
+    static const int ops[] = {OCX_REDUCE_SUM, OCX_REDUCE_ASUM, OCX_REDUCE_DOT, OCX_REDUCE_NRM2, OCX_REDUCE_MAX, OCX_REDUCE_ARGMAX};
+    for (int i = 0; !rc && i < nred; i++)
+        for (size_t o = 0; !rc && o < sizeof ops / sizeof *ops; o++) rc = compare(sd, ops[o], red[i], rounds);
+    for (int k = 0; k < 2; k++) {
+        ocx_buffer_destroy(sd[k].a), ocx_buffer_destroy(sd[k].b), ocx_buffer_destroy(sd[k].c);
+        ocx_buffer_destroy(sd[k].res), ocx_buffer_destroy(sd[k].idx);
+        if (sd[k].ctx) ocx_context_destroy(sd[k].ctx);
+        if (links[k][0]) unlink(links[k]);
+        rmdir(dirs[k]);
+    }
+    free(h);
+    return rc;
+}
