@@ -6,7 +6,8 @@
  * Why not two ocx-bench runs: on a shared 2-core CPU the speed of one configuration moves by up to
  * 2x between processes (doc/performance.md), more than the differences a tuner finds. Within one
  * process, alternating round by round, a slow spell hits both sides; the rounds won then say more
- * than the medians (identical parameters on both sides: 18-27 of 41 rounds, medians 0.78-1.13x).
+ * than the medians ("defaults defaults" on the 2-core Xeon: 17-29 wins of 41, medians 0.97-1.08x;
+ * run that first to see what a machine's noise allows).
  *
  * usage: profile-ab A B [--rounds N] [--gemm N,N,...] [--reduce N,N,...] [--device SPEC]
  *   A, B: a profile file (any name: it is linked into a directory of its own under the name the
