@@ -497,6 +497,7 @@ START_TEST(bench_json_and_plot)
     ck_assert_int_eq(json_integer_value(json_object_get(demo, "wrong")), 0);
     ck_assert(json_is_true(json_object_get(demo, "ok")));
     expect_type(demo, "kernel_us", "n", "demo");
+    expect_type(demo, "kernel_again_us", "n", "demo"); /* the same add, warm, into a poisoned z */
     expect_type(demo, "first_result_ms", "n", "demo");
     expect_type(demo, "program", "s", "demo");
     ck_assert_msg(json_number_value(json_object_get(demo, "first_result_ms")) > 0, "demo: no first-result time");
