@@ -637,7 +637,9 @@ ocx_status ocx__params_lookup(ocx_context *ctx, const ocx__family *fam, ocx_dtyp
             *out = pr->memo[m].params;
         } else {
             st = lookup_sources(ctx, pr, fam, dtype, size_class, out);
-            if (st == OCX_OK && key && pr->nmemo < MAX_MEMO)
+            /* kept only where the family's state held through the lookup (another thread may
+             * change OCX_VENDOR_PATHS meanwhile) */
+            if (st == OCX_OK && key && pr->nmemo < MAX_MEMO && (!fam->state || fam->state() == state))
                 pr->memo[pr->nmemo++] = (memo){device, state, fam, dtype, key, *out};
         }
         pthread_mutex_unlock(&ctx->lock);
