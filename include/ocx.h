@@ -542,7 +542,7 @@ typedef struct ocx_peaks {
 } ocx_peaks;
 
 #define OCX_PEAKS_REFRESH 1u /* measure again even when a cached result exists (and store it) */
-#define OCX_PEAKS_QUICK 2u   /* small sizes, few repetitions, one vector width (the device's preferred, at least 4): rough figures */
+#define OCX_PEAKS_QUICK 2u   /* small sizes, few repetitions, FMA at one vector width (the device's preferred, at least 4): rough figures */
 
 /*! ocx_measure_peaks() : fills *out with ctx's device ceilings, from the cache file when one for this
  *  device fingerprint (and capabilities, and mode) exists and OCX_PEAKS_REFRESH is not set; else

@@ -498,6 +498,7 @@ START_TEST(bench_json_and_plot)
     ck_assert(json_is_true(json_object_get(demo, "ok")));
     expect_type(demo, "kernel_us", "n", "demo");
     expect_type(demo, "kernel_again_us", "n", "demo"); /* the same add, warm, into a poisoned z */
+    ck_assert_msg(json_number_value(json_object_get(demo, "kernel_again_us")) > 0, "demo: no second kernel time");
     expect_type(demo, "first_result_ms", "n", "demo");
     expect_type(demo, "program", "s", "demo");
     ck_assert_msg(json_number_value(json_object_get(demo, "first_result_ms")) > 0, "demo: no first-result time");

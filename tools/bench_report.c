@@ -15,10 +15,10 @@
  *             ratio = peer time / our time, > 1: ocx is faster)
  *   streams   object or null (the `streams` part: chunks, bytes, serial_fraction, runs[] of
  *             {streams, time_us, speedup, amdahl_bound})
- *   demo      object or null (the `demo` part: elements, wrong (integers), ok (boolean), kernel_us
- *             (the first add), kernel_again_us (the same add again, which gb_per_s counts),
- *             gb_per_s, first_result_ms (numbers), program ("compiled", "loaded from the binary
- *             cache" or "reused"))
+ *   demo      object or null (the `demo` part: elements, wrong (integers; over both runs, of 2 x
+ *             elements), ok (boolean), kernel_us (the first add), kernel_again_us (the same add
+ *             again, which gb_per_s counts), gb_per_s, first_result_ms (numbers), program
+ *             ("compiled", "loaded from the binary cache" or "reused"))
  * CSV (--csv): one header line, then the rows with the same keys in the same order (empty: null).
  */
 #include <math.h>

@@ -157,8 +157,8 @@ int bench_demo(bench *b)
         if (z[i] != x[i] + y[i]) wrong++;
     bad = wrong != 0;
     const double gbps = again ? 12.0 * n / again : 0.0; /* x and y read, z written */
-    bench_note(b, "demo: ocx_add of %zu f32 elements on '%s' (twice): %zu wrong, kernel %.1f us, then %.1f (%.1f GB/s) — %s",
-               n, b->info.name, wrong, ns / 1e3, again / 1e3, gbps, bad ? "FAILED" : "OK");
+    bench_note(b, "demo: ocx_add of %zu f32 elements on '%s', twice: %zu of 2 x %zu wrong, kernel %.1f us, then %.1f (%.1f GB/s) — %s",
+               n, b->info.name, wrong, n, ns / 1e3, again / 1e3, gbps, bad ? "FAILED" : "OK");
     const char *program = st.programs_from_disk > s0.programs_from_disk   ? "loaded from the binary cache"
                           : st.programs_compiled > s0.programs_compiled ? "compiled"
                                                                          : "reused";

@@ -9,7 +9,9 @@
  * than the medians ("defaults defaults" on the 2-core Xeon: 17-29 wins of 41, medians 0.97-1.08x;
  * run that first to see what a machine's noise allows).
  *
- * usage: profile-ab A B [--rounds N] [--gemm N,N,...] [--reduce N,N,...] [--device SPEC]
+ * usage: profile-ab A B [--rounds N] [--gemm N,N,...|none] [--reduce N,N,...|none] [--device SPEC]
+ *   (--rounds: odd, 21 unless given; an even N runs N + 1. OCX_<FAMILY>_PARAMS, which would
+ *   override both sides alike, is refused.)
  *   A, B: a profile file (any name: it is linked into a directory of its own under the name the
  *   library looks for) or "defaults". Each side sees only its own file: the user and installed
  *   profile directories are replaced by empty ones, so entries the file lacks come from the
@@ -71,17 +73,24 @@ static int point_at(const side *s, const char *dir, const char *key, char path[P
     }
     setenv("OCX_PROFILE_DIR", dir, 1);
     setenv("XDG_DATA_HOME", dir, 1);          /* <dir>/ocx/profiles: absent */
-    setenv("OCX_PROFILE_SYSTEM_DIR", dir, 1); /* holds only this side's file, looked up again */
+    char none[PATH_MAX];
+    snprintf(none, sizeof none, "%s/none", dir);
+    setenv("OCX_PROFILE_SYSTEM_DIR", none, 1); /* absent */
     return 0;
 }
 
-static int parse_sizes(const char *arg, size_t *out, int *count)
+/* "N,N,…": at most MAX_SIZES numbers from 1 to `most`; 1 (and a message) for anything else. */
+static int parse_sizes(const char *opt, const char *arg, size_t most, size_t *out, int *count)
 {
     char *end = NULL;
     *count = 0;
-    for (const char *p = arg; *p && *count < MAX_SIZES; p = *end ? end + 1 : end) {
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p || v == 0 || (*end && *end != ',')) return 1;
+    for (const char *p = arg; *p; p = *end ? end + 1 : end) {
+        unsigned long long v = *p >= '0' && *p <= '9' ? strtoull(p, &end, 10) : 0;
+        if (v == 0 || v > most || (*end && *end != ',') || *count == MAX_SIZES) {
+            fprintf(stderr, "profile-ab: %s '%s': at most %d sizes from 1 to %zu, commas between\n", opt, arg,
+                    MAX_SIZES, most);
+            return 1;
+        }
         out[(*count)++] = (size_t)v;
     }
     return 0;
@@ -150,21 +159,31 @@ int main(int argc, char **argv)
     int nsides = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--rounds") && v) rounds = atoi(argv[++i]);
-        else if (!strcmp(a, "--gemm") && v) {
+        if (!strcmp(a, "--rounds") && v) {
+            char *end = NULL;
+            long r = strtol(argv[++i], &end, 10);
+            rounds = *end || r < 1 || r > 10001 ? 0 : (int)r | 1; /* odd: one median */
+        } else if (!strcmp(a, "--gemm") && v) {
             if (!strcmp(v, "none")) ngemm = 0;
-            else if (parse_sizes(v, gemm, &ngemm)) return fprintf(stderr, "profile-ab: bad --gemm '%s'\n", v), 2;
+            else if (parse_sizes(a, v, 8192, gemm, &ngemm)) return 2;
             i++;
         } else if (!strcmp(a, "--reduce") && v) {
             if (!strcmp(v, "none")) nred = 0;
-            else if (parse_sizes(v, red, &nred)) return fprintf(stderr, "profile-ab: bad --reduce '%s'\n", v), 2;
+            else if (parse_sizes(a, v, (size_t)1 << 28, red, &nred)) return 2;
             i++;
         } else if (!strcmp(a, "--device") && v) device = argv[++i];
         else if (a[0] != '-' && nsides < 2) sd[nsides++].name = a;
         else nsides = 3;
     }
+    static const char *const overrides[] = {"OCX_GEMM_PARAMS", "OCX_GEMM_MMA_PARAMS", "OCX_REDUCE_PARAMS",
+                                            "OCX_VECTOR_PARAMS"};
+    for (size_t o = 0; o < sizeof overrides / sizeof *overrides; o++)
+        if (getenv(overrides[o]) && *getenv(overrides[o])) {
+            fprintf(stderr, "profile-ab: %s is set: it would override both sides alike\n", overrides[o]);
+            return 2;
+        }
     if (nsides != 2 || rounds < 1) {
-        fprintf(stderr, "usage: profile-ab A B [--rounds N] [--gemm N,N,...|none] [--reduce N,N,...|none] "
+        fprintf(stderr, "usage: profile-ab A B [--rounds N (odd)] [--gemm N,N,...|none] [--reduce N,N,...|none] "
                         "[--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
         return 2;
     }
@@ -178,7 +197,11 @@ int main(int argc, char **argv)
     char dirs[2][64], links[2][PATH_MAX + 64] = {"", ""};
     for (int k = 0; k < 2; k++) {
         snprintf(dirs[k], sizeof dirs[k], "/tmp/profile-ab.XXXXXX");
-        if (!mkdtemp(dirs[k])) return fprintf(stderr, "profile-ab: mkdtemp: %s\n", strerror(errno)), 1;
+        if (!mkdtemp(dirs[k])) {
+            fprintf(stderr, "profile-ab: mkdtemp: %s\n", strerror(errno));
+            if (k) rmdir(dirs[0]);
+            return 1;
+        }
     }
     int rc = 0;
     for (int k = 0; !rc && k < 2; k++) {
@@ -197,9 +220,10 @@ int main(int argc, char **argv)
                     fail("buffers"));
         double t;
         ocx_params_info used;
-        rc = rc || batch(s, -1, most >= 256 * 256 ? 256 : 1, 1, &t) || (ocx_last_params(&used) != OCX_OK && fail("params"));
+        const size_t first = most >= 256 * 256 ? 256 : 1; /* the first lookup reads the profiles */
+        rc = rc || batch(s, -1, first, 1, &t) || (ocx_last_params(&used) != OCX_OK && fail("params"));
         if (!rc && k == 0) printf("profile-ab on '%s', %d rounds\n", info.name, rounds);
-        if (!rc) printf("%s: %s (a 256^3 GEMM's parameters: %s)\n", k ? "B" : "A", s->name, used.source);
+        if (!rc) printf("%s: %s (a %zu^3 GEMM's parameters: %s)\n", k ? "B" : "A", s->name, first, used.source);
     }
     if (!rc) printf("%-18s %9s %9s %-7s %6s   %s\n", "operation", "A", "B", "unit", "B/A", "rounds B won");
     for (int i = 0; !rc && i < ngemm; i++) rc = compare(sd, -1, gemm[i], rounds);
