@@ -1496,6 +1496,42 @@ START_TEST(test_tensor_core_defaults_fit)
 }
 END_TEST
 
+/* A context keeps its parameter lookups (profile.c: memo), the tensor-core family's under its
+ * state(): on a copy of this context's description standing for a compute capability 9.0 GPU,
+ * the f16 defaults' WGMMA follows OCX_VENDOR_PATHS (mma.sync: off) from call to call, each mode
+ * looked up twice so that the second answer is a kept one. */
+START_TEST(test_tensor_core_lookups_follow_state)
+{
+    ocx_context gpu = *tctx;
+    gpu.info.type = OCX_DEVICE_GPU;
+    gpu.info.max_work_group_size = gpu.info.max_work_item_sizes[0] = 1024;
+    gpu.info.local_mem_max_bytes = 226 * 1024;
+    gpu.info.nv_compute_capability[0] = 9, gpu.info.nv_compute_capability[1] = 0;
+    snprintf(gpu.info.fingerprint, sizeof gpu.info.fingerprint, "lookups-follow-state"); /* no probe's verdict */
+    char saved[64] = "";
+    const int had = getenv("OCX_VENDOR_PATHS") != NULL;
+    if (had) snprintf(saved, sizeof saved, "%s", getenv("OCX_VENDOR_PATHS"));
+    static const char *const modes[] = {NULL, "mma.sync", NULL, "mma.sync", NULL};
+    int got[5][2];
+    for (int m = 0; m < 5; m++) {
+        if (modes[m]) setenv("OCX_VENDOR_PATHS", modes[m], 1);
+        else unsetenv("OCX_VENDOR_PATHS");
+        for (int r = 0; r < 2; r++) {
+            ocx__params p;
+            got[m][r] = ocx__params_lookup(&gpu, &ocx__family_gemm_mma, OCX_F16, "all", &p) == OCX_OK
+                            ? ocx__param(&p, "WGMMA")
+                            : -1;
+        }
+    }
+    if (had) setenv("OCX_VENDOR_PATHS", saved, 1);
+    else unsetenv("OCX_VENDOR_PATHS");
+    for (int m = 0; m < 5; m++)
+        for (int r = 0; r < 2; r++)
+            ck_assert_msg(got[m][r] == !modes[m], "OCX_VENDOR_PATHS=%s, lookup %d: WGMMA=%d", modes[m] ? modes[m] : "(unset)",
+                          r + 1, got[m][r]);
+}
+END_TEST
+
 /* OCX_VENDOR_PATHS=0 turns the path off; =force probes even on a device that is not NVIDIA, where
  * the kernel is built without its PTX, computes zeros, fails the probe, and the portable kernel
  * answers (the probe-failure path, on every CI run). */
@@ -1698,6 +1734,7 @@ int main(void)
     tcase_add_test(core, test_tf32x3_emulated);
     tcase_add_test(core, test_tf32x3_path);
     tcase_add_test(core, test_tensor_core_defaults_fit);
+    tcase_add_test(core, test_tensor_core_lookups_follow_state);
     tcase_add_test(core, test_vendor_path_switch);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
