@@ -1502,7 +1502,9 @@ END_TEST
  * looked up twice so that the second answer is a kept one. */
 START_TEST(test_tensor_core_lookups_follow_state)
 {
-    ocx_context gpu = *tctx;
+    ocx__params first;
+    ck_ok(ocx__params_lookup(tctx, &ocx__family_gemm, OCX_F32, "all", &first)); /* loads tctx's profiles, */
+    ocx_context gpu = *tctx;                                                    /* which the copy shares */
     gpu.info.type = OCX_DEVICE_GPU;
     gpu.info.max_work_group_size = gpu.info.max_work_item_sizes[0] = 1024;
     gpu.info.local_mem_max_bytes = 226 * 1024;
