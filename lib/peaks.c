@@ -399,10 +399,11 @@ static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, 
     *gflops = 0;
     const int ops = ctx->info.type == OCX_DEVICE_CPU ? 2 : 1; /* FMAOP 0 (mad), 1 (fma) */
     const size_t nwidths = sizeof widths / sizeof widths[0];
+    const unsigned quick_vw = quick_fma_width(ctx);
     for (size_t k = 0; st == OCX_OK && k < nwidths * (size_t)ops; k++) {
         const unsigned vw = widths[k / (size_t)ops];
         const int op = (int)(k % (size_t)ops);
-        if (pl->quick && vw != quick_fma_width(ctx)) continue;
+        if (pl->quick && vw != quick_vw) continue;
         char opt[96];
         snprintf(opt, sizeof opt, "-DDTYPE=%d -DVW=%u -DFMAOP=%d", dtype_code, vw, op);
         cl_ushort a16 = 0x3c00; /* 1.0 in binary16 */

@@ -109,6 +109,27 @@ void bench_random(float *x, size_t n, float lo, float hi, unsigned seed)
     }
 }
 
+/* One z = x + y on the device, read back into z: *ns the kernel's time. 0, or 1 with the library's
+ * message. */
+static int demo_add(bench *b, size_t n, ocx_buffer *bx, ocx_buffer *by, ocx_buffer *bz, float *z, uint64_t *ns)
+{
+    ocx_event ev = NULL;
+    int rc = ocx_add(b->ctx, NULL, n, bx, by, bz, 0, NULL, &ev) || ocx_buffer_read(b->ctx, NULL, bz, 0, n, z, 1, &ev, NULL);
+    if (rc) fprintf(stderr, "ocx-bench demo: %s\n", ocx_last_error());
+    else ocx_event_elapsed_ns(ev, ns);
+    ocx_event_release(ev);
+    return rc;
+}
+
+/* The elements of z that differ from the host's x + y. */
+static size_t demo_wrong(size_t n, const float *x, const float *y, const float *z)
+{
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++)
+        if (z[i] != x[i] + y[i]) wrong++;
+    return wrong;
+}
+
 /* The demonstration: z = x + y through the library, checked element by element on the host. */
 int bench_demo(bench *b)
 {
@@ -119,42 +140,31 @@ int bench_demo(bench *b)
     if (!x || !y || !z) goto out;
     bench_random(x, n, -1, 1, 1);
     bench_random(y, n, -1, 1, 2);
-    ocx_event ev = NULL;
     ocx_context_stats s0;
     ocx_context_get_stats(b->ctx, &s0); /* the demo's own programs: "all" builds the peaks' first */
     double t0 = bench_now_ns() * 1e-9;
+    uint64_t ns = 0, again = 0;
+    size_t wrong = 0;
     if (ocx_buffer_create(b->ctx, OCX_F32, n, &bx) || ocx_buffer_create(b->ctx, OCX_F32, n, &by) ||
         ocx_buffer_create(b->ctx, OCX_F32, n, &bz) || ocx_buffer_write(b->ctx, NULL, bx, 0, n, x, 0, NULL, NULL) ||
-        ocx_buffer_write(b->ctx, NULL, by, 0, n, y, 0, NULL, NULL) ||
-        ocx_add(b->ctx, NULL, n, bx, by, bz, 0, NULL, &ev) ||
-        ocx_buffer_read(b->ctx, NULL, bz, 0, n, z, 1, &ev, NULL)) {
+        ocx_buffer_write(b->ctx, NULL, by, 0, n, y, 0, NULL, NULL)) {
         fprintf(stderr, "ocx-bench demo: %s\n", ocx_last_error());
-        ocx_event_release(ev);
         goto out;
     }
+    if (demo_add(b, n, bx, by, bz, z, &ns)) goto out;
     double first = bench_now_ns() * 1e-9 - t0;
-    uint64_t ns = 0, again = 0;
-    ocx_event_elapsed_ns(ev, &ns);
-    ocx_event_release(ev);
     ocx_context_stats st;
     ocx_context_get_stats(b->ctx, &st);
-    size_t wrong = 0;
-    for (size_t i = 0; i < n; i++)
-        if (z[i] != x[i] + y[i]) wrong++;
+    wrong += demo_wrong(n, x, y, z);
     /* Once more, into a z poisoned with NaN (from the host: the demo builds one program): the first
      * kernel also paid for z's first touch and, on PoCL, a compile for its work-group size. */
     for (size_t i = 0; i < n; i++) z[i] = NAN;
-    ev = NULL;
-    if (ocx_buffer_write(b->ctx, NULL, bz, 0, n, z, 0, NULL, NULL) || ocx_add(b->ctx, NULL, n, bx, by, bz, 0, NULL, &ev) ||
-        ocx_buffer_read(b->ctx, NULL, bz, 0, n, z, 1, &ev, NULL)) {
+    if (ocx_buffer_write(b->ctx, NULL, bz, 0, n, z, 0, NULL, NULL)) {
         fprintf(stderr, "ocx-bench demo: %s\n", ocx_last_error());
-        ocx_event_release(ev);
         goto out;
     }
-    ocx_event_elapsed_ns(ev, &again);
-    ocx_event_release(ev);
-    for (size_t i = 0; i < n; i++)
-        if (z[i] != x[i] + y[i]) wrong++;
+    if (demo_add(b, n, bx, by, bz, z, &again)) goto out;
+    wrong += demo_wrong(n, x, y, z);
     bad = wrong != 0;
     const double gbps = again ? 12.0 * n / again : 0.0; /* x and y read, z written */
     bench_note(b, "demo: ocx_add of %zu f32 elements on '%s', twice: %zu of 2 x %zu wrong, kernel %.1f us, then %.1f (%.1f GB/s) — %s",
