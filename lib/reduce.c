@@ -55,6 +55,14 @@ const ocx__family ocx__family_reduce = {
 static const char *const op_names[] = {"sum", "asum", "dot", "nrm2", "min", "max", "argmin", "argmax"};
 #define NOPS (sizeof op_names / sizeof *op_names)
 
+/* The longest sequence of elements one accumulator lane of a sum (sum, asum, dot, nrm2) adds up:
+ * the rest of the sum is a tree (lanes, work-items, groups). With few lanes the run grows with n:
+ * in an ocx-tune run on the 2-core Xeon, 2 groups of 2 work-items with 2 lanes each (8 runs of
+ * 2^21 elements) gave a dot product of 2^24 f32 elements 1.2e-5 away from the reference, against a
+ * tolerance of 1e-5. The CPU defaults on 2 cores run 2^12 elements a lane at 2^24 and 24414 at 10^8,
+ * within 2^15; more groups than GROUPS_PER_CU asks for make up the difference. */
+#define MAX_RUN ((size_t)1 << 15)
+
 static int is_arg(ocx_reduce_op op) { return op == OCX_REDUCE_ARGMIN || op == OCX_REDUCE_ARGMAX; }
 
 /* The result dtype of a reduction of x's dtype. */
@@ -115,6 +123,12 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     size_t g = n <= (size_t)ocx__param(&p, "SOLO")
                    ? 1
                    : ocx__grid_groups(ctx, items, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"));
+    /* Sums: each accumulator lane adds up at most MAX_RUN elements in sequence, whatever the
+     * parameters, so that a tuned grid stays within the accuracy reduce.cl's tree gives. */
+    if (op < OCX_REDUCE_MIN) {
+        size_t lanes = wg * (contiguous ? vw * (size_t)ocx__param(&p, "ACC") : 1), least = ocx__div_up(n, lanes * MAX_RUN);
+        if (g < least) g = least;
+    }
     if (g > 65536) g = 65536;
 
     /* The kernels are built before the stream's lock is taken, so that a first call's compilation

@@ -431,25 +431,41 @@ START_TEST(test_nrm2_mixed)
 }
 END_TEST
 
-/* f32 sum of 10^8 random values: ≤ 1e-5 relative to a double reference. */
+/* f32 sum of 10^8 random values: <= 1e-5 relative to a double reference; also under the fewest
+ * accumulators parameters allow (one a work-item, groups of one, one group a compute unit, and one
+ * group up to 2^24 elements), where the library bounds each accumulator's run (reduce.c: MAX_RUN),
+ * and on the strided path (every second element), whose work-items add up an element at a time. */
 START_TEST(test_sum_1e8)
 {
     const size_t n = 100000000;
     float *hx = malloc(n * sizeof *hx);
     ck_assert_ptr_nonnull(hx);
     uint64_t seed = 4242;
-    long double ref = 0;
+    long double ref = 0, ref_even = 0;
     for (size_t i = 0; i < n; i++) {
         hx[i] = (float)trand_uniform(&seed, 0, 1);
         ref += hx[i];
+        if (i % 2 == 0) ref_even += hx[i];
     }
     ocx_buffer *x = tbuffer(OCX_F32, n, hx);
     free(hx);
-    double got = 0;
-    ck_ok(ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, n, x, 1, NULL, 1, &got, NULL, 0, NULL));
-    expect_class("large"); /* 10^8 ≥ 2^26 */
-    ck_assert_msg(fabs(got - (double)ref) <= 1e-5 * (double)ref, "sum of 1e8: %.10g, want %.10Lg (rel %.3g)", got,
-                  ref, fabs(got - (double)ref) / (double)ref);
+    static const char *const params[] = {NULL, "WG=1,VW=1,ACC=1,GROUPS_PER_CU=1,SOLO=16777216"};
+    for (int k = 0; k < 2; k++) {
+        if (params[k]) setenv("OCX_REDUCE_PARAMS", params[k], 1);
+        double got = 0, got_even = 0;
+        const ocx_status st_even =
+            ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, n / 2, x, 2, NULL, 1, &got_even, NULL, 0, NULL);
+        const ocx_status st = ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, n, x, 1, NULL, 1, &got, NULL, 0, NULL);
+        unsetenv("OCX_REDUCE_PARAMS"); /* before the assertions: the suite does not fork */
+        ck_ok(st_even);
+        ck_ok(st);
+        expect_class("large"); /* 10^8 >= 2^26 */
+        ck_assert_msg(fabs(got - (double)ref) <= 1e-5 * (double)ref, "%s: sum of 1e8: %.10g, want %.10Lg (rel %.3g)",
+                      params[k] ? params[k] : "defaults", got, ref, fabs(got - (double)ref) / (double)ref);
+        ck_assert_msg(fabs(got_even - (double)ref_even) <= 1e-5 * (double)ref_even,
+                      "%s: strided sum of 5e7: %.10g, want %.10Lg (rel %.3g)", params[k] ? params[k] : "defaults",
+                      got_even, ref_even, fabs(got_even - (double)ref_even) / (double)ref_even);
+    }
     ocx_buffer_destroy(x);
 }
 END_TEST
