@@ -381,7 +381,7 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * with one warning, so no profile can make a kernel fail. Files are read once per context: a new
  * profile takes effect in contexts created after it is written, without rebuilding ocx.
  * Size classes: vector operations and reductions of n elements are "small" below 2^16, "medium"
- * below 2^26 and "large" from 2^26 on; GEMM products of M*N*K below 2^31 are "medium", the others
+ * below 2^26 and "large" from 2^26 on (on CPUs from 2^23 on: beyond the caches); GEMM products of M*N*K below 2^31 are "medium", the others
  * "short_k" where K <= 256, else "large" from 2^38 on and "all" between; those small enough for the
  * direct kernel (up to 160^3) take the "small" class's work-group shape.
  * A profile without an entry for a class uses its "all" entry (the source's, before the next
@@ -471,10 +471,9 @@ typedef struct ocx_tune_options {
     void *user;
     volatile int *stop;    /* set *stop to 1 (a signal handler may) to end early */
     const char *classes;   /* comma-separated size classes: "all,small,medium,large,short_k"; NULL or
-                              "": every class but "short_k" (quick: "all"). "large" (vector, reduce
-                              at 2^26 elements) is tuned on GPUs only: on CPUs the "all" entry,
-                              measured beyond the caches, stands for it. "short_k" (GEMM, K <= 256)
-                              is tuned on GPUs and only when named. */
+                              "": every class but "short_k" (quick: "all", and on CPUs vector's
+                              and reduce's "large" too). GEMM's "large" is tuned on GPUs only.
+                              "short_k" (GEMM, K <= 256) is tuned on GPUs and only when named. */
     unsigned long long seed; /* the order candidates are sampled in: each entry draws from its own
                               generator seeded from this and its place in the run, so a seed
                               replays a run's candidates (cut where the budget differs); 0: a

@@ -338,13 +338,19 @@ int ocx__ladder_below(int kind, int v);
 /* Forces `values` for `fam` in the calling thread's next lookups (NULL: stop forcing). */
 void ocx__params_force(const ocx__family *fam, const int *values);
 /* Size classes of 1-D operations (vector, reduce) by element count: "small" below OCX__1D_MEDIUM
- * (launch-bound), "medium" below OCX__1D_LARGE, "large" from there on (long enough for a GPU's
- * steady-state bandwidth, where the best work-group count differs from the medium sizes'). A
- * class without a profile entry of its own takes the "all" entry. The tuner measures each class
- * inside these bounds (tune.c), so they are the one place that defines them. */
+ * (launch-bound), "medium" below the large bound, "large" from there on. On GPUs the bound is
+ * OCX__1D_LARGE (long enough for a GPU's steady-state bandwidth, where the best work-group count
+ * differs from the medium sizes'); on CPUs OCX__1D_LARGE_CPU, where an array leaves the caches
+ * and the best parameters change: on the 2-core AVX-512 Xeon (PoCL, f32) one stream a work-item
+ * in 16 groups ran reductions of 2^18-2^22 elements at 1.05-2.0x the four streams in 4 groups that
+ * win from 2^24 on (0.80-0.85x there for max and argmax at 2^24-2^25; tools/profile-ab). A class
+ * without a profile entry of its own takes the "all" entry. The tuner measures each class inside
+ * these bounds (tune.c), so they are the one place that defines them. */
 #define OCX__1D_MEDIUM ((size_t)1 << 16)
 #define OCX__1D_LARGE ((size_t)1 << 26)
-const char *ocx__size_class_1d(size_t n);
+#define OCX__1D_LARGE_CPU ((size_t)1 << 23)
+size_t ocx__1d_large(const ocx_context *ctx);
+const char *ocx__size_class_1d(const ocx_context *ctx, size_t n);
 /* GEMM size classes by M*N*K (gemm.c): below OCX__GEMM_MEDIUM "medium" (the tuner measures it at
  * 512^3), from OCX__GEMM_LARGE on "large" (measured at 8192^3, GPUs only), "all" between (4096^3 on
  * GPUs). Each class holds every GEMM parameter, the direct kernel's threshold included; products

@@ -95,9 +95,14 @@ int ocx__ladder_below(int kind, int v)
     return v;
 }
 
-const char *ocx__size_class_1d(size_t n)
+size_t ocx__1d_large(const ocx_context *ctx)
 {
-    return n < OCX__1D_MEDIUM ? "small" : n < OCX__1D_LARGE ? "medium" : "large";
+    return ctx->info.type == OCX_DEVICE_CPU ? OCX__1D_LARGE_CPU : OCX__1D_LARGE;
+}
+
+const char *ocx__size_class_1d(const ocx_context *ctx, size_t n)
+{
+    return n < OCX__1D_MEDIUM ? "small" : n < ocx__1d_large(ctx) ? "medium" : "large";
 }
 
 /* The reason names the parameter and its range (the text lives in a per-thread buffer until the

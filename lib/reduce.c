@@ -100,7 +100,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
 {
     ocx_dtype dt = x->dtype;
     ocx__params p;
-    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_reduce, dt, ocx__size_class_1d(n), &p));
+    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_reduce, dt, ocx__size_class_1d(ctx, n), &p));
     /* Only DTYPE, not ocx__dtype_defines' HAS_FP64 (reduce.cl reads f64 only as DTYPE=2): one program
      * per dtype whether or not the device (or OCX_DISABLE_FP64) offers fp64. */
     /* VW counts f32/f16 elements; f64 takes half as many (H200, 2^28 f64 dot: 3.7 TB/s with double4,

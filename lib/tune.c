@@ -53,15 +53,21 @@ typedef struct ocx__tune_case {
     ocx_dtype dtype;
     size_t n, m, k;          /* vector/reduce: n; gemm: m x n x k */
     ocx_buffer *x, *y, *z;   /* inputs and output */
-    ocx_buffer *zv[6];       /* reduce: views of z's elements, one per operation timed (3-5: in-cache runs) */
-    ocx_buffer *zc;          /* vector: the in-cache runs' output, z's elements from n on */
+    ocx_buffer *zv[3];       /* reduce: views of z's elements, one per value timed */
+    ocx_buffer *zi;          /* reduce: argmax's index (u32), checked against ref_index */
+    size_t ref_index;
+    /* Segments a measurement is timed in (0: one): the run leaves a marker at the end of each but
+     * the last, and segment s moves seg_work[s] of the work (time_run). */
+    int nmarks;
+    ocx_event marks[3];
+    double seg_work[4];
     double *ref;             /* host reference of the output */
     size_t nref;
     double tol;              /* relative tolerance per element (scaled by refscale) */
     double *refscale;
     ocx_dtype out_dtype;
     ocx_gemm_compute compute; /* gemm: the arithmetic (OCX_COMPUTE_TF32X3: the tensor-core f32 entries) */
-    size_t ncache;           /* vector/reduce: also in-cache runs on the first ncache elements (0: none) */
+    size_t reps;             /* vector/reduce: runs of the operation one measurement makes */
 } ocx__tune_case;
 
 static uint64_t rng_next(uint64_t *s)
@@ -181,8 +187,9 @@ static void case_free(ocx__tune_case *tc)
     if (!tc) return;
     ocx_buffer_destroy(tc->x);
     ocx_buffer_destroy(tc->y);
-    for (int i = 0; i < 6; i++) ocx_buffer_destroy(tc->zv[i]);
-    ocx_buffer_destroy(tc->zc);
+    for (int i = 0; i < 3; i++) ocx_buffer_destroy(tc->zv[i]);
+    ocx_buffer_destroy(tc->zi);
+    for (int i = 0; i < 3; i++) ocx_event_release(tc->marks[i]);
     ocx_buffer_destroy(tc->z);
     free(tc->ref);
     free(tc->refscale);
@@ -191,41 +198,33 @@ static void case_free(ocx__tune_case *tc)
 
 static int is_gpu(const ocx_context *ctx) { return ctx->info.type != OCX_DEVICE_CPU; }
 
-/* Problem sizes, each inside the class of ocx__size_class_1d it stands for. "all" (the medium
- * sizes, and any class without its own entry): 2^24 elements, where launch costs no longer
- * dominate and the budget still buys many candidates. "large": OCX__1D_LARGE (2^26), at a GPU's
- * steady-state bandwidth (H200, f32 sum of 2^28: the 2^24 winner, 16 groups per CU, 4.12 TB/s;
- * the defaults, 32, 4.16-4.17). 2^27 had cost the 60-s H200 run 3-8 s of set-up per entry (inputs,
- * host reference, read-back), which left entries out. Large is tuned on GPUs only (tunings[]): on a
- * CPU 2^24 elements are already far beyond the caches, and 2^26 would measure the same DRAM-bound
- * regime for a gigabyte of host reference that a CI budget (--quick: < 120 s, 2 cores) lacks. */
-static size_t n_1d(const char *cls, int quick)
+/* Problem sizes, each inside the class of ocx__size_class_1d it stands for (a class without an
+ * entry of its own takes "all"'s).
+ * - "small": 2^14 elements, launch-bound.
+ * - "all" on GPUs (the medium sizes): 2^24 elements (--quick 2^23), where launch costs no longer
+ *   dominate and the budget still buys many candidates.
+ * - "all" on CPUs (the medium sizes, below OCX__1D_LARGE_CPU: in the caches): 2^20 elements (4 MiB
+ *   of f32 an array), run 8 times a measurement, as a user's in-cache calls run back to back.
+ * - "large" on GPUs: OCX__1D_LARGE (2^26), at a GPU's steady-state bandwidth (H200, f32 sum of
+ *   2^28: the 2^24 winner, 16 groups per CU, 4.12 TB/s; the defaults, 32, 4.16-4.17). 2^27 had
+ *   cost the 60-s H200 run 3-8 s of set-up per entry (inputs, host reference, read-back), which
+ *   left entries out.
+ * - "large" on CPUs: 2^24 elements (64 MiB of f32 an array), beyond the caches.
+ * Until both CPU classes had entries of their own, "all" measured 2^23 elements with in-cache runs
+ * of 2^20 besides. On the 2-core AVX-512 Xeon its --quick runs then either kept the defaults or
+ * chose one stream a work-item in 16 groups (reduce), which ran 2^20 at 1.2x and 2^25 at 0.80-0.85x
+ * (max, argmax). On the 2-core AVX-512 EPYC, timed at 2^23 alone, a --quick run had chosen 4-wide
+ * vectors and one stream a work-item for the vector family, which ran axpy and scale of 2^20 f32 at
+ * 0.40-0.63x and 0.35-0.50x CLBlast. */
+static size_t n_1d(const ocx_context *ctx, const char *cls, int quick)
 {
     if (!strcmp(cls, "small")) return OCX__1D_MEDIUM / 4;
-    if (!strcmp(cls, "large")) return OCX__1D_LARGE;
-    return (size_t)1 << (quick ? 23 : 24);
+    if (!strcmp(cls, "large")) return is_gpu(ctx) ? OCX__1D_LARGE : 2 * OCX__1D_LARGE_CPU;
+    return (size_t)1 << (!is_gpu(ctx) ? 20 : quick ? 23 : 24);
 }
-
-/* On CPUs an "all" entry stands for in-cache sizes too: besides its run over n elements (beyond
- * the caches), each measurement runs the operation on the first 2^20 elements (4 MiB of f32 an
- * array, 8 of f64: within the last-level cache) as many times as move the same bytes, so a
- * candidate slow there loses. Those runs write results of their own (checked as the whole run's
- * are): z's elements from n on (vector), the second three (reduce). Timed at 2^23 alone, a --quick
- * run on the 2-core AVX-512 EPYC (PoCL) chose 4-wide vectors and one stream a work-item for the
- * vector family (+2.7% in the tuner), which then ran axpy and scale of 2^20 f32 at 0.40-0.63x and
- * 0.35-0.50x CLBlast where the defaults ran 1.09-1.14x and 1.24-1.63x (3 alternating rounds; at
- * 2^24 0.89-1.04x and 0.82-0.95x against 1.00-1.06x and 1.01-1.11x). GPUs (where 2^20 elements are
- * a few microseconds of launches) are not measured so. The in-cache adds store normally (below
- * half the cache the library leaves non-temporal stores off: vector.c), so a candidate with NT=1
- * builds a second add program, as a user's in-cache add would. */
-static size_t cache_elems(const ocx_context *ctx, const char *cls, size_t n)
-{
-    return is_gpu(ctx) || strcmp(cls, "all") != 0 || n < ((size_t)1 << 21) ? 0 : (size_t)1 << 20;
-}
-/* How many in-cache runs a measurement makes: as many as move the whole run's bytes. */
-static size_t cache_reps(const ocx__tune_case *tc) { return tc->ncache ? tc->n / tc->ncache : 0; }
-/* Elements a measurement moves through each array: the whole run and the in-cache ones. */
-static double elements_1d(const ocx__tune_case *tc) { return (double)tc->n + (double)tc->ncache * cache_reps(tc); }
+static size_t reps_1d(const ocx_context *ctx, const char *cls) { return !is_gpu(ctx) && !strcmp(cls, "all") ? 8 : 1; }
+/* Elements a measurement moves through each array. */
+static double elements_1d(const ocx__tune_case *tc) { return (double)tc->n * (double)tc->reps; }
 
 /* A device input of n random values in [lo, hi); *host keeps them in the storage type (caller
  * frees; host_value reads them exactly). No array of doubles beside it: at 2^26 elements those
@@ -256,8 +255,8 @@ static ocx_status case_new(ocx_context *ctx, ocx_dtype dt, ocx_dtype out_dtype, 
 }
 
 /* Chunk c of a reference (host data x, y of n elements): x + y element by element into out
- * (add_chunk), or the sum of x's chunk, that of x*y's and the largest x into out[3c], out[3c+1] and
- * out[3c+2] (reduce_chunk). */
+ * (add_chunk), or the sum of x's chunk, that of x*y's, the largest x and its first index into
+ * out[4c] ... out[4c+3] (reduce_chunk). */
 typedef struct ref_job {
     ocx_dtype dt;
     const void *x, *y;
@@ -277,34 +276,34 @@ static void reduce_chunk(void *arg, size_t c)
     const ref_job *j = arg;
     size_t end = chunk_end(c, j->n);
     double sum = 0, dot = 0, max = -INFINITY;
+    size_t at = 0;
     for (size_t i = c * CHUNK; i < end; i++) {
         double x = host_value(j->dt, j->x, i);
         sum += x;
         dot += x * host_value(j->dt, j->y, i);
-        max = x > max ? x : max;
+        if (x > max) max = x, at = i;
     }
-    j->out[3 * c] = sum;
-    j->out[3 * c + 1] = dot;
-    j->out[3 * c + 2] = max;
+    j->out[4 * c] = sum;
+    j->out[4 * c + 1] = dot;
+    j->out[4 * c + 2] = max;
+    j->out[4 * c + 3] = (double)at;
 }
 
 /* vector: z = x + y */
 static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
-    size_t n = n_1d(cls, quick), nc = cache_elems(ctx, cls, n);
+    size_t n = n_1d(ctx, cls, quick);
     ocx__tune_case *tc;
-    OCX__FORWARD(case_new(ctx, dt, dt, n + nc, n + nc, 0, &tc));
+    OCX__FORWARD(case_new(ctx, dt, dt, n, n, 0, &tc));
     tc->n = n;
-    tc->ncache = nc;
+    tc->reps = reps_1d(ctx, cls);
     void *xv = NULL, *yv = NULL;
     ocx_status st = make_input(ctx, dt, n, -1, 1, 11, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, n, -1, 1, 12, &tc->y, &yv);
     if (st == OCX_OK) {
         ref_job j = {dt, xv, yv, n, tc->ref};
         parallel(nchunks(n), MAX_THREADS, add_chunk, &j);
-        memcpy(tc->ref + n, tc->ref, nc * sizeof *tc->ref); /* the in-cache adds' */
     }
-    if (st == OCX_OK && nc) st = ocx_buffer_view(tc->z, n, nc, &tc->zc);
     tc->tol = dt == OCX_F16 ? ldexp(1, -10) : dt == OCX_F64 ? ldexp(1, -52) : ldexp(1, -23);
     free(xv);
     free(yv);
@@ -320,48 +319,51 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
  * 0.99-1.08x (3 rounds each, alternating). The check covers add's outputs. */
 static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    for (size_t r = 0, reps = cache_reps(tc); r < reps; r++) {
-        OCX__FORWARD(ocx_add(ctx, NULL, tc->ncache, tc->x, tc->y, tc->zc, 0, NULL, NULL));
-        OCX__FORWARD(ocx_scale(ctx, NULL, tc->ncache, 1.0, tc->y, 1, 0, NULL, NULL));
+    for (size_t r = 0; r < tc->reps; r++) {
+        const int last = r + 1 == tc->reps;
+        OCX__FORWARD(ocx_add(ctx, NULL, tc->n, tc->x, tc->y, tc->z, 0, NULL, NULL));
+        OCX__FORWARD(ocx_scale(ctx, NULL, tc->n, 1.0, tc->y, 1, 0, NULL, last ? ev : NULL));
     }
-    OCX__FORWARD(ocx_add(ctx, NULL, tc->n, tc->x, tc->y, tc->z, 0, NULL, NULL));
-    return ocx_scale(ctx, NULL, tc->n, 1.0, tc->y, 1, 0, NULL, ev);
+    return OCX_OK;
 }
 static double vector_work(const ocx__tune_case *tc) { return 5.0 * elements_1d(tc) * ocx_dtype_size(tc->dtype); }
 
-/* reduce: the sum of x, the dot product of x and y and the largest x into a three-element result.
- * One array read and two, adds and comparisons: on PoCL (2-core EPYC, 2^24 f32) four streams a
+/* reduce: the sum of x, the dot product of x and y and the largest x into a three-element result,
+ * and the largest x's index into zi. One array read and two, adds, comparisons and the index scan
+ * (argmin and argmax scan blocks on CPUs: reduce.cl): on PoCL (2-core EPYC, 2^24 f32) four streams a
  * work-item ran sum at 1.3x one stream and dot level, eight streams sum at 1.2x and dot at 0.8x; on
  * the H200 a 60-s re-tune on sum + dot chose 4 accumulators in groups of 64 for 2^26 and more,
  * which ran sum and dot level and min, max and argmin at 0.86x the shipped entries (2^28 f32); tuned
- * on all three, every reduction ran at 0.96-1.01x them (f32 and f16, 2^26 and 2^28). */
+ * on all three, every reduction ran at 0.96-1.01x them (f32 and f16, 2^26 and 2^28). Tuned without
+ * argmax, a --quick run on the 2-core Xeon chose eight streams in 16 groups a core, which ran the
+ * other reductions of 2^20-2^22 f32 at 1.03-1.19x the defaults and argmax at 0.52-0.77x. */
 static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
     ocx__tune_case *tc;
-    size_t n = n_1d(cls, quick), nc = cache_elems(ctx, cls, n), nres = nc ? 6 : 3;
-    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, nres, nres, 0, &tc));
+    size_t n = n_1d(ctx, cls, quick);
+    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, 3, 3, 0, &tc));
     tc->n = n;
-    tc->ncache = nc;
+    tc->reps = reps_1d(ctx, cls);
     void *xv = NULL, *yv = NULL;
     ocx_status st = make_input(ctx, dt, tc->n, 0.5, 1.5, 21, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, tc->n, 0.5, 1.5, 22, &tc->y, &yv);
-    double *part = st == OCX_OK ? calloc(3 * nchunks(tc->n), sizeof *part) : NULL;
+    double *part = st == OCX_OK ? calloc(4 * nchunks(tc->n), sizeof *part) : NULL;
     if (st == OCX_OK && !part) st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     if (st == OCX_OK) { /* sums per chunk, then the chunks' in order: the same sums on every machine */
         ref_job j = {dt, xv, yv, tc->n, part};
         parallel(nchunks(tc->n), MAX_THREADS, reduce_chunk, &j);
-        /* results 0-2 over all n elements; 3-5 (the in-cache runs') over the first nc (whole chunks) */
-        for (size_t r = 0; r < nres; r += 3) {
-            tc->ref[r + 2] = -INFINITY;
-            for (size_t c = 0; c < (r ? nc / CHUNK : nchunks(tc->n)); c++) {
-                tc->ref[r] += part[3 * c];
-                tc->ref[r + 1] += part[3 * c + 1];
-                tc->ref[r + 2] = part[3 * c + 2] > tc->ref[r + 2] ? part[3 * c + 2] : tc->ref[r + 2];
-            }
+        tc->ref[2] = -INFINITY;
+        for (size_t c = 0; c < nchunks(tc->n); c++) {
+            tc->ref[0] += part[4 * c];
+            tc->ref[1] += part[4 * c + 1];
+            if (part[4 * c + 2] > tc->ref[2]) tc->ref[2] = part[4 * c + 2], tc->ref_index = (size_t)part[4 * c + 3];
         }
     }
     free(part);
-    for (size_t i = 0; i < nres && st == OCX_OK; i++) st = ocx_buffer_view(tc->z, i, 1, &tc->zv[i]);
+    for (size_t i = 0; i < 3 && st == OCX_OK; i++) st = ocx_buffer_view(tc->z, i, 1, &tc->zv[i]);
+    if (st == OCX_OK) st = upload(ctx, OCX_U32, 1, NULL, &tc->zi);
+    tc->nmarks = 3; /* the four operations, each timed on its own */
+    for (int i = 0; i < 4; i++) tc->seg_work[i] = (i == 1 ? 2.0 : 1.0) * (double)n * (double)tc->reps * ocx_dtype_size(dt);
     tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
     free(xv);
     free(yv);
@@ -371,18 +373,21 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
 }
 static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    static const ocx_reduce_op ops[3] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_REDUCE_MAX};
+    static const ocx_reduce_op ops[4] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_REDUCE_MAX, OCX_REDUCE_ARGMAX};
     ocx_status st = OCX_OK;
-    const size_t reps = cache_reps(tc);
-    for (size_t r = 0; r <= reps; r++) { /* the in-cache runs, then the whole */
-        const int whole = r == reps;
-        for (size_t i = 0; i < 3 && st == OCX_OK; i++)
-            st = ocx_reduce(ctx, NULL, ops[i], whole ? tc->n : tc->ncache, tc->x, 1, tc->y, 1,
-                            tc->zv[whole ? i : 3 + i], 0, NULL, whole && i == 2 ? ev : NULL);
+    for (size_t i = 0; i < 4 && st == OCX_OK; i++) {
+        for (size_t r = 0; r < tc->reps && st == OCX_OK; r++)
+            st = ocx_reduce(ctx, NULL, ops[i], tc->n, tc->x, 1, tc->y, 1, i < 3 ? tc->zv[i] : tc->zi, 0, NULL,
+                            i == 3 && r + 1 == tc->reps ? ev : NULL);
+        if (st == OCX_OK && i < 3 && !ocx__launch_is_build_only()) { /* (builds run on several threads) */
+            ocx_event_release(tc->marks[i]);
+            tc->marks[i] = NULL;
+            st = ocx_stream_marker(ctx, NULL, 0, NULL, &tc->marks[i]);
+        }
     }
     return st;
 }
-static double reduce_work(const ocx__tune_case *tc) { return 4.0 * elements_1d(tc) * ocx_dtype_size(tc->dtype); }
+static double reduce_work(const ocx__tune_case *tc) { return 5.0 * elements_1d(tc) * ocx_dtype_size(tc->dtype); }
 
 /* gemm: C (f32 for f16 inputs) = A * B, row-major: m x n x k */
 
@@ -531,6 +536,12 @@ static ocx_status verify(ocx_context *ctx, ocx__tune_case *tc)
     }
     free(bad);
     free(host);
+    if (st == OCX_OK && tc->zi) {
+        uint32_t got = UINT32_MAX;
+        st = ocx_buffer_read(ctx, NULL, tc->zi, 0, 1, &got, 0, NULL, NULL);
+        if (st == OCX_OK && got != tc->ref_index)
+            st = ocx__error(OCX_ERR_INTERNAL, "tune: wrong argmax %u, expected %zu", got, tc->ref_index);
+    }
     return st;
 }
 
@@ -543,7 +554,7 @@ typedef struct tuning_def {
     ocx_status (*run)(ocx_context *, ocx__tune_case *, ocx_event *);
     double (*work)(const ocx__tune_case *);
     const char *unit;
-    int gpu_only; /* not tuned on CPUs (see n_1d) */
+    int gpu_only; /* not tuned on CPUs */
     /* NULL, or whether the entry applies to this device and dtype (a vendor path). */
     int (*applies)(ocx_context *, ocx_dtype);
     int asked_only; /* tuned only when --classes names its class (outside a 60-s run's budget) */
@@ -565,7 +576,8 @@ static int tiled_applies(ocx_context *ctx, ocx_dtype dt)
 }
 
 /* What is tuned: each family's "all" entry (which also stands in for the classes without their
- * own), the launch-bound small sizes (GEMM's: the direct kernel), and on GPUs the large sizes. */
+ * own), the launch-bound small sizes (GEMM's: the direct kernel), and the large sizes (GEMM's on
+ * GPUs only). */
 /* SOLO (a threshold for one-group reductions) is not searched: the "small" entry's one size
  * cannot place it. On CPUs that entry's one group of n = 2^14 elements (under SOLO) leaves
  * GROUPS_PER_CU nothing to do. */
@@ -607,8 +619,9 @@ static const tuning_def tunings[] = {
      gemm_cpu_search},
     {"gemm_mma", "medium", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
     {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies},
-    {"vector", "large", &ocx__family_vector, vector_search, vector_setup, vector_run, vector_work, "GB/s", 1},
-    {"reduce", "large", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, reduce_work, "GB/s", 1},
+    {"vector", "large", &ocx__family_vector, vector_search, vector_setup, vector_run, vector_work, "GB/s"},
+    {"reduce", "large", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, reduce_work, "GB/s", 0, NULL, 0,
+     reduce_cpu_search},
     /* Asked for by name only: a 60-s H200 run already ends a second or two before its budget. */
     {"gemm", "short_k", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies, 1},
     {"gemm_mma", "short_k", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies,
@@ -829,7 +842,18 @@ static void build_batch(tuner *t, cand *c, int n)
         }
 }
 
-/* Device time of one run, bracketed by markers; falls back to the run's own event. */
+/* A marker's end on the device clock (0: not known). */
+static cl_ulong marker_end(ocx_event e)
+{
+    cl_ulong t = 0;
+    return e && clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof t, &t, NULL) == CL_SUCCESS ? t : 0;
+}
+
+/* Device time of one run, bracketed by markers; falls back to the run's own event. A run timed in
+ * segments (tc->nmarks) counts as the time its whole work takes at the geometric mean of the
+ * segments' rates, so that each operation weighs the same whatever its speed: timed as one, a
+ * --quick run on the 2-core Xeon chose what ran argmax (the slowest reduction there) 1.2-2.8x
+ * faster and the others at 0.70-0.97x at 2^18-2^20 f32. */
 static double time_run(tuner *t)
 {
     ocx_event before = NULL, after = NULL, ev = NULL;
@@ -837,9 +861,19 @@ static double time_run(tuner *t)
     if (ocx_stream_marker(t->ctx, NULL, 0, NULL, &before) != OCX_OK) return -1;
     if (t->def->run(t->ctx, t->tc, &ev) == OCX_OK && ocx_stream_marker(t->ctx, NULL, 0, NULL, &after) == OCX_OK &&
         ocx_event_wait(1, &after) == OCX_OK) {
-        cl_ulong b = 0, a = 0;
-        if (clGetEventProfilingInfo(before, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) == CL_SUCCESS &&
-            clGetEventProfilingInfo(after, CL_PROFILING_COMMAND_END, sizeof a, &a, NULL) == CL_SUCCESS && a > b)
+        const ocx__tune_case *tc = t->tc;
+        cl_ulong b = marker_end(before), a = marker_end(after);
+        if (b && a > b && tc->nmarks) {
+            double logs = 0, work = 0;
+            cl_ulong from = b;
+            for (int s = 0; s <= tc->nmarks && logs == logs; s++) {
+                const cl_ulong to = s < tc->nmarks ? marker_end(tc->marks[s]) : a;
+                logs += to > from ? log(tc->seg_work[s] / (double)(to - from)) : NAN;
+                work += tc->seg_work[s];
+                from = to;
+            }
+            ns = logs == logs ? work / exp(logs / (tc->nmarks + 1)) : (double)(a - b);
+        } else if (b && a > b)
             ns = (double)(a - b);
         else {
             uint64_t e = 0;
@@ -871,6 +905,8 @@ static double evaluate(tuner *t, const int *v)
     }
     ocx_event ev = NULL;
     ocx_status st = ocx_buffer_fill(t->ctx, NULL, t->tc->z, 0, ocx_buffer_length(t->tc->z), poison, 0, NULL, NULL);
+    const uint32_t no_index = UINT32_MAX;
+    if (st == OCX_OK && t->tc->zi) st = ocx_buffer_fill(t->ctx, NULL, t->tc->zi, 0, 1, &no_index, 0, NULL, NULL);
     if (st == OCX_OK) st = t->def->run(t->ctx, t->tc, &ev);
     ocx_event_release(ev);
     if (st == OCX_OK) st = ocx_stream_finish(t->ctx, NULL);
@@ -1376,11 +1412,17 @@ static int weight_of(const tuning_def *def)
 {
     return !strcmp(def->unit, "GFLOP/s") && strcmp(def->size_class, "small") != 0 ? 2 : 1;
 }
-/* An entry's weight in sharing out the budget. On CPUs every entry weighs the same: there a GEMM
- * candidate costs the least (2-core EPYC, PoCL: a 768^3 candidate built and ran in under 0.5 s, a
- * reduction's three programs took 1-1.6 s each to build), and the double share had left the
- * reduce entry of a --quick run 2 candidates in 20 s while GEMM's converged with 23 s unused. */
-static int share_weight(const tuning_def *def, int gpu) { return gpu ? weight_of(def) : 1; }
+/* An entry's weight in sharing out the budget. On CPUs every entry weighed the same while a --quick
+ * run tuned three: there a GEMM candidate costs the least (2-core EPYC, PoCL: a 768^3 candidate
+ * built and ran in under 0.5 s, a reduction's three programs took 1-1.6 s each to build), and the
+ * double share had left the reduce entry 2 candidates in 20 s while GEMM's converged with 23 s
+ * unused. With the 1-D families' "large" entries (five in a --quick run), an even share left GEMM
+ * 17 s, in which four runs on the 2-core Xeon kept the defaults (one with 28 s had found tiles that
+ * ran 1.00-1.08x them); the 1-D entries' 14 s still buys the reduce entries 100-140 candidates. */
+static int share_weight(const tuning_def *def, int gpu)
+{
+    return gpu || !strcmp(def->size_class, "all") ? weight_of(def) : 1;
+}
 
 /* Seconds an entry takes before its first candidate has a rate (inputs, host reference, first build
  * and run), as seen on the H200: a second for the 1-D families, 1.5 at their large size (2^26
@@ -1412,6 +1454,14 @@ static double least_cost(const tuning_def *def, int prebuilt, int gpu)
 static double cold_build(const tuning_def *def, int gpu)
 {
     return !gpu || weight_of(def) == 1 ? 0.0 : def->fam == &ocx__family_gemm ? 14.0 : 10.0;
+}
+
+/* --quick tunes the "all" entries; on CPUs also the "large" ones (vector and reduce: GEMM's are
+ * tuned on GPUs only), for arrays beyond the caches, whose best parameters differ from the in-cache
+ * sizes' (ocx_internal.h). */
+static int in_quick(const ocx_context *ctx, const tuning_def *def)
+{
+    return !strcmp(def->size_class, "all") || (!is_gpu(ctx) && !strcmp(def->size_class, "large"));
 }
 
 static int listed(const char *list, const char *word)
@@ -1460,14 +1510,14 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
                          "ocx_tune: dtype '%s' is not tunable (f32, f16, f64)", tok);
     }
     /* Which entries: families × dtypes (f32 and f16 unless told) × size classes (every class unless
-     * told; --quick: "all"). */
+     * told; --quick: in_quick's). */
     static const ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
     struct { const tuning_def *def; ocx_dtype dt; } todo[3 * NTUNINGS];
     int ntodo = 0;
     for (size_t f = 0; f < NTUNINGS; f++) {
         const char *cls = tunings[f].size_class;
         int lf = listed(opt->families, tunings[f].family), lc = listed(opt->classes, cls);
-        if (lf == 0 || lc == 0 || (lc < 0 && (tunings[f].asked_only || (opt->quick && strcmp(cls, "all") != 0))))
+        if (lf == 0 || lc == 0 || (lc < 0 && (tunings[f].asked_only || (opt->quick && !in_quick(ctx, &tunings[f])))))
             continue;
         if (tunings[f].gpu_only && !is_gpu(ctx)) {
             if (lc > 0)
@@ -1491,7 +1541,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         }
     }
     OCX__FAIL_IF(!ntodo, OCX_ERR_UNSUPPORTED, "ocx_tune: no entry of the families, dtypes and classes asked for "
-                 "is tunable on this device (f64 needs cl_khr_fp64, the large and short_k classes a GPU; gemm_mma "
+                 "is tunable on this device (f64 needs cl_khr_fp64, GEMM's large and short_k classes a GPU; gemm_mma "
                  "an NVIDIA GPU whose probe passed, its f32 entries --kernels and --dtypes naming them and a class "
                  "other than short_k)");
     char target[PATH_MAX];

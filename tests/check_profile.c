@@ -225,8 +225,8 @@ START_TEST(test_used_by_operations_and_stale_marked)
 }
 END_TEST
 
-/* Size classes: a reduction of 2^26 elements or more looks up "large", a shorter one "medium", and
- * each class without an entry of its own takes the source's "all" entry. */
+/* Size classes: a reduction of 2^26 elements or more (on CPUs 2^23) looks up "large", a shorter one
+ * "medium", and each class without an entry of its own takes the source's "all" entry. */
 START_TEST(test_size_classes)
 {
     json_t *j = profile_with(16, 0, 0);
@@ -253,7 +253,7 @@ START_TEST(test_size_classes)
         ck_assert_msg(strncmp(info.params, i ? "WG=8 " : "WG=4 ", 5) == 0, "%s: params %s", asked[i], info.params);
     }
     /* The real thing, at the boundary. */
-    const size_t n = (size_t)1 << 26;
+    const size_t n = (size_t)1 << (dev.type == OCX_DEVICE_CPU ? 23 : 26);
     ocx_buffer *x = NULL;
     ck_ok(ocx_buffer_create(ctx, OCX_F32, n, &x));
     ck_ok(ocx_fill(ctx, NULL, n, 0.5, x, 1, 0, NULL, NULL));
@@ -974,7 +974,16 @@ START_TEST(test_tuning_round_trip)
     ck_assert_int_eq(json_integer_value(json_object_get(j, "schema")), 1);
     json_t *e = json_array_get(json_object_get(j, "entries"), 0);
     ck_assert_str_eq(json_string_value(json_object_get(e, "family")), "vector");
+    ck_assert_str_eq(json_string_value(json_object_get(e, "size_class")), "all");
     ck_assert(json_real_value(json_object_get(e, "rate")) > 0);
+    /* --quick: "all"; on CPUs also "large" (beyond the caches) for the 1-D families. */
+    const size_t nentries = json_array_size(json_object_get(j, "entries"));
+    ck_assert_uint_eq(nentries, dev.type == OCX_DEVICE_CPU ? 2 : 1);
+    if (nentries == 2) {
+        json_t *l = json_array_get(json_object_get(j, "entries"), 1);
+        ck_assert_str_eq(json_string_value(json_object_get(l, "size_class")), "large");
+        ck_assert(json_real_value(json_object_get(l, "rate")) > 0);
+    }
     int wg = (int)json_integer_value(json_object_get(json_object_get(e, "params"), "WG"));
     json_decref(j);
     /* The entry's work-group size is one a measured candidate had. */
@@ -1032,7 +1041,7 @@ START_TEST(test_tuning_round_trip)
 }
 END_TEST
 
-/* --classes picks the size classes (and overrides --quick's "all" only); the large class is tuned
+/* --classes picks the size classes (and overrides --quick's choice); GEMM's large class is tuned
  * on GPUs only, so a CPU asked for nothing else tunes nothing. */
 START_TEST(test_tuning_classes)
 {
@@ -1054,6 +1063,7 @@ START_TEST(test_tuning_classes)
     json_decref(j);
     if (info.type == OCX_DEVICE_CPU) {
         unlink(path);
+        opt.families = "gemm";
         opt.classes = "large";
         ck_status(ocx_tune(ctx, &opt), OCX_ERR_UNSUPPORTED);
         ck_assert_int_ne(access(path, F_OK), 0);
@@ -1071,8 +1081,8 @@ START_TEST(test_tool_outlives_a_crash)
     path_in(dir_env, path, sizeof path);
     snprintf(err, sizeof err, "%s/tune.err", root);
     setenv("OCX_TUNE_ABORT_AT", "0", 1);
-    const char *args[] = {"--quick", "--kernels", "vector,reduce", "--dtypes", "f32", "--budget", "30", "--verbose",
-                          "--out", path, NULL};
+    const char *args[] = {"--quick", "--kernels", "vector,reduce", "--classes", "all", "--dtypes", "f32",
+                          "--budget", "30", "--verbose", "--out", path, NULL};
     int rc = trun_tool("ocx-tune", "/dev/null", err, args);
     unsetenv("OCX_TUNE_ABORT_AT");
     FILE *f = fopen(err, "r");
@@ -1133,7 +1143,8 @@ START_TEST(test_tool_paths_and_resume)
     snprintf(link, sizeof link, "%s/link.json", root);
     snprintf(target, sizeof target, "%s/target.json", root);
     ck_assert_int_eq(symlink("target.json", link), 0);
-    const char *via_link[] = {"--quick", "--kernels", "vector", "--dtypes", "f32", "--budget", "8", "--out", link, NULL};
+    const char *via_link[] = {"--quick", "--kernels", "vector", "--classes", "all", "--dtypes", "f32", "--budget", "8",
+                              "--out", link, NULL};
     ck_assert_msg(trun_tool("ocx-tune", "/dev/null", err, via_link) == 0, "%s", read_text(err));
     struct stat sb;
     ck_assert_int_eq(lstat(link, &sb), 0);
@@ -1145,8 +1156,8 @@ START_TEST(test_tool_paths_and_resume)
     json_object_set_new(params, "WG", json_integer(3)); /* not a power of two: refused by the library */
     ck_assert_int_eq(json_dump_file(j, target, 0), 0);
     json_decref(j);
-    const char *resume[] = {"--quick", "--kernels", "vector", "--dtypes", "f32", "--budget", "8", "--resume", "--out",
-                            link, NULL};
+    const char *resume[] = {"--quick", "--kernels", "vector", "--classes", "all", "--dtypes", "f32", "--budget", "8",
+                            "--resume", "--out", link, NULL};
     unsetenv("OCX_QUIET"); /* the warning is the tool's to show */
     const int rc = trun_tool("ocx-tune", "/dev/null", err, resume);
     setenv("OCX_QUIET", "1", 1);
