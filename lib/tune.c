@@ -46,6 +46,12 @@
 #define MAX_VISITED 1024
 #define BATCH 6
 #define CONFIRM_TOP 3 /* candidates measured again against the defaults (confirm) */
+/* Rounds of confirm() at most: on CPUs 5, whose measurements move more. With 3 on the 2-core Xeon,
+ * 3 of 4 --quick runs kept a reduce "large" entry 3-5% ahead in the tuner that ran level or behind
+ * the defaults in tools/profile-ab (max at 2^24: 0.81-0.95x): a candidate no better than the
+ * defaults beats them in each of 3 rounds one time in 8, and in each of 5 one time in 32. */
+#define CONFIRM_ROUNDS(gpu) ((gpu) ? 3 : 5)
+#define MAX_COPIES 7
 
 /* ---- the representative operation of each family ------------------------------------------------ */
 
@@ -61,6 +67,11 @@ typedef struct ocx__tune_case {
     int nmarks;
     ocx_event marks[3];
     double seg_work[4];
+    struct ocx__tune_case *sub[2]; /* gemm on CPUs: smaller products, run (and checked) before this one */
+    int nsub;
+    ocx_buffer *xs[MAX_COPIES], *ys[MAX_COPIES]; /* vector/reduce: copies of x and y the runs cycle through */
+    int ncopies;
+    unsigned next;
     double *ref;             /* host reference of the output */
     size_t nref;
     double tol;              /* relative tolerance per element (scaled by refscale) */
@@ -187,9 +198,11 @@ static void case_free(ocx__tune_case *tc)
     if (!tc) return;
     ocx_buffer_destroy(tc->x);
     ocx_buffer_destroy(tc->y);
+    for (int i = 0; i < tc->ncopies; i++) ocx_buffer_destroy(tc->xs[i]), ocx_buffer_destroy(tc->ys[i]);
     for (int i = 0; i < 3; i++) ocx_buffer_destroy(tc->zv[i]);
     ocx_buffer_destroy(tc->zi);
     for (int i = 0; i < 3; i++) ocx_event_release(tc->marks[i]);
+    for (int i = 0; i < tc->nsub; i++) case_free(tc->sub[i]);
     ocx_buffer_destroy(tc->z);
     free(tc->ref);
     free(tc->refscale);
@@ -225,6 +238,34 @@ static size_t n_1d(const ocx_context *ctx, const char *cls, int quick)
 static size_t reps_1d(const ocx_context *ctx, const char *cls) { return !is_gpu(ctx) && !strcmp(cls, "all") ? 8 : 1; }
 /* Elements a measurement moves through each array. */
 static double elements_1d(const ocx__tune_case *tc) { return (double)tc->n * (double)tc->reps; }
+
+/* On CPUs a "large" entry's runs cycle through copies of x and y that, with them, exceed the
+ * device's global memory cache, so that each run reads its arrays from memory, as an array beyond
+ * the caches is read. The 2-core Xeon reports 480 MiB of cache: its 2^24 f32 elements, read run
+ * after run, stayed in it, and --quick runs chose one stream a work-item, which then ran 2^24-2^25
+ * at 0.81-0.97x the defaults in tools/profile-ab (whose sizes take turns). */
+static ocx_status add_copies(ocx_context *ctx, ocx__tune_case *tc, const char *cls)
+{
+    if (is_gpu(ctx) || strcmp(cls, "large") != 0) return OCX_OK;
+    const double bytes = 2.0 * (double)tc->n * (double)ocx_dtype_size(tc->dtype);
+    double want = ceil((double)ctx->info.global_mem_cache_bytes / bytes);
+    for (int i = 0; i < want && i < MAX_COPIES; i++) {
+        OCX__FORWARD(ocx_buffer_create(ctx, tc->dtype, tc->n, &tc->xs[i]));
+        tc->ncopies = i + 1; /* (freed by case_free from here on) */
+        OCX__FORWARD(ocx_buffer_create(ctx, tc->dtype, tc->n, &tc->ys[i]));
+        OCX__FORWARD(ocx_buffer_copy(ctx, NULL, tc->x, 0, tc->xs[i], 0, tc->n, 0, NULL, NULL));
+        OCX__FORWARD(ocx_buffer_copy(ctx, NULL, tc->y, 0, tc->ys[i], 0, tc->n, 0, NULL, NULL));
+    }
+    return ocx_stream_finish(ctx, NULL);
+}
+/* The inputs of a 1-D run: x and y, or the next of their copies. */
+static void inputs(ocx__tune_case *tc, ocx_buffer **x, ocx_buffer **y)
+{
+    /* (not while builds run on several threads) */
+    const unsigned k = tc->ncopies && !ocx__launch_is_build_only() ? tc->next++ % (unsigned)(tc->ncopies + 1) : 0;
+    *x = k ? tc->xs[k - 1] : tc->x;
+    *y = k ? tc->ys[k - 1] : tc->y;
+}
 
 /* A device input of n random values in [lo, hi); *host keeps them in the storage type (caller
  * frees; host_value reads them exactly). No array of doubles beside it: at 2^26 elements those
@@ -307,6 +348,7 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     tc->tol = dt == OCX_F16 ? ldexp(1, -10) : dt == OCX_F64 ? ldexp(1, -52) : ldexp(1, -23);
     free(xv);
     free(yv);
+    if (st == OCX_OK) st = add_copies(ctx, tc, cls);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
@@ -321,8 +363,11 @@ static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev
 {
     for (size_t r = 0; r < tc->reps; r++) {
         const int last = r + 1 == tc->reps;
-        OCX__FORWARD(ocx_add(ctx, NULL, tc->n, tc->x, tc->y, tc->z, 0, NULL, NULL));
-        OCX__FORWARD(ocx_scale(ctx, NULL, tc->n, 1.0, tc->y, 1, 0, NULL, last ? ev : NULL));
+        ocx_buffer *x, *y;
+        inputs(tc, &x, &y);
+        OCX__FORWARD(ocx_add(ctx, NULL, tc->n, x, y, tc->z, 0, NULL, NULL));
+        inputs(tc, &x, &y);
+        OCX__FORWARD(ocx_scale(ctx, NULL, tc->n, 1.0, y, 1, 0, NULL, last ? ev : NULL));
     }
     return OCX_OK;
 }
@@ -367,6 +412,7 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
     free(xv);
     free(yv);
+    if (st == OCX_OK) st = add_copies(ctx, tc, cls);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
@@ -376,9 +422,12 @@ static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev
     static const ocx_reduce_op ops[4] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_REDUCE_MAX, OCX_REDUCE_ARGMAX};
     ocx_status st = OCX_OK;
     for (size_t i = 0; i < 4 && st == OCX_OK; i++) {
-        for (size_t r = 0; r < tc->reps && st == OCX_OK; r++)
-            st = ocx_reduce(ctx, NULL, ops[i], tc->n, tc->x, 1, tc->y, 1, i < 3 ? tc->zv[i] : tc->zi, 0, NULL,
+        for (size_t r = 0; r < tc->reps && st == OCX_OK; r++) {
+            ocx_buffer *x, *y;
+            inputs(tc, &x, &y);
+            st = ocx_reduce(ctx, NULL, ops[i], tc->n, x, 1, y, 1, i < 3 ? tc->zv[i] : tc->zi, 0, NULL,
                             i == 3 && r + 1 == tc->reps ? ev : NULL);
+        }
         if (st == OCX_OK && i < 3 && !ocx__launch_is_build_only()) { /* (builds run on several threads) */
             ocx_event_release(tc->marks[i]);
             tc->marks[i] = NULL;
@@ -423,19 +472,11 @@ static void gemm_ref_cols(void *arg, size_t c)
     }
 }
 
-static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+static double gemm_work(const ocx__tune_case *tc);
+
+/* One product, s x s x k, with its inputs and reference rows. */
+static ocx_status gemm_case(ocx_context *ctx, ocx_dtype dt, size_t s, size_t k, ocx__tune_case **out)
 {
-    /* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults: 128^3 on
-     * GPUs, 16^3 on CPUs); "medium" is below OCX__GEMM_MEDIUM, "large" at or above OCX__GEMM_LARGE;
-     * "short_k" (GPUs only) is s x s x 128, K within OCX__GEMM_SHORT_K. CPUs take 1024^3 in --quick
-     * runs too (formerly 768^3): at 768^3 on the 2-core EPYC the former defaults' 8x32 tiles on one
-     * work-item ran level with 32x32 on four, which ran 1024^3 and 2048^3 at 1.1-1.6x their rate. */
-    size_t s = !strcmp(cls, "small")    ? (is_gpu(ctx) ? 128 : 16)
-               : !strcmp(cls, "medium") ? 512
-               : !strcmp(cls, "large") || !strcmp(cls, "short_k") ? 8192 /* GPUs only: 2^39 >= OCX__GEMM_LARGE */
-               : is_gpu(ctx)           ? (quick ? 2048 : 4096)
-                                       : 1024;
-    size_t k = !strcmp(cls, "short_k") ? 128 : s;
     /* Checking every element of a 4096² product on the host is too slow: 16 rows spread over it, one
      * in each band of s/16 rows at scattered offsets (so at different rows of the tiles and register
      * tiles), every column of each; the host needs a quarter of the time 64 rows took. */
@@ -463,6 +504,43 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
     *out = tc;
     return st;
 }
+
+/* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults: 128^3 on GPUs,
+ * 16^3 on CPUs); "medium" is below OCX__GEMM_MEDIUM, "large" at or above OCX__GEMM_LARGE; "short_k"
+ * (GPUs only) is s x s x 128, K within OCX__GEMM_SHORT_K. CPUs take 1024^3 in --quick runs too
+ * (formerly 768^3): at 768^3 on the 2-core EPYC the former defaults' 8x32 tiles on one work-item ran
+ * level with 32x32 on four, which ran 1024^3 and 2048^3 at 1.1-1.6x their rate. On CPUs, where the
+ * "all" entry stands for every size without its own (a --quick run tunes no other GEMM class), it
+ * is measured at 128^3 and 384^3 (a partial tile at most sizes) as well, each product timed on its
+ * own and weighing the same (time_run): timed at 1024^3 alone, a --quick run on the 2-core Xeon
+ * chose 256x128 tiles on 128 work-items, which ran 1024^3-2048^3 at up to 1.3x the defaults and
+ * 128^3-512^3 at 0.66-0.97x. */
+static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+{
+    size_t s = !strcmp(cls, "small")    ? (is_gpu(ctx) ? 128 : 16)
+               : !strcmp(cls, "medium") ? 512
+               : !strcmp(cls, "large") || !strcmp(cls, "short_k") ? 8192 /* GPUs only: 2^39 >= OCX__GEMM_LARGE */
+               : is_gpu(ctx)           ? (quick ? 2048 : 4096)
+                                       : 1024;
+    OCX__FORWARD(gemm_case(ctx, dt, s, !strcmp(cls, "short_k") ? 128 : s, out));
+    ocx__tune_case *tc = *out;
+    /* each smaller product run as often as takes a millisecond or more (at 100 GFLOP/s), back to
+     * back as a user's calls would: timed once, a 128^3 product's segment (40 us) moved 22-120
+     * GFLOP/s from run to run with the launch around it */
+    static const size_t subs[2] = {128, 384}, sub_reps[2] = {32, 4};
+    ocx_status st = OCX_OK;
+    for (int i = 0; i < 2 && st == OCX_OK && !is_gpu(ctx) && !strcmp(cls, "all"); i++) {
+        st = gemm_case(ctx, dt, subs[i], subs[i], &tc->sub[tc->nsub]);
+        if (st != OCX_OK) break;
+        tc->sub[tc->nsub]->reps = sub_reps[i];
+        tc->seg_work[tc->nsub] = gemm_work(tc->sub[tc->nsub]);
+        tc->nsub++;
+    }
+    tc->nmarks = tc->nsub;
+    tc->seg_work[tc->nsub] = 2.0 * tc->m * tc->n * tc->k;
+    if (st != OCX_OK) case_free(tc), *out = NULL;
+    return st;
+}
 /* The tensor-core entries: f16 products as gemm_setup's, and f32 ones under OCX_COMPUTE_TF32X3, each
  * of whose products may be off by 2^-19 of |a·b| (ocx.h) on top of f32's summation. */
 static ocx_status mma_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
@@ -476,6 +554,16 @@ static ocx_status mma_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int
 }
 static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
+    for (int i = 0; i < tc->nsub; i++) { /* the smaller products first, a marker after each */
+        OCX__FORWARD(gemm_run(ctx, tc->sub[i], NULL));
+        if (ocx__launch_is_build_only()) continue; /* (builds run on several threads) */
+        ocx_event_release(tc->marks[i]);
+        tc->marks[i] = NULL;
+        OCX__FORWARD(ocx_stream_marker(ctx, NULL, 0, NULL, &tc->marks[i]));
+    }
+    for (size_t r = 1; r < tc->reps; r++) /* (reps: 0 or 1 for one run) */
+        OCX__FORWARD(ocx_gemm_ex(ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, tc->m, tc->n, tc->k, 1.0, tc->x, 0, tc->k,
+                                 0, tc->y, 0, tc->n, 0, 0.0, tc->z, 0, tc->n, 0, 1, tc->compute, 0, NULL, NULL));
     OCX__FORWARD(ocx_gemm_ex(ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, tc->m, tc->n, tc->k, 1.0, tc->x, 0, tc->k, 0,
                              tc->y, 0, tc->n, 0, 0.0, tc->z, 0, tc->n, 0, 1, tc->compute, 0, NULL, ev));
     /* TF32X3 is a permission: a product it does not take runs on the f32 kernels, which must not be
@@ -486,7 +574,12 @@ static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
                  OCX_ERR_INTERNAL, "tune: the TF32X3 product did not run on the tensor cores");
     return OCX_OK;
 }
-static double gemm_work(const ocx__tune_case *tc) { return 2.0 * tc->m * tc->n * tc->k; }
+static double gemm_work(const ocx__tune_case *tc)
+{
+    double w = 2.0 * tc->m * tc->n * tc->k * (double)(tc->reps > 1 ? tc->reps : 1);
+    for (int i = 0; i < tc->nsub; i++) w += gemm_work(tc->sub[i]);
+    return w;
+}
 
 /* bad[c]: the first element of chunk c of the output that misses its reference, else nref. */
 typedef struct check_job {
@@ -536,6 +629,7 @@ static ocx_status verify(ocx_context *ctx, ocx__tune_case *tc)
     }
     free(bad);
     free(host);
+    for (int i = 0; i < tc->nsub && st == OCX_OK; i++) st = verify(ctx, tc->sub[i]);
     if (st == OCX_OK && tc->zi) {
         uint32_t got = UINT32_MAX;
         st = ocx_buffer_read(ctx, NULL, tc->zi, 0, 1, &got, 0, NULL, NULL);
@@ -905,6 +999,9 @@ static double evaluate(tuner *t, const int *v)
     }
     ocx_event ev = NULL;
     ocx_status st = ocx_buffer_fill(t->ctx, NULL, t->tc->z, 0, ocx_buffer_length(t->tc->z), poison, 0, NULL, NULL);
+    for (int i = 0; i < t->tc->nsub && st == OCX_OK; i++) /* (the same output dtype) */
+        st = ocx_buffer_fill(t->ctx, NULL, t->tc->sub[i]->z, 0, ocx_buffer_length(t->tc->sub[i]->z), poison, 0, NULL,
+                             NULL);
     const uint32_t no_index = UINT32_MAX;
     if (st == OCX_OK && t->tc->zi) st = ocx_buffer_fill(t->ctx, NULL, t->tc->zi, 0, 1, &no_index, 0, NULL, NULL);
     if (st == OCX_OK) st = t->def->run(t->ctx, t->tc, &ev);
@@ -1192,8 +1289,8 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
         climb(t, &sp, t->best, t->best_rate);
         climb_mirror(t, &sp);
         if (!sampling) break;
-        /* Later rounds leave confirm() time for its three rounds. */
-        t->deadline = share_end - 3 * (CONFIRM_TOP + 1) * t->eval_s;
+        /* Later rounds leave confirm() time for its rounds. */
+        t->deadline = share_end - CONFIRM_ROUNDS(is_gpu(t->ctx)) * (CONFIRM_TOP + 1) * t->eval_s;
         double left = t->deadline - ocx__now_s();
         if (left <= 0) break;
         until = ocx__now_s() + 0.5 * left;
@@ -1217,14 +1314,15 @@ static void confirm(tuner *t, const ocx__params *start)
     for (int i = 0; i < t->ntop; i++)
         if (memcmp(cand[i], start->v, sizeof cand[i]) != 0 && t->top_rate[i] >= t->default_rate) order[n++] = i;
     if (n == 0) return;
-    /* Up to 3 rounds, as many as the entry's share still holds (at least 1); where one round of
-     * them all does not fit, fewer candidates (at least the fastest: a 60-s H200 run ends its
-     * entries' shares in the climb). */
+    /* Up to CONFIRM_ROUNDS rounds, as many as the entry's share still holds (at least 1); where
+     * one round of them all does not fit, fewer candidates (at least the fastest: a 60-s H200 run
+     * ends its entries' shares in the climb). */
     double each = t->eval_s > 0 ? t->eval_s : 1, left = t->deadline - ocx__now_s();
     if (left < (n + 1) * each) n = left / each - 1 > 1 ? (int)(left / each) - 1 : 1;
     double per = (n + 1) * each;
-    int rounds = left >= 3 * per ? 3 : left >= 2 * per ? 2 : 1;
-    double got[CONFIRM_TOP][3], base[3];
+    int rounds = CONFIRM_ROUNDS(is_gpu(t->ctx));
+    while (rounds > 1 && left < rounds * per) rounds--;
+    double got[CONFIRM_TOP][5], base[5];
     for (int r = 0; r < rounds; r++) {
         for (int i = 0; i < n; i++) got[i][r] = evaluate(t, cand[order[i]]);
         base[r] = evaluate(t, start->v);

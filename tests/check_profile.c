@@ -1072,6 +1072,44 @@ START_TEST(test_tuning_classes)
 }
 END_TEST
 
+/* Every candidate of the reduce entries (sum, dot, max and argmax, each timed on its own; on CPUs
+ * "large" reads copies of its inputs in turn) and of the GEMM entry (on CPUs with two smaller
+ * products besides) runs and verifies: a failed candidate would mean the measurement itself is
+ * wrong, the defaults' first. */
+typedef struct entries_seen {
+    int measured[3], failed[3];
+} entries_seen;
+
+static void note_entries(void *user, const ocx_tune_progress *p)
+{
+    entries_seen *s = user;
+    const int e = !strcmp(p->family, "gemm") ? 2 : !strcmp(p->size_class, "large");
+    if (!p->message)
+        s->measured[e]++;
+    else if (strstr(p->message, "failed"))
+        s->failed[e]++;
+}
+
+START_TEST(test_tuning_measurements_verify)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    entries_seen seen = {{0}, {0}};
+    const int cpu = dev.type == OCX_DEVICE_CPU; /* (GPUs: "all" only; their large sizes take too long here) */
+    ocx_tune_options opt = {.families = "reduce,gemm", .dtypes = "f32", .classes = cpu ? "all,large" : "all",
+                            .budget_s = 12, .quick = 1, .out_path = path, .progress = note_entries, .user = &seen};
+    ck_ok(ocx_tune(ctx, &opt));
+    for (int e = 0; e < 3; e++) {
+        if (e == 1 && !cpu) continue;
+        ck_assert_msg(seen.measured[e] > 0 && seen.failed[e] == 0, "entry %d: %d measured, %d failed", e,
+                      seen.measured[e], seen.failed[e]);
+    }
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
 /* ocx-tune outlives a crash of its tuning process (a driver's compiler that aborts, as PoCL 3.1's
  * did): the run continues from the entries already written, and the profile ends complete. The
  * tool's test hook OCX_TUNE_ABORT_AT=0 aborts the first attempt right after its first entry. */
@@ -1364,6 +1402,7 @@ int main(void)
     tcase_add_test(core, test_vendor_class_defaults);
     tcase_add_test(core, test_lookups_kept);
     tcase_add_test(core, test_tuning_classes);
+    tcase_add_test(core, test_tuning_measurements_verify);
     tcase_add_test(core, test_tool_outlives_a_crash);
     tcase_add_test(core, test_tool_paths_and_resume);
     tcase_add_test(core, test_json_written_whole_from_threads);
