@@ -52,6 +52,9 @@
  * defaults beats them in each of 3 rounds one time in 8, and in each of 5 one time in 32. */
 #define CONFIRM_ROUNDS(gpu) ((gpu) ? 3 : 5)
 #define MAX_COPIES 7
+/* The reductions the reduce entries time, each a segment of its own (argmax last, into zi). */
+#define NRED 4
+static const ocx_reduce_op red_ops[NRED] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_REDUCE_MAX, OCX_REDUCE_ARGMAX};
 
 /* ---- the representative operation of each family ------------------------------------------------ */
 
@@ -59,14 +62,14 @@ typedef struct ocx__tune_case {
     ocx_dtype dtype;
     size_t n, m, k;          /* vector/reduce: n; gemm: m x n x k */
     ocx_buffer *x, *y, *z;   /* inputs and output */
-    ocx_buffer *zv[3];       /* reduce: views of z's elements, one per value timed */
+    ocx_buffer *zv[NRED - 1]; /* reduce: views of z's elements, one per value (red_ops but argmax) */
     ocx_buffer *zi;          /* reduce: argmax's index (u32), checked against ref_index */
     size_t ref_index;
     /* Segments a measurement is timed in (0: one): the run leaves a marker at the end of each but
      * the last, and segment s moves seg_work[s] of the work (time_run). */
     int nmarks;
-    ocx_event marks[3];
-    double seg_work[4];
+    ocx_event marks[NRED - 1]; /* (reduce has the most segments) */
+    double seg_work[NRED];
     struct ocx__tune_case *sub[2]; /* gemm on CPUs: smaller products, run (and checked) before this one */
     int nsub;
     ocx_buffer *xs[MAX_COPIES], *ys[MAX_COPIES]; /* vector/reduce: copies of x and y the runs cycle through */
@@ -199,9 +202,9 @@ static void case_free(ocx__tune_case *tc)
     ocx_buffer_destroy(tc->x);
     ocx_buffer_destroy(tc->y);
     for (int i = 0; i < tc->ncopies; i++) ocx_buffer_destroy(tc->xs[i]), ocx_buffer_destroy(tc->ys[i]);
-    for (int i = 0; i < 3; i++) ocx_buffer_destroy(tc->zv[i]);
+    for (int i = 0; i < NRED - 1; i++) ocx_buffer_destroy(tc->zv[i]);
     ocx_buffer_destroy(tc->zi);
-    for (int i = 0; i < 3; i++) ocx_event_release(tc->marks[i]);
+    for (int i = 0; i < NRED - 1; i++) ocx_event_release(tc->marks[i]);
     for (int i = 0; i < tc->nsub; i++) case_free(tc->sub[i]);
     ocx_buffer_destroy(tc->z);
     free(tc->ref);
@@ -232,7 +235,7 @@ static int is_gpu(const ocx_context *ctx) { return ctx->info.type != OCX_DEVICE_
 static size_t n_1d(const ocx_context *ctx, const char *cls, int quick)
 {
     if (!strcmp(cls, "small")) return OCX__1D_MEDIUM / 4;
-    if (!strcmp(cls, "large")) return is_gpu(ctx) ? OCX__1D_LARGE : 2 * OCX__1D_LARGE_CPU;
+    if (!strcmp(cls, "large")) return ocx__1d_large(ctx) * (is_gpu(ctx) ? 1 : 2);
     return (size_t)1 << (!is_gpu(ctx) ? 20 : quick ? 23 : 24);
 }
 static size_t reps_1d(const ocx_context *ctx, const char *cls) { return !is_gpu(ctx) && !strcmp(cls, "all") ? 8 : 1; }
@@ -373,6 +376,16 @@ static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev
 }
 static double vector_work(const ocx__tune_case *tc) { return 5.0 * elements_1d(tc) * ocx_dtype_size(tc->dtype); }
 
+/* Ends segment i of a measurement (time_run) with a marker. Not while builds run on several
+ * threads (tc is shared there, and nothing is timed). */
+static ocx_status end_segment(ocx_context *ctx, ocx__tune_case *tc, int i)
+{
+    if (ocx__launch_is_build_only()) return OCX_OK;
+    ocx_event_release(tc->marks[i]);
+    tc->marks[i] = NULL;
+    return ocx_stream_marker(ctx, NULL, 0, NULL, &tc->marks[i]);
+}
+
 /* reduce: the sum of x, the dot product of x and y and the largest x into a three-element result,
  * and the largest x's index into zi. One array read and two, adds, comparisons and the index scan
  * (argmin and argmax scan blocks on CPUs: reduce.cl): on PoCL (2-core EPYC, 2^24 f32) four streams a
@@ -386,7 +399,7 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
 {
     ocx__tune_case *tc;
     size_t n = n_1d(ctx, cls, quick);
-    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, 3, 3, 0, &tc));
+    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, NRED - 1, NRED - 1, 0, &tc));
     tc->n = n;
     tc->reps = reps_1d(ctx, cls);
     void *xv = NULL, *yv = NULL;
@@ -405,10 +418,11 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
         }
     }
     free(part);
-    for (size_t i = 0; i < 3 && st == OCX_OK; i++) st = ocx_buffer_view(tc->z, i, 1, &tc->zv[i]);
+    for (int i = 0; i < NRED - 1 && st == OCX_OK; i++) st = ocx_buffer_view(tc->z, (size_t)i, 1, &tc->zv[i]);
     if (st == OCX_OK) st = upload(ctx, OCX_U32, 1, NULL, &tc->zi);
-    tc->nmarks = 3; /* the four operations, each timed on its own */
-    for (int i = 0; i < 4; i++) tc->seg_work[i] = (i == 1 ? 2.0 : 1.0) * (double)n * (double)tc->reps * ocx_dtype_size(dt);
+    tc->nmarks = NRED - 1; /* each operation timed on its own */
+    for (int i = 0; i < NRED; i++)
+        tc->seg_work[i] = (red_ops[i] == OCX_REDUCE_DOT ? 2.0 : 1.0) * (double)n * (double)tc->reps * ocx_dtype_size(dt);
     tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
     free(xv);
     free(yv);
@@ -419,24 +433,25 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
 }
 static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    static const ocx_reduce_op ops[4] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_REDUCE_MAX, OCX_REDUCE_ARGMAX};
     ocx_status st = OCX_OK;
-    for (size_t i = 0; i < 4 && st == OCX_OK; i++) {
+    for (int i = 0; i < NRED && st == OCX_OK; i++) {
+        const int last = i + 1 == NRED;
         for (size_t r = 0; r < tc->reps && st == OCX_OK; r++) {
             ocx_buffer *x, *y;
             inputs(tc, &x, &y);
-            st = ocx_reduce(ctx, NULL, ops[i], tc->n, x, 1, y, 1, i < 3 ? tc->zv[i] : tc->zi, 0, NULL,
-                            i == 3 && r + 1 == tc->reps ? ev : NULL);
+            st = ocx_reduce(ctx, NULL, red_ops[i], tc->n, x, 1, y, 1, last ? tc->zi : tc->zv[i], 0, NULL,
+                            last && r + 1 == tc->reps ? ev : NULL);
         }
-        if (st == OCX_OK && i < 3 && !ocx__launch_is_build_only()) { /* (builds run on several threads) */
-            ocx_event_release(tc->marks[i]);
-            tc->marks[i] = NULL;
-            st = ocx_stream_marker(ctx, NULL, 0, NULL, &tc->marks[i]);
-        }
+        if (st == OCX_OK && !last) st = end_segment(ctx, tc, i);
     }
     return st;
 }
-static double reduce_work(const ocx__tune_case *tc) { return 5.0 * elements_1d(tc) * ocx_dtype_size(tc->dtype); }
+static double reduce_work(const ocx__tune_case *tc)
+{
+    double w = 0;
+    for (int i = 0; i < NRED; i++) w += tc->seg_work[i];
+    return w;
+}
 
 /* gemm: C (f32 for f16 inputs) = A * B, row-major: m x n x k */
 
@@ -472,7 +487,9 @@ static void gemm_ref_cols(void *arg, size_t c)
     }
 }
 
-static double gemm_work(const ocx__tune_case *tc);
+/* How often a measurement runs a GEMM case's own product (reps: 0 for once), and its flops. */
+static size_t runs(const ocx__tune_case *tc) { return tc->reps > 1 ? tc->reps : 1; }
+static double product_work(const ocx__tune_case *tc) { return 2.0 * tc->m * tc->n * tc->k * (double)runs(tc); }
 
 /* One product, s x s x k, with its inputs and reference rows. */
 static ocx_status gemm_case(ocx_context *ctx, ocx_dtype dt, size_t s, size_t k, ocx__tune_case **out)
@@ -533,11 +550,11 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
         st = gemm_case(ctx, dt, subs[i], subs[i], &tc->sub[tc->nsub]);
         if (st != OCX_OK) break;
         tc->sub[tc->nsub]->reps = sub_reps[i];
-        tc->seg_work[tc->nsub] = gemm_work(tc->sub[tc->nsub]);
+        tc->seg_work[tc->nsub] = product_work(tc->sub[tc->nsub]);
         tc->nsub++;
     }
     tc->nmarks = tc->nsub;
-    tc->seg_work[tc->nsub] = 2.0 * tc->m * tc->n * tc->k;
+    tc->seg_work[tc->nsub] = product_work(tc);
     if (st != OCX_OK) case_free(tc), *out = NULL;
     return st;
 }
@@ -554,18 +571,14 @@ static ocx_status mma_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int
 }
 static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    for (int i = 0; i < tc->nsub; i++) { /* the smaller products first, a marker after each */
+    for (int i = 0; i < tc->nsub; i++) { /* the smaller products first, each a segment */
         OCX__FORWARD(gemm_run(ctx, tc->sub[i], NULL));
-        if (ocx__launch_is_build_only()) continue; /* (builds run on several threads) */
-        ocx_event_release(tc->marks[i]);
-        tc->marks[i] = NULL;
-        OCX__FORWARD(ocx_stream_marker(ctx, NULL, 0, NULL, &tc->marks[i]));
+        OCX__FORWARD(end_segment(ctx, tc, i));
     }
-    for (size_t r = 1; r < tc->reps; r++) /* (reps: 0 or 1 for one run) */
+    for (size_t r = 1; r <= runs(tc); r++)
         OCX__FORWARD(ocx_gemm_ex(ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, tc->m, tc->n, tc->k, 1.0, tc->x, 0, tc->k,
-                                 0, tc->y, 0, tc->n, 0, 0.0, tc->z, 0, tc->n, 0, 1, tc->compute, 0, NULL, NULL));
-    OCX__FORWARD(ocx_gemm_ex(ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, tc->m, tc->n, tc->k, 1.0, tc->x, 0, tc->k, 0,
-                             tc->y, 0, tc->n, 0, 0.0, tc->z, 0, tc->n, 0, 1, tc->compute, 0, NULL, ev));
+                                 0, tc->y, 0, tc->n, 0, 0.0, tc->z, 0, tc->n, 0, 1, tc->compute, 0, NULL,
+                                 r == runs(tc) ? ev : NULL));
     /* TF32X3 is a permission: a product it does not take runs on the f32 kernels, which must not be
      * timed as this entry's. */
     ocx_params_info info;
@@ -576,8 +589,8 @@ static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 }
 static double gemm_work(const ocx__tune_case *tc)
 {
-    double w = 2.0 * tc->m * tc->n * tc->k * (double)(tc->reps > 1 ? tc->reps : 1);
-    for (int i = 0; i < tc->nsub; i++) w += gemm_work(tc->sub[i]);
+    double w = product_work(tc);
+    for (int i = 0; i < tc->nsub; i++) w += product_work(tc->sub[i]);
     return w;
 }
 
@@ -943,6 +956,22 @@ static cl_ulong marker_end(ocx_event e)
     return e && clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof t, &t, NULL) == CL_SUCCESS ? t : 0;
 }
 
+/* A run's time from b to a on the device clock; timed in segments (tc->nmarks), the time its work
+ * takes at the segments' geometric mean rate (time_run), where each segment's end is known. */
+static double segmented_ns(const ocx__tune_case *tc, cl_ulong b, cl_ulong a)
+{
+    double logs = 0, work = 0;
+    cl_ulong from = b;
+    for (int s = 0; tc->nmarks && s <= tc->nmarks; s++) {
+        const cl_ulong to = s < tc->nmarks ? marker_end(tc->marks[s]) : a;
+        if (to <= from) return (double)(a - b);
+        logs += log(tc->seg_work[s] / (double)(to - from));
+        work += tc->seg_work[s];
+        from = to;
+    }
+    return work > 0 ? work / exp(logs / (tc->nmarks + 1)) : (double)(a - b);
+}
+
 /* Device time of one run, bracketed by markers; falls back to the run's own event. A run timed in
  * segments (tc->nmarks) counts as the time its whole work takes at the geometric mean of the
  * segments' rates, so that each operation weighs the same whatever its speed: timed as one, a
@@ -955,20 +984,9 @@ static double time_run(tuner *t)
     if (ocx_stream_marker(t->ctx, NULL, 0, NULL, &before) != OCX_OK) return -1;
     if (t->def->run(t->ctx, t->tc, &ev) == OCX_OK && ocx_stream_marker(t->ctx, NULL, 0, NULL, &after) == OCX_OK &&
         ocx_event_wait(1, &after) == OCX_OK) {
-        const ocx__tune_case *tc = t->tc;
-        cl_ulong b = marker_end(before), a = marker_end(after);
-        if (b && a > b && tc->nmarks) {
-            double logs = 0, work = 0;
-            cl_ulong from = b;
-            for (int s = 0; s <= tc->nmarks && logs == logs; s++) {
-                const cl_ulong to = s < tc->nmarks ? marker_end(tc->marks[s]) : a;
-                logs += to > from ? log(tc->seg_work[s] / (double)(to - from)) : NAN;
-                work += tc->seg_work[s];
-                from = to;
-            }
-            ns = logs == logs ? work / exp(logs / (tc->nmarks + 1)) : (double)(a - b);
-        } else if (b && a > b)
-            ns = (double)(a - b);
+        const cl_ulong b = marker_end(before), a = marker_end(after);
+        if (b && a > b)
+            ns = segmented_ns(t->tc, b, a);
         else {
             uint64_t e = 0;
             if (ev && ocx_event_elapsed_ns(ev, &e) == OCX_OK && e > 0) ns = (double)e;
