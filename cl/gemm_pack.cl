@@ -15,8 +15,11 @@
  * left to the compiler: unrolled whole, they added 0.4 s to PoCL's first build of this file (the
  * first GEMM of a process with empty caches, 1024^3 NN: 1.9-2.0 s against 1.5-1.6).
  *
+ * WIDEN=1 (ESIZE 2): the copy holds f32, each f16 element widened (exactly) as it is copied, for
+ * the CPU kernel, which then runs on f32 operands (lib/gemm.c: widen).
+ *
  * Parameters (-D): ESIZE  bytes of an element (2, 4 or 8); PACK_KIND  the one kernel built: 0
- * gemm_pack, 1 gemm_pack_t, 2 gemm_pack_tl. One kernel a program, because fetching a program's
+ * gemm_pack, 1 gemm_pack_t, 2 gemm_pack_tl; WIDEN  1: f16 in, f32 out. One kernel a program, because fetching a program's
  * binary for the disk cache makes PoCL compile every kernel in it: the unused gemm_pack_t cost
  * 0.2 s of the first 1024^3 NN GEMM with empty caches (1.66-1.96 s against 1.83-2.25).
  */
@@ -26,6 +29,15 @@
 #ifndef PACK_KIND
 #define PACK_KIND 0
 #endif
+#ifndef WIDEN
+#define WIDEN 0
+#endif
+/* TS: a source element; T: a copied one; LD: source element i as a T */
+#if WIDEN
+#define TS half
+#define T float
+#define LD(p, i) vload_half((i), (p))
+#else
 #if ESIZE == 2
 #define T ushort
 #elif ESIZE == 8
@@ -33,35 +45,38 @@
 #else
 #define T uint
 #endif
+#define TS T
+#define LD(p, i) ((p)[i])
+#endif
 
 #if PACK_KIND == 0
-kernel void gemm_pack(const global T *restrict src, const ulong off, const ulong sr, const ulong sc,
+kernel void gemm_pack(const global TS *restrict src, const ulong off, const ulong sr, const ulong sc,
                       const ulong stride, global T *restrict dst, const ulong at, const ulong rows,
                       const ulong cols, const ulong pitch)
 {
     const ulong c = get_global_id(0), r = get_global_id(1), b = get_global_id(2);
     if (c >= cols) return;
-    dst[at + (b * rows + r) * pitch + c] = src[off + b * stride + r * sr + c * sc];
+    dst[at + (b * rows + r) * pitch + c] = LD(src, off + b * stride + r * sr + c * sc);
 }
 
 #elif PACK_KIND == 1
 #define TB 16
-kernel void gemm_pack_t(const global T *restrict src, const ulong off, const ulong sr, const ulong sc,
+kernel void gemm_pack_t(const global TS *restrict src, const ulong off, const ulong sr, const ulong sc,
                         const ulong stride, global T *restrict dst, const ulong at, const ulong rows,
                         const ulong cols, const ulong pitch)
 {
     const ulong c0 = get_global_id(0) * TB, r0 = get_global_id(1) * TB, b = get_global_id(2);
-    const global T *s = src + off + b * stride;
+    const global TS *s = src + off + b * stride;
     global T *d = dst + at + b * rows * pitch;
     if (c0 + TB <= cols && r0 + TB <= rows) {
         T t[TB][TB];
         for (int j = 0; j < TB; j++)
-            for (int i = 0; i < TB; i++) t[j][i] = s[(c0 + j) * sc + r0 + i];
+            for (int i = 0; i < TB; i++) t[j][i] = LD(s, (c0 + j) * sc + r0 + i);
         for (int i = 0; i < TB; i++)
             for (int j = 0; j < TB; j++) d[(r0 + i) * pitch + c0 + j] = t[j][i];
     } else {
         for (ulong i = r0; i < rows && i < r0 + TB; i++)
-            for (ulong j = c0; j < cols && j < c0 + TB; j++) d[i * pitch + j] = s[j * sc + i];
+            for (ulong j = c0; j < cols && j < c0 + TB; j++) d[i * pitch + j] = LD(s, j * sc + i);
     }
 }
 
@@ -74,16 +89,16 @@ kernel void gemm_pack_t(const global T *restrict src, const ulong off, const ulo
  * its required work-group size reaches no other compiler. */
 #define TL 32
 __attribute__((reqd_work_group_size(TL, 8, 1))) kernel void
-gemm_pack_tl(const global T *restrict src, const ulong off, const ulong sr, const ulong sc, const ulong stride,
+gemm_pack_tl(const global TS *restrict src, const ulong off, const ulong sr, const ulong sc, const ulong stride,
              global T *restrict dst, const ulong at, const ulong rows, const ulong cols, const ulong pitch)
 {
     local T t[TL][TL + 1];
     const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
     const ulong r0 = get_group_id(0) * TL, c0 = get_group_id(1) * TL, b = get_global_id(2);
-    const global T *s = src + off + b * stride;
+    const global TS *s = src + off + b * stride;
     global T *d = dst + at + b * rows * pitch;
     for (int j = ly; j < TL; j += 8)
-        if (r0 + lx < rows && c0 + j < cols) t[j][lx] = s[(c0 + j) * sc + r0 + lx];
+        if (r0 + lx < rows && c0 + j < cols) t[j][lx] = LD(s, (c0 + j) * sc + r0 + lx);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int j = ly; j < TL; j += 8)
         if (r0 + j < rows && c0 + lx < cols) d[(r0 + j) * pitch + c0 + lx] = t[lx][j];

@@ -711,8 +711,10 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     least the parameter PACKN (CPUs 128), a transposed A of 4 MiB or more, or an N-fast B whose row
  *     pitch is a multiple of 4 KiB where K is at least 1024; for the kernels that stage tiles in local
  *     memory (GPUs) a K-fast one (A not transposed in row-major, B transposed) where the other dimension
- *     is at least PACKN (GPUs 4096; for A, K above 256 as well). A copy's rows are padded to an
- *     odd multiple of 64 bytes. `event` is then the GEMM kernel's: it completes after the copies,
+ *     is at least PACKN (GPUs 4096; for A, K above 256 as well). f16 operands of the STAGE=1 kernel
+ *     (CPUs) from 2^20 multiply-adds on are both copied, widened to f32 (exactly), unless
+ *     OCX_COMPUTE_F16: the kernel then converts no element at each load (same results, 3x faster
+ *     on PoCL). A copy's rows are padded to an odd multiple of 64 bytes. `event` is then the GEMM kernel's: it completes after the copies,
  *     and its profiling time covers the kernel alone.
  *   - Where the tiles of a single product (not a batch; not the direct, dot-product or tensor-core
  *     kernels, nor OCX_COMPUTE_F16) number fewer than the device's compute units and K is at least

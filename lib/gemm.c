@@ -553,15 +553,15 @@ typedef struct pack_plan {
     ocx_buffer copy; /* the copy; its mem is the scratch buffer, set once the stream is held */
     cl_ulong u[8];   /* the copy kernel's integer arguments */
     ocx__arg args[10];
-    char options[32];
+    char options[48];
     ocx__launch_desc d; /* the copy's launch, its kernel built */
 } pack_plan;
 
 /* Plans a copy of operand x to element `at` of the scratch buffer with row pitch `pitch`, builds
  * its kernel, and points x at the copy. local_t: a transpose goes through local memory
- * (gemm_pack_tl). */
-static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int local_t, size_t at, size_t pitch,
-                                 pack_plan *pl)
+ * (gemm_pack_tl); widen: x is f16, the copy f32. */
+static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int local_t, int widen, size_t at,
+                                 size_t pitch, pack_plan *pl)
 {
     const size_t es = ocx_dtype_size(x->buf->dtype);
     batch = copied_entries(x, batch);
@@ -570,9 +570,10 @@ static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int
     local_t = t && local_t && ctx->info.max_work_group_size >= 256 && ctx->info.max_work_item_sizes[0] >= 32 &&
               ctx->info.max_work_item_sizes[1] >= 8;
     /* one kernel a program (cl/gemm_pack.cl says why): 0 gemm_pack, 1 gemm_pack_t, 2 gemm_pack_tl */
-    snprintf(pl->options, sizeof pl->options, "-DESIZE=%zu -DPACK_KIND=%d", es, local_t ? 2 : t);
+    snprintf(pl->options, sizeof pl->options, "-DESIZE=%zu -DPACK_KIND=%d%s", es, local_t ? 2 : t,
+             widen ? " -DWIDEN=1" : "");
     pl->orig = *x;
-    pl->copy = (ocx_buffer){ctx->context, NULL, x->buf->dtype, at, per_entry * batch, NULL, 0};
+    pl->copy = (ocx_buffer){ctx->context, NULL, widen ? OCX_F32 : x->buf->dtype, at, per_entry * batch, NULL, 0};
     const cl_ulong u[8] = {x->buf->offset + x->o.base, x->sr, x->sc, x->o.stride, at, x->rows, x->cols, pitch};
     memcpy(pl->u, u, sizeof u);
     /* gemm_pack(src, its offset, sr, sc, entry stride, dst, at, rows, cols, pitch) */
@@ -963,22 +964,40 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     operand xa = cpu_k ? (operand){ka, koa, km, k, sam, sak} : (operand){ka, koa, k, km, sak, sam};
     operand xb = {kb, kob, k, kn, sbk, sbn};
     size_t copy_bytes = 0;
-    if (packing) {
-        const size_t es = ocx_dtype_size(a->dtype);
+    /* f16 operands of the CPU kernel (STAGE=1) in f32 arithmetic are both copied, widened to f32 as
+     * they go (gemm_pack.cl: WIDEN), and the kernel runs on f32: each element is converted once, not
+     * at every load of it (its tile's columns or rows load it again and again). PoCL (2-core
+     * AVX-512 Xeon, ocx-bench gemm, f16 in and f32 out, device time in GFLOP/s): converting in the
+     * kernel, 1024^3 ran at 67-71 whatever the tiles, against 234-242 for f32 and 239-245 so
+     * widened; 256^3 66 against 172, 512^3 72 against 226). Only both or neither: the kernel reads
+     * one type. Not below WIDEN_MIN (M*N*K), where the copies' two launches cost more wall time
+     * than the conversions they save (wall time of the same, in us, converting in the kernel /
+     * widened, two runs: 64^3 26-30 / 32-65, 96^3 71 / 42-91, 128^3 124-127 / 59-94, 160^3 270-272
+     * / 108). */
+    enum { WIDEN_MIN = 1 << 20 };
+    int widen = packing && cpu_k && a->dtype == OCX_F16 && compute != OCX_COMPUTE_F16 && volume >= WIDEN_MIN;
+    while (packing) {
+        const size_t es = widen ? ocx_dtype_size(OCX_F32) : ocx_dtype_size(a->dtype); /* of a copy */
         const size_t packn = (size_t)p.v[P_PACKN];
-        const int want_a = xa.sc != 1 && kn >= packn &&
-                           (cpu_k ? (double)km * (double)k * (double)es >= 4194304.0 : k > OCX__GEMM_SHORT_K);
+        const int want_a = widen || (xa.sc != 1 && kn >= packn &&
+                                     (cpu_k ? (double)km * (double)k * (double)es >= 4194304.0
+                                            : k > OCX__GEMM_SHORT_K));
         const int want_b =
-            sbn != 1 ? cpu_k || km >= packn : cpu_k && km >= packn && k >= 1024 && sbk * es % 4096 == 0;
+            widen || (sbn != 1 ? cpu_k || km >= packn : cpu_k && km >= packn && k >= 1024 && sbk * es % 4096 == 0);
         size_t pa = 0, pb = 0;
         size_t na = want_a ? pack_size(ctx, &xa, es, batch, &pa) : 0;
         size_t nb = want_b ? pack_size(ctx, &xb, es, batch, &pb) : 0;
         const size_t at_b = ocx__round_up(na, 64 / es); /* B's copy starts 64-byte aligned */
         if (na && nb && (at_b + nb) * es > ctx->info.max_alloc_bytes) nb = 0; /* A's copy alone */
+        if (widen && !(na && nb)) { /* the copies as f16 operands have them, if any */
+            widen = 0;
+            continue;
+        }
         copy_bytes = (nb ? (na ? at_b : 0) + nb : na) * es;
-        if (na) OCX__FORWARD(pack_plan_make(ctx, &xa, batch, !cpu_k, 0, pa, &plans[0]));
-        if (nb) OCX__FORWARD(pack_plan_make(ctx, &xb, batch, !cpu_k, na ? at_b : 0, pb, &plans[1]));
+        if (na) OCX__FORWARD(pack_plan_make(ctx, &xa, batch, !cpu_k, widen, 0, pa, &plans[0]));
+        if (nb) OCX__FORWARD(pack_plan_make(ctx, &xb, batch, !cpu_k, widen, na ? at_b : 0, pb, &plans[1]));
         planned[0] = na != 0, planned[1] = nb != 0;
+        break;
     }
 
     /* The GEMM's kernels for the operands as they will be read; then, where copies or split K are
@@ -1030,8 +1049,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             if (bufs[i]->offset + bufs[i]->length > 0xFFFFFFFFu) idx32 = 0;
         const int native = compute == OCX_COMPUTE_F16;
         /* split K: the chunks' partial products are written as they are, gemm_sum transposes (CT) */
-        gemm_defines(ctx, &p, a->dtype, parts > 1 ? dtype_code(acc) : dtype_code(c->dtype), native, akf, bkf, av, bv,
-                     idx32, parts > 1 ? 0 : ct, options, sizeof options);
+        gemm_defines(ctx, &p, widen ? OCX_F32 : a->dtype, parts > 1 ? dtype_code(acc) : dtype_code(c->dtype), native,
+                     akf, bkf, av, bv, idx32, parts > 1 ? 0 : ct, options, sizeof options);
         if (dot || cols) {
             const size_t ol = strlen(options);
             snprintf(options + ol, sizeof options - ol, " -DNB=%zu -DBK1=%d -DDDOT=%d -DDVW=%d -DDROWS=%d",
@@ -1101,7 +1120,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             }
         }
         if (!left_out) break;
-        if (left_out == 2 && planned[0]) { /* B's alone: A's copy stays in the buffer */
+        if (left_out == 2 && planned[0] && !widen) { /* B's alone: A's copy stays in the buffer */
             xb = plans[1].orig;
             planned[1] = 0;
         } else {
@@ -1112,7 +1131,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             }
             if (planned[0]) xa = plans[0].orig;
             if (planned[1]) xb = plans[1].orig;
-            planned[0] = planned[1] = 0;
+            planned[0] = planned[1] = widen = 0; /* widened or neither: the f16 operands read in place */
             parts = 1, kc = k;
             copy_bytes = 0, mem = NULL;
         }

@@ -918,6 +918,40 @@ START_TEST(test_scratch_fallback)
 }
 END_TEST
 
+/* f16 operands of the CPU kernel (STAGE=1) in f32 arithmetic, from 2^20 multiply-adds on: both
+ * copied as f32 into the default stream's scratch buffer (gemm.c: widen), so that its size proves
+ * the copies where NN would make none: every layout x transpose, f16 and f32 C, offsets and padded
+ * leading dimensions, tiles cut at every edge (M, N, K prime), single and strided (A shared); then
+ * without room for the copies (OCX_LIMIT_SCRATCH), and below 2^20 (no copies): right results. */
+START_TEST(test_f16_widened)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    for (int c = 0; c < 16; c++) {
+        const int limited = c == 12 || c == 13, small = c >= 14;
+        gcase g = {OCX_F16, c % 2 ? OCX_F16 : OCX_F32, c & 2 ? OCX_COL_MAJOR : OCX_ROW_MAJOR,
+                   c & 4 ? OCX_OP_T : OCX_OP_N, c & 8 ? OCX_OP_T : OCX_OP_N, 131, 67, 257, (size_t)c % 3, 1, 2,
+                   (size_t)c % 5, 3, 1, c % 3 ? 1.0 : -0.5, c % 4 ? 0.0 : 0.25, c % 3 == 2 ? MODE_STRIDED : MODE_SINGLE,
+                   2, c % 2, c % 4 != 0, CPU_TILES};
+        if (small) /* below 2^20, NN: nothing to copy */
+            g.m = 31, g.n = 29, g.k = 61, g.layout = OCX_ROW_MAJOR, g.opa = g.opb = OCX_OP_N;
+        if (limited) setenv("OCX_LIMIT_SCRATCH", "1", 1);
+        ck_ok(ocx_stream_trim(tctx, NULL, NULL));
+        check_case(&g, seed, &rng);
+        size_t released = 0;
+        ck_ok(ocx_stream_trim(tctx, NULL, &released));
+        unsetenv("OCX_LIMIT_SCRATCH");
+        const size_t entries = g.mode == MODE_SINGLE ? 1 : g.batch;
+        const size_t want = (g.m * g.k * (g.stride0_a ? 1 : entries) + g.k * g.n * entries) * sizeof(float);
+        if (limited || small)
+            ck_assert_msg(released == 0, "case %d: %zu bytes of scratch", c, released);
+        else
+            ck_assert_msg(released >= want, "case %d: %zu bytes of scratch, the widened copies need %zu", c, released,
+                          want);
+    }
+    unsetenv("OCX_GEMM_PARAMS");
+}
+END_TEST
+
 /* Two host threads multiplying on the same (default) stream with copies (PACK=1, STAGE=1: NT's B is
  * copied; the CPUs' defaults, named here), queueing without waiting: each product is its own.
  * (Without the stream's lock from the copies to the GEMM's launch, one thread's copy lands in the
@@ -1728,6 +1762,7 @@ int main(void)
     tcase_add_test(core, test_kernel_named);
     tcase_add_test(core, test_host_memory);
     tcase_add_test(core, test_scratch_fallback);
+    tcase_add_test(core, test_f16_widened);
     tcase_add_test(core, test_shared_stream_threads);
     tcase_add_test(core, test_bad_arguments);
     tcase_add_test(core, test_tensor_core_path);
