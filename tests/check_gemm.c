@@ -920,7 +920,8 @@ END_TEST
 
 /* f16 operands of the CPU kernel (STAGE=1) in f32 arithmetic, from 2^20 multiply-adds on: both
  * copied as f32 into the default stream's scratch buffer (gemm.c: widen), so that its size proves
- * the copies where NN would make none: every layout x transpose, f16 and f32 C, offsets and padded
+ * the copies where NN would make none: every layout x transpose, f16 C (stored a vector at a time
+ * where a row's vector lies within N, gemm.cl) and f32 C, beta 0 and not, offsets and padded
  * leading dimensions, tiles cut at every edge (M, N, K prime), single and strided (A shared); then
  * without room for the copies (OCX_LIMIT_SCRATCH), and below 2^20 (no copies): right results. */
 START_TEST(test_f16_widened)
@@ -930,8 +931,8 @@ START_TEST(test_f16_widened)
         const int limited = c == 12 || c == 13, small = c >= 14;
         gcase g = {OCX_F16, c % 2 ? OCX_F16 : OCX_F32, c & 2 ? OCX_COL_MAJOR : OCX_ROW_MAJOR,
                    c & 4 ? OCX_OP_T : OCX_OP_N, c & 8 ? OCX_OP_T : OCX_OP_N, 131, 67, 257, (size_t)c % 3, 1, 2,
-                   (size_t)c % 5, 3, 1, c % 3 ? 1.0 : -0.5, c % 4 ? 0.0 : 0.25, c % 3 == 2 ? MODE_STRIDED : MODE_SINGLE,
-                   2, c % 2, c % 4 != 0, CPU_TILES};
+                   (size_t)c % 5, 3, 1, c % 3 ? 1.0 : -0.5, c % 4 < 2 ? 0.25 : 0.0, c % 3 == 2 ? MODE_STRIDED : MODE_SINGLE,
+                   2, c % 2, c % 4 >= 2, CPU_TILES};
         if (small) /* below 2^20, NN: nothing to copy */
             g.m = 31, g.n = 29, g.k = 61, g.layout = OCX_ROW_MAJOR, g.opa = g.opb = OCX_OP_N;
         if (limited) setenv("OCX_LIMIT_SCRATCH", "1", 1);
