@@ -9,7 +9,9 @@
  * than the medians ("defaults defaults" on the 2-core Xeon: 17-29 wins of 41, medians 0.97-1.08x;
  * run that first to see what a machine's noise allows).
  *
- * usage: profile-ab A B [--rounds N] [--gemm N,N,...|none] [--reduce N,N,...|none] [--device SPEC]
+ * usage: profile-ab A B [--rounds N] [--gemm N,N,...|none] [--reduce N,N,...|none] [--vector N,N,...|none]
+ *                  [--device SPEC]
+ *   (--vector: axpy, add, scale and copy; none unless given.)
  *   (--rounds: odd, 21 unless given; an even N runs N + 1. OCX_<FAMILY>_PARAMS, which would
  *   override both sides alike, is refused.)
  *   A, B: a profile file (any name: it is linked into a directory of its own under the name the
@@ -96,16 +98,33 @@ static int parse_sizes(const char *opt, const char *arg, size_t most, size_t *ou
     return 0;
 }
 
-/* One timed batch of `reps` calls of operation `op` (-1: GEMM n^3; else an ocx_reduce_op over n
- * elements) on side s, to the end of the work. */
+/* The element-wise operations (--vector), after the reductions' codes; and the bytes each moves an
+ * element (f32). */
+enum { V_AXPY = 100, V_ADD, V_SCALE, V_COPY };
+static const char *const vnames[] = {"axpy", "add", "scale", "copy"};
+static const double vbytes[] = {12, 12, 8, 8};
+
+/* One timed batch of `reps` calls of operation `op` (-1: GEMM n^3; V_*: an element-wise operation
+ * over n elements; else an ocx_reduce_op over n elements) on side s, to the end of the work. */
 static int batch(side *s, int op, size_t n, int reps, double *seconds)
 {
     double t0 = now_s();
     for (int q = 0; q < reps; q++) {
-        ocx_status st = op < 0 ? ocx_gemm(s->ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, n, n, n, 1.0, s->a, 0, n, s->b,
-                                          0, n, 0.0, s->c, 0, n, 0, NULL, NULL)
-                               : ocx_reduce(s->ctx, NULL, (ocx_reduce_op)op, n, s->a, 1, s->b, 1,
-                                            op >= OCX_REDUCE_ARGMIN ? s->idx : s->res, 0, NULL, NULL);
+        ocx_status st;
+        if (op < 0)
+            st = ocx_gemm(s->ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, n, n, n, 1.0, s->a, 0, n, s->b, 0, n, 0.0,
+                          s->c, 0, n, 0, NULL, NULL);
+        else if (op == V_AXPY) /* alpha and scale's factor keep the values within their range */
+            st = ocx_axpy(s->ctx, NULL, n, -0.5, s->a, 1, s->c, 1, 0, NULL, NULL);
+        else if (op == V_ADD)
+            st = ocx_add(s->ctx, NULL, n, s->a, s->b, s->c, 0, NULL, NULL);
+        else if (op == V_SCALE)
+            st = ocx_scale(s->ctx, NULL, n, q % 2 ? 2.0 : 0.5, s->c, 1, 0, NULL, NULL);
+        else if (op == V_COPY)
+            st = ocx_copy(s->ctx, NULL, n, s->a, 1, s->c, 1, 0, NULL, NULL);
+        else
+            st = ocx_reduce(s->ctx, NULL, (ocx_reduce_op)op, n, s->a, 1, s->b, 1,
+                            op >= OCX_REDUCE_ARGMIN ? s->idx : s->res, 0, NULL, NULL);
         if (st != OCX_OK) return fail(s->name);
     }
     if (ocx_stream_finish(s->ctx, NULL) != OCX_OK) return fail(s->name);
@@ -134,12 +153,15 @@ static int compare(side *sd, int op, size_t n, int rounds)
         for (int i = 0; i < 2; i++) {
             qsort(t[i], (size_t)rounds, sizeof(double), cmp_double);
             double med = t[i][rounds / 2];
-            /* GFLOP/s for GEMM; GB/s read for reductions (dot reads two vectors) */
-            rate[i] = op < 0 ? 2.0 * (double)n * (double)n * (double)n / med * 1e-9
-                             : (op == OCX_REDUCE_DOT ? 8.0 : 4.0) * (double)n / med * 1e-9;
+            /* GFLOP/s for GEMM; GB/s read for reductions (dot reads two vectors), read and written
+             * for the element-wise operations */
+            rate[i] = op < 0         ? 2.0 * (double)n * (double)n * (double)n / med * 1e-9
+                      : op >= V_AXPY ? vbytes[op - V_AXPY] * (double)n / med * 1e-9
+                                     : (op == OCX_REDUCE_DOT ? 8.0 : 4.0) * (double)n / med * 1e-9;
         }
         char what[32];
         if (op < 0) snprintf(what, sizeof what, "gemm %zu^3", n);
+        else if (op >= V_AXPY) snprintf(what, sizeof what, "%s %zu", vnames[op - V_AXPY], n);
         else snprintf(what, sizeof what, "%s %zu", names[op], n);
         printf("%-18s %9.1f %9.1f %-7s %6.3f   %3d of %d\n", what, rate[0], rate[1], op < 0 ? "GFLOP/s" : "GB/s",
                rate[1] / rate[0], wins, rounds);
@@ -152,8 +174,9 @@ static int compare(side *sd, int op, size_t n, int rounds)
 
 int main(int argc, char **argv)
 {
-    size_t gemm[MAX_SIZES] = {64, 128, 256, 512, 1024, 2048}, red[MAX_SIZES] = {65536, 1048576, 16777216};
-    int ngemm = 6, nred = 3, rounds = 21;
+    size_t gemm[MAX_SIZES] = {64, 128, 256, 512, 1024, 2048}, red[MAX_SIZES] = {65536, 1048576, 16777216},
+           vec[MAX_SIZES];
+    int ngemm = 6, nred = 3, nvec = 0, rounds = 21;
     const char *device = NULL;
     side sd[2] = {{0}};
     int nsides = 0;
@@ -171,6 +194,10 @@ int main(int argc, char **argv)
             if (!strcmp(v, "none")) nred = 0;
             else if (parse_sizes(a, v, (size_t)1 << 28, red, &nred)) return 2;
             i++;
+        } else if (!strcmp(a, "--vector") && v) {
+            if (!strcmp(v, "none")) nvec = 0;
+            else if (parse_sizes(a, v, (size_t)1 << 28, vec, &nvec)) return 2;
+            i++;
         } else if (!strcmp(a, "--device") && v) device = argv[++i];
         else if (a[0] != '-' && nsides < 2) sd[nsides++].name = a;
         else nsides = 3;
@@ -184,12 +211,13 @@ int main(int argc, char **argv)
         }
     if (nsides != 2 || rounds < 1) {
         fprintf(stderr, "usage: profile-ab A B [--rounds N (odd)] [--gemm N,N,...|none] [--reduce N,N,...|none] "
-                        "[--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
+                        "[--vector N,N,...|none] [--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
         return 2;
     }
     size_t most = 1;
     for (int i = 0; i < ngemm; i++) most = gemm[i] * gemm[i] > most ? gemm[i] * gemm[i] : most;
     for (int i = 0; i < nred; i++) most = red[i] > most ? red[i] : most;
+    for (int i = 0; i < nvec; i++) most = vec[i] > most ? vec[i] : most;
     float *h = malloc(most * sizeof *h);
     if (!h) return fprintf(stderr, "profile-ab: out of memory\n"), 1;
     for (size_t i = 0; i < most; i++) h[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.4f; /* non-zero */
@@ -230,6 +258,8 @@ int main(int argc, char **argv)
     static const int ops[] = {OCX_REDUCE_SUM, OCX_REDUCE_ASUM, OCX_REDUCE_DOT, OCX_REDUCE_NRM2, OCX_REDUCE_MAX, OCX_REDUCE_ARGMAX};
     for (int i = 0; !rc && i < nred; i++)
         for (size_t o = 0; !rc && o < sizeof ops / sizeof *ops; o++) rc = compare(sd, ops[o], red[i], rounds);
+    for (int i = 0; !rc && i < nvec; i++)
+        for (int o = V_AXPY; !rc && o <= V_COPY; o++) rc = compare(sd, o, vec[i], rounds);
     for (int k = 0; k < 2; k++) {
         ocx_buffer_destroy(sd[k].a), ocx_buffer_destroy(sd[k].b), ocx_buffer_destroy(sd[k].c);
         ocx_buffer_destroy(sd[k].res), ocx_buffer_destroy(sd[k].idx);
