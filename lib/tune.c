@@ -1271,6 +1271,17 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
 {
     space sp;
     space_init(&sp, t->def, is_gpu(t->ctx));
+    /* A parameter that the measurement cannot see stays as the start has it: the vector family's
+     * NT below the size from which non-temporal stores are taken (vector.c). On the 2-core Xeon
+     * (480 MiB of cache reported: NT from 2^26 f32 elements on) a --quick run measuring "large" at
+     * 2^24 set NT=0, which ran add and copy of 2^26 at 0.70x and 0.59x the defaults (0 of 21
+     * rounds won, tools/profile-ab). */
+    ocx__params cur = *current; /* the parameters in force (a profile's) take the start's too */
+    if (t->def->fam == &ocx__family_vector && t->tc->n < ocx__vector_nt_from(t->ctx, t->dtype)) {
+        const unsigned nt = ocx__param_index(t->def->fam, "NT");
+        sp.searched[nt] = 0;
+        cur.v[nt] = start->v[nt];
+    }
     memcpy(t->searched, sp.searched, sizeof t->searched);
     double budget = t->deadline - ocx__now_s();
     /* 1. the defaults (and the parameters in force) */
@@ -1278,9 +1289,9 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
     int n = 0;
     memcpy(c[n++].v, start->v, sizeof c[0].v);
     mark(t, start->v);
-    if (memcmp(current->v, start->v, sizeof start->v) != 0 && legal(t, current->v)) {
-        memcpy(c[n++].v, current->v, sizeof c[0].v);
-        mark(t, current->v);
+    if (memcmp(cur.v, start->v, sizeof start->v) != 0 && legal(t, cur.v)) {
+        memcpy(c[n++].v, cur.v, sizeof c[0].v);
+        mark(t, cur.v);
     }
     memcpy(t->best, start->v, sizeof t->best);
     t->in_start = 1;

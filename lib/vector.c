@@ -93,10 +93,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
      * least half the device's global memory cache (none reported: never); a smaller one is better
      * left for whatever reads it next. The other kernels, and f16 storage (moved as raw words,
      * cl/vector.cl), never take them: no second build of the same code. */
-    double cache = (double)ctx->info.global_mem_cache_bytes;
-    if (!kernels[id - 1].write_only || !apart || dtype == OCX_F16 || cache <= 0 ||
-        (double)n * (double)ocx_dtype_size(dtype) < 0.5 * cache)
-        p.v[P_NT] = 0;
+    if (!kernels[id - 1].write_only || !apart || n < ocx__vector_nt_from(ctx, dtype)) p.v[P_NT] = 0;
     char options[512];
     ocx__dtype_defines(ctx, dtype, options, sizeof options);
     size_t ol = strlen(options);
@@ -109,6 +106,12 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
                                         : ocx__div_up(ocx__div_up(items, (size_t)p.v[P_WPT]), wg);
     ocx__launch_desc d = {"vector", options, kernel, 1, {groups * wg}, {wg}, nargs, args};
     return ocx__launch(ctx, stream, &d, num_wait, wait, event);
+}
+
+size_t ocx__vector_nt_from(const ocx_context *ctx, ocx_dtype dtype)
+{
+    const size_t cache = (size_t)ctx->info.global_mem_cache_bytes;
+    return dtype == OCX_F16 || cache == 0 ? SIZE_MAX : ocx__div_up(cache / 2, ocx_dtype_size(dtype));
 }
 
 static ocx_status binary(ocx_context *ctx, ocx_stream *stream, const char *kernel, size_t n, const ocx_buffer *x,
