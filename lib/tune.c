@@ -55,6 +55,9 @@
 /* The reductions the reduce entries time, each a segment of its own (argmax last, into zi). */
 #define NRED 4
 static const ocx_reduce_op red_ops[NRED] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_REDUCE_MAX, OCX_REDUCE_ARGMAX};
+/* The vector operations timed (vector_run): axpy, add, scale, and the arrays each moves. */
+#define NVEC 3
+static const double vec_arrays[NVEC] = {3, 3, 2};
 
 /* ---- the representative operation of each family ------------------------------------------------ */
 
@@ -68,7 +71,7 @@ typedef struct ocx__tune_case {
     /* Segments a measurement is timed in (0: one): the run leaves a marker at the end of each but
      * the last, and segment s moves seg_work[s] of the work (time_run). */
     int nmarks;
-    ocx_event marks[NRED - 1]; /* (reduce has the most segments) */
+    ocx_event marks[NRED - 1]; /* (reduce has the most segments: NRED >= NVEC) */
     double seg_work[NRED];
     struct ocx__tune_case *sub[2]; /* gemm on CPUs: smaller products, run (and checked) before this one */
     int nsub;
@@ -333,7 +336,17 @@ static void reduce_chunk(void *arg, size_t c)
     j->out[4 * c + 3] = (double)at;
 }
 
-/* vector: z = x + y */
+/* Ends segment i of a measurement (time_run) with a marker. Not while builds run on several
+ * threads (tc is shared there, and nothing is timed). */
+static ocx_status end_segment(ocx_context *ctx, ocx__tune_case *tc, int i)
+{
+    if (ocx__launch_is_build_only()) return OCX_OK;
+    ocx_event_release(tc->marks[i]);
+    tc->marks[i] = NULL;
+    return ocx_stream_marker(ctx, NULL, 0, NULL, &tc->marks[i]);
+}
+
+/* vector: axpy into z, z = x + y, y scaled by 1 (vector_run) */
 static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
     size_t n = n_1d(ctx, cls, quick);
@@ -349,6 +362,8 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
         parallel(nchunks(n), MAX_THREADS, add_chunk, &j);
     }
     tc->tol = dt == OCX_F16 ? ldexp(1, -10) : dt == OCX_F64 ? ldexp(1, -52) : ldexp(1, -23);
+    tc->nmarks = NVEC - 1; /* each operation timed on its own (vector_run) */
+    for (int i = 0; i < NVEC; i++) tc->seg_work[i] = vec_arrays[i] * elements_1d(tc) * ocx_dtype_size(dt);
     free(xv);
     free(yv);
     if (st == OCX_OK) st = add_copies(ctx, tc, cls);
@@ -356,34 +371,38 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     *out = tc;
     return st;
 }
-/* The family's two kinds of kernel, in one measurement: a result only written (add; also mul, copy,
- * fill: non-temporal stores on CPUs) and one read and written in place (scale by 1, which leaves y's
- * values, and so add's reference, as they were; also axpy). Tuned on add alone, a PoCL --quick run
- * (2-core EPYC, 2^23 f32) chose groups of 256 with one stream a work-item (+8% on add), which then
- * ran axpy and scale at 0.94-1.00x and 0.89-0.98x CLBlast where the defaults ran 1.03-1.07x and
- * 0.99-1.08x (3 rounds each, alternating). The check covers add's outputs. */
+/* The family's kinds of kernel, each timed on its own (segments, as reduce's; the rate is their
+ * geometric mean): axpy into z (two arrays read, one written in place: the operation CLBlast's
+ * Xaxpy is compared on), add (a result only written; also mul, copy, fill: non-temporal stores on
+ * CPUs; it overwrites z after axpy, and the check covers its outputs) and scale of y by 1 (one
+ * array read and written in place, which leaves y's values, and so add's reference, as they were).
+ * Tuned on add alone, a PoCL --quick run (2-core EPYC, 2^23 f32) chose groups of 256 with one
+ * stream a work-item (+8% on add), which then ran axpy and scale at 0.94-1.00x and 0.89-0.98x
+ * CLBlast where the defaults ran 1.03-1.07x and 0.99-1.08x (3 rounds each, alternating). Tuned on
+ * add and scale, timed as one, a run on the 2-core Xeon chose for "large" groups of 128 with one
+ * vector a work-item, which ran axpy of 2^24 f32 at 0.97-0.98x CLBlast where the defaults ran
+ * 1.02-1.03x. */
 static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    for (size_t r = 0; r < tc->reps; r++) {
-        const int last = r + 1 == tc->reps;
-        ocx_buffer *x, *y;
-        inputs(tc, &x, &y);
-        OCX__FORWARD(ocx_add(ctx, NULL, tc->n, x, y, tc->z, 0, NULL, NULL));
-        inputs(tc, &x, &y);
-        OCX__FORWARD(ocx_scale(ctx, NULL, tc->n, 1.0, y, 1, 0, NULL, last ? ev : NULL));
+    ocx_status st = OCX_OK;
+    for (int i = 0; i < NVEC && st == OCX_OK; i++) {
+        for (size_t r = 0; r < tc->reps && st == OCX_OK; r++) {
+            ocx_buffer *x, *y;
+            inputs(tc, &x, &y);
+            ocx_event *e = i + 1 == NVEC && r + 1 == tc->reps ? ev : NULL;
+            st = i == 0   ? ocx_axpy(ctx, NULL, tc->n, 1.0, x, 1, tc->z, 1, 0, NULL, e)
+                 : i == 1 ? ocx_add(ctx, NULL, tc->n, x, y, tc->z, 0, NULL, e)
+                          : ocx_scale(ctx, NULL, tc->n, 1.0, y, 1, 0, NULL, e);
+        }
+        if (st == OCX_OK && i + 1 < NVEC) st = end_segment(ctx, tc, i);
     }
-    return OCX_OK;
+    return st;
 }
-static double vector_work(const ocx__tune_case *tc) { return 5.0 * elements_1d(tc) * ocx_dtype_size(tc->dtype); }
-
-/* Ends segment i of a measurement (time_run) with a marker. Not while builds run on several
- * threads (tc is shared there, and nothing is timed). */
-static ocx_status end_segment(ocx_context *ctx, ocx__tune_case *tc, int i)
+static double vector_work(const ocx__tune_case *tc)
 {
-    if (ocx__launch_is_build_only()) return OCX_OK;
-    ocx_event_release(tc->marks[i]);
-    tc->marks[i] = NULL;
-    return ocx_stream_marker(ctx, NULL, 0, NULL, &tc->marks[i]);
+    double w = 0;
+    for (int i = 0; i < NVEC; i++) w += tc->seg_work[i];
+    return w;
 }
 
 /* reduce: the sum of x, the dot product of x and y and the largest x into a three-element result,
