@@ -58,6 +58,11 @@ static const ocx_reduce_op red_ops[NRED] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_
 /* The vector operations timed (vector_run): axpy, add, scale, and the arrays each moves. */
 #define NVEC 3
 static const double vec_arrays[NVEC] = {3, 3, 2};
+/* The vector entries' sizes besides the one they are measured at, each a segment (CPUs' "all"). */
+#define NVSUB 2
+/* Segments a measurement is timed in, at most (the vector "all" entry on CPUs: its sizes besides
+ * the main one, and the main one's operations). */
+#define MAX_SEGS (NVSUB + NVEC)
 
 /* ---- the representative operation of each family ------------------------------------------------ */
 
@@ -71,8 +76,8 @@ typedef struct ocx__tune_case {
     /* Segments a measurement is timed in (0: one): the run leaves a marker at the end of each but
      * the last, and segment s moves seg_work[s] of the work (time_run). */
     int nmarks;
-    ocx_event marks[NRED - 1]; /* (reduce has the most segments: NRED >= NVEC) */
-    double seg_work[NRED];
+    ocx_event marks[MAX_SEGS - 1];
+    double seg_work[MAX_SEGS];
     struct ocx__tune_case *sub[2]; /* gemm on CPUs: smaller products, run (and checked) before this one */
     int nsub;
     ocx_buffer *xs[MAX_COPIES], *ys[MAX_COPIES]; /* vector/reduce: copies of x and y the runs cycle through */
@@ -207,7 +212,7 @@ static void case_free(ocx__tune_case *tc)
     for (int i = 0; i < tc->ncopies; i++) ocx_buffer_destroy(tc->xs[i]), ocx_buffer_destroy(tc->ys[i]);
     for (int i = 0; i < NRED - 1; i++) ocx_buffer_destroy(tc->zv[i]);
     ocx_buffer_destroy(tc->zi);
-    for (int i = 0; i < NRED - 1; i++) ocx_event_release(tc->marks[i]);
+    for (int i = 0; i < MAX_SEGS - 1; i++) ocx_event_release(tc->marks[i]);
     for (int i = 0; i < tc->nsub; i++) case_free(tc->sub[i]);
     ocx_buffer_destroy(tc->z);
     free(tc->ref);
@@ -346,14 +351,14 @@ static ocx_status end_segment(ocx_context *ctx, ocx__tune_case *tc, int i)
     return ocx_stream_marker(ctx, NULL, 0, NULL, &tc->marks[i]);
 }
 
-/* vector: axpy into z, z = x + y, y scaled by 1 (vector_run) */
-static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+/* vector: axpy into z, z = x + y, y scaled by 1 (vector_run), n elements `reps` times each */
+static ocx_status vector_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t reps, const char *cls,
+                              ocx__tune_case **out)
 {
-    size_t n = n_1d(ctx, cls, quick);
     ocx__tune_case *tc;
     OCX__FORWARD(case_new(ctx, dt, dt, n, n, 0, &tc));
     tc->n = n;
-    tc->reps = reps_1d(ctx, cls);
+    tc->reps = reps;
     void *xv = NULL, *yv = NULL;
     ocx_status st = make_input(ctx, dt, n, -1, 1, 11, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, n, -1, 1, 12, &tc->y, &yv);
@@ -371,6 +376,33 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     *out = tc;
     return st;
 }
+/* On CPUs the "all" entry (2^16 up to the large bound, in the caches) is also timed at 2^16 (64
+ * runs) and 2^22 (one run), each size a segment of its own weighing as much as each of 2^20's
+ * operations: timed at 2^20 alone, a --quick run on the 2-core Xeon chose a grid-stride loop in
+ * groups of 128, 32 a core (+4% there), which ran axpy and scale of 2^16 f32 at 0.79-0.88x the
+ * defaults and every operation of 2^22 at 0.71-0.95x (tools/profile-ab). */
+static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+{
+    OCX__FORWARD(vector_case(ctx, dt, n_1d(ctx, cls, quick), reps_1d(ctx, cls), cls, out));
+    ocx__tune_case *tc = *out;
+    static const size_t subs[NVSUB] = {(size_t)1 << 16, (size_t)1 << 22}, sub_reps[NVSUB] = {64, 1};
+    ocx_status st = OCX_OK;
+    for (int i = 0; i < NVSUB && st == OCX_OK && !is_gpu(ctx) && !strcmp(cls, "all"); i++) {
+        st = vector_case(ctx, dt, subs[i], sub_reps[i], cls, &tc->sub[tc->nsub]);
+        if (st != OCX_OK) break;
+        tc->sub[tc->nsub]->nmarks = 0; /* its operations one segment of tc's */
+        tc->nsub++;
+    }
+    /* segments: the other sizes' (their three operations together), then this size's operations */
+    for (int s = NVEC - 1; s >= 0; s--) tc->seg_work[tc->nsub + s] = tc->seg_work[s];
+    for (int i = 0; i < tc->nsub; i++) {
+        tc->seg_work[i] = 0;
+        for (int s = 0; s < NVEC; s++) tc->seg_work[i] += tc->sub[i]->seg_work[s];
+    }
+    tc->nmarks = tc->nsub + NVEC - 1;
+    if (st != OCX_OK) case_free(tc), *out = NULL;
+    return st;
+}
 /* The family's kinds of kernel, each timed on its own (segments, as reduce's; the rate is their
  * geometric mean): axpy into z (two arrays read, one written in place: the operation CLBlast's
  * Xaxpy is compared on), add (a result only written; also mul, copy, fill: non-temporal stores on
@@ -381,8 +413,8 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
  * CLBlast where the defaults ran 1.03-1.07x and 0.99-1.08x (3 rounds each, alternating). Tuned on
  * add and scale, timed as one, a run on the 2-core Xeon chose for "large" groups of 128 with one
  * vector a work-item, which ran axpy of 2^24 f32 at 0.97-0.98x CLBlast where the defaults ran
- * 1.02-1.03x. */
-static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
+ * 1.02-1.03x. `top`'s segment `at` + i ends after operation i (but the last); at < 0: none. */
+static ocx_status vector_ops(ocx_context *ctx, ocx__tune_case *tc, ocx__tune_case *top, int at, ocx_event *ev)
 {
     ocx_status st = OCX_OK;
     for (int i = 0; i < NVEC && st == OCX_OK; i++) {
@@ -394,14 +426,22 @@ static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev
                  : i == 1 ? ocx_add(ctx, NULL, tc->n, x, y, tc->z, 0, NULL, e)
                           : ocx_scale(ctx, NULL, tc->n, 1.0, y, 1, 0, NULL, e);
         }
-        if (st == OCX_OK && i + 1 < NVEC) st = end_segment(ctx, tc, i);
+        if (st == OCX_OK && at >= 0 && i + 1 < NVEC) st = end_segment(ctx, top, at + i);
     }
     return st;
+}
+static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
+{
+    for (int i = 0; i < tc->nsub; i++) { /* the other sizes first, each a segment */
+        OCX__FORWARD(vector_ops(ctx, tc->sub[i], tc, -1, NULL));
+        OCX__FORWARD(end_segment(ctx, tc, i));
+    }
+    return vector_ops(ctx, tc, tc, tc->nsub, ev);
 }
 static double vector_work(const ocx__tune_case *tc)
 {
     double w = 0;
-    for (int i = 0; i < NVEC; i++) w += tc->seg_work[i];
+    for (int s = 0; s <= tc->nmarks; s++) w += tc->seg_work[s];
     return w;
 }
 
