@@ -969,7 +969,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * at every load of it (its tile's columns or rows load it again and again). PoCL (2-core
      * AVX-512 Xeon, ocx-bench gemm, f16 in and f32 out, device time in GFLOP/s): converting in the
      * kernel, 1024^3 ran at 67-71 whatever the tiles, against 234-242 for f32 and 239-245 so
-     * widened; 256^3 66 against 172, 512^3 72 against 226). Only both or neither: the kernel reads
+     * widened; 256^3 66 against 172, 512^3 72 against 226. Only both or neither: the kernel reads
      * one type. Not below WIDEN_MIN (M*N*K), where the copies' two launches cost more wall time
      * than the conversions they save (wall time of the same, in us, converting in the kernel /
      * widened, two runs: 64^3 26-30 / 32-65, 96^3 71 / 42-91, 128^3 124-127 / 59-94, 160^3 270-272

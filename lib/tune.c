@@ -78,7 +78,7 @@ typedef struct ocx__tune_case {
     int nmarks;
     ocx_event marks[MAX_SEGS - 1];
     double seg_work[MAX_SEGS];
-    struct ocx__tune_case *sub[2]; /* gemm on CPUs: smaller products, run (and checked) before this one */
+    struct ocx__tune_case *sub[NVSUB]; /* CPUs: gemm's smaller products, the vector "all" entry's other sizes, run (and checked) before this one */
     int nsub;
     ocx_buffer *xs[MAX_COPIES], *ys[MAX_COPIES]; /* vector/reduce: copies of x and y the runs cycle through */
     int ncopies;
