@@ -19,9 +19,10 @@
  * the CPU kernel, which then runs on f32 operands (lib/gemm.c: widen).
  *
  * Parameters (-D): ESIZE  bytes of an element (2, 4 or 8); PACK_KIND  the one kernel built: 0
- * gemm_pack, 1 gemm_pack_t, 2 gemm_pack_tl; WIDEN  1: f16 in, f32 out. One kernel a program, because fetching a program's
- * binary for the disk cache makes PoCL compile every kernel in it: the unused gemm_pack_t cost
- * 0.2 s of the first 1024^3 NN GEMM with empty caches (1.66-1.96 s against 1.83-2.25).
+ * gemm_pack, 1 gemm_pack_t, 2 gemm_pack_tl; WIDEN  1: f16 in, f32 out. One kernel a program,
+ * because fetching a program's binary for the disk cache makes PoCL compile every kernel in it: the
+ * unused gemm_pack_t cost 0.2 s of the first 1024^3 NN GEMM with empty caches (1.66-1.96 s against
+ * 1.83-2.25).
  */
 #ifndef ESIZE
 #define ESIZE 4
