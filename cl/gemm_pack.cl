@@ -4,8 +4,8 @@
  * dst[at + (b*rows + r)*pitch + c] (dst: the stream's scratch buffer, which may hold two copies):
  * a transposed operand comes out with its other dimension fast, and
  * rows come out `pitch` elements apart (gemm.c picks a pitch that spreads them over the cache sets).
- * Elements are copied bit for bit, so one program per element size serves every dtype. Columns from
- * `cols` to `pitch` are left as they were: the GEMM kernels never read them.
+ * Elements are copied bit for bit (but under WIDEN), so one program per element size serves every
+ * dtype. Columns from `cols` to `pitch` are left as they were: the GEMM kernels never read them.
  *
  * gemm_pack: rows stay rows (sc == 1); work-item (c, r, b), dimension 0 rounded up past cols.
  * gemm_pack_t: a transpose (sr == 1, not read; sc the source's row pitch); work-item (c/TB, r/TB, b)
