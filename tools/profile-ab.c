@@ -10,8 +10,9 @@
  * run that first to see what a machine's noise allows).
  *
  * usage: profile-ab A B [--rounds N] [--gemm N,N,...|none] [--reduce N,N,...|none] [--vector N,N,...|none]
- *                  [--device SPEC]
- *   (--vector: axpy, add, scale and copy; none unless given.)
+ *                  [--f64] [--device SPEC]
+ *   (--vector: axpy, add, scale and copy; none unless given. --f64: every operation in f64, which
+ *   needs cl_khr_fp64; f32 unless given.)
  *   (--rounds: odd, 21 unless given; an even N runs N + 1. OCX_<FAMILY>_PARAMS, which would
  *   override both sides alike, is refused.)
  *   A, B: a profile file (any name: it is linked into a directory of its own under the name the
@@ -102,7 +103,8 @@ static int parse_sizes(const char *opt, const char *arg, size_t most, size_t *ou
  * element (f32). */
 enum { V_AXPY = 100, V_ADD, V_SCALE, V_COPY };
 static const char *const vnames[] = {"axpy", "add", "scale", "copy"};
-static const double vbytes[] = {12, 12, 8, 8};
+static const double vbytes[] = {3, 3, 2, 2}; /* arrays each moves */
+static size_t esize = sizeof(float); /* bytes of an element (--f64: 8) */
 
 /* One timed batch of `reps` calls of operation `op` (-1: GEMM n^3; V_*: an element-wise operation
  * over n elements; else an ocx_reduce_op over n elements) on side s, to the end of the work. */
@@ -156,8 +158,8 @@ static int compare(side *sd, int op, size_t n, int rounds)
             /* GFLOP/s for GEMM; GB/s read for reductions (dot reads two vectors), read and written
              * for the element-wise operations */
             rate[i] = op < 0         ? 2.0 * (double)n * (double)n * (double)n / med * 1e-9
-                      : op >= V_AXPY ? vbytes[op - V_AXPY] * (double)n / med * 1e-9
-                                     : (op == OCX_REDUCE_DOT ? 8.0 : 4.0) * (double)n / med * 1e-9;
+                      : op >= V_AXPY ? vbytes[op - V_AXPY] * (double)esize * (double)n / med * 1e-9
+                                     : (op == OCX_REDUCE_DOT ? 2.0 : 1.0) * (double)esize * (double)n / med * 1e-9;
         }
         char what[32];
         if (op < 0) snprintf(what, sizeof what, "gemm %zu^3", n);
@@ -198,7 +200,8 @@ int main(int argc, char **argv)
             if (!strcmp(v, "none")) nvec = 0;
             else if (parse_sizes(a, v, (size_t)1 << 28, vec, &nvec)) return 2;
             i++;
-        } else if (!strcmp(a, "--device") && v) device = argv[++i];
+        } else if (!strcmp(a, "--f64")) esize = sizeof(double);
+        else if (!strcmp(a, "--device") && v) device = argv[++i];
         else if (a[0] != '-' && nsides < 2) sd[nsides++].name = a;
         else nsides = 3;
     }
@@ -211,16 +214,22 @@ int main(int argc, char **argv)
         }
     if (nsides != 2 || rounds < 1) {
         fprintf(stderr, "usage: profile-ab A B [--rounds N (odd)] [--gemm N,N,...|none] [--reduce N,N,...|none] "
-                        "[--vector N,N,...|none] [--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
+                        "[--vector N,N,...|none] [--f64] [--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
         return 2;
     }
     size_t most = 1;
     for (int i = 0; i < ngemm; i++) most = gemm[i] * gemm[i] > most ? gemm[i] * gemm[i] : most;
     for (int i = 0; i < nred; i++) most = red[i] > most ? red[i] : most;
     for (int i = 0; i < nvec; i++) most = vec[i] > most ? vec[i] : most;
-    float *h = malloc(most * sizeof *h);
+    const ocx_dtype dt = esize == sizeof(double) ? OCX_F64 : OCX_F32;
+    double *h = malloc(most * sizeof *h); /* the values in the buffers' dtype (f32: the first half) */
     if (!h) return fprintf(stderr, "profile-ab: out of memory\n"), 1;
-    for (size_t i = 0; i < most; i++) h[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.4f; /* non-zero */
+    float *hf = (float *)h;
+    for (size_t i = 0; i < most; i++) { /* non-zero */
+        const double v = (double)((i * 2654435761u) % 1000) / 1000.0 - 0.4;
+        if (dt == OCX_F64) h[i] = v;
+        else hf[i] = (float)v;
+    }
 
     char dirs[2][64], links[2][PATH_MAX + 64] = {"", ""};
     for (int k = 0; k < 2; k++) {
@@ -240,8 +249,8 @@ int main(int argc, char **argv)
         rc = ocx_context_create(device, &s->ctx) != OCX_OK || ocx_context_device_info(s->ctx, &info) != OCX_OK
                  ? fail("context")
                  : point_at(s, dirs[k], info.normalized_name, links[k]);
-        rc = rc || ((ocx_buffer_create(s->ctx, OCX_F32, most, &s->a) || ocx_buffer_create(s->ctx, OCX_F32, most, &s->b) ||
-                     ocx_buffer_create(s->ctx, OCX_F32, most, &s->c) || ocx_buffer_create(s->ctx, OCX_F32, 1, &s->res) ||
+        rc = rc || ((ocx_buffer_create(s->ctx, dt, most, &s->a) || ocx_buffer_create(s->ctx, dt, most, &s->b) ||
+                     ocx_buffer_create(s->ctx, dt, most, &s->c) || ocx_buffer_create(s->ctx, dt, 1, &s->res) ||
                      ocx_buffer_create(s->ctx, OCX_U32, 1, &s->idx) ||
                      ocx_buffer_write(s->ctx, NULL, s->a, 0, most, h, 0, NULL, NULL) ||
                      ocx_buffer_write(s->ctx, NULL, s->b, 0, most, h, 0, NULL, NULL)) &&
