@@ -58,11 +58,12 @@ static const ocx_reduce_op red_ops[NRED] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_
 /* The vector operations timed (vector_run): axpy, add, scale, and the arrays each moves. */
 #define NVEC 3
 static const double vec_arrays[NVEC] = {3, 3, 2};
-/* The vector entries' sizes besides the one they are measured at, each a segment (CPUs' "all"). */
+/* The 1-D entries' sizes besides the one they are measured at, each a segment (CPUs' "all"). */
 #define NVSUB 2
-/* Segments a measurement is timed in, at most (the vector "all" entry on CPUs: its sizes besides
+static const size_t sub_n[NVSUB] = {(size_t)1 << 16, (size_t)1 << 22}, sub_reps[NVSUB] = {64, 1};
+/* Segments a measurement is timed in, at most (the reduce "all" entry on CPUs: its sizes besides
  * the main one, and the main one's operations). */
-#define MAX_SEGS (NVSUB + NVEC)
+#define MAX_SEGS (NVSUB + NRED)
 
 /* ---- the representative operation of each family ------------------------------------------------ */
 
@@ -376,31 +377,39 @@ static ocx_status vector_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
     *out = tc;
     return st;
 }
-/* On CPUs the "all" entry (2^16 up to the large bound, in the caches) is also timed at 2^16 (64
- * runs) and 2^22 (one run), each size a segment of its own weighing as much as each of 2^20's
- * operations: timed at 2^20 alone, a --quick run on the 2-core Xeon chose a grid-stride loop in
- * groups of 128, 32 a core (+4% there), which ran axpy and scale of 2^16 f32 at 0.79-0.88x the
- * defaults and every operation of 2^22 at 0.71-0.95x (tools/profile-ab). */
-static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+/* On CPUs the 1-D families' "all" entries (2^16 up to the large bound, in the caches) are also
+ * timed at 2^16 (64 runs) and 2^22 (one run), each size a segment of its own (its operations
+ * together) weighing as much as each of the main size's operations: timed at 2^20 alone, a --quick
+ * run on the 2-core Xeon chose for the vector family a grid-stride loop in groups of 128, 32 a core
+ * (+4% there), which ran axpy and scale of 2^16 f32 at 0.79-0.88x the defaults and every operation
+ * of 2^22 at 0.71-0.95x (tools/profile-ab); and for the reductions one stream a work-item in
+ * groups of 2, which ran nrm2 of 2^16-2^18 at 0.89-0.95x. `make` builds a case of n elements, reps
+ * runs. */
+static ocx_status add_sizes(ocx_context *ctx, ocx_dtype dt, const char *cls, int nops, ocx__tune_case *tc,
+                            ocx_status (*make)(ocx_context *, ocx_dtype, size_t, size_t, const char *,
+                                               ocx__tune_case **))
 {
-    OCX__FORWARD(vector_case(ctx, dt, n_1d(ctx, cls, quick), reps_1d(ctx, cls), cls, out));
-    ocx__tune_case *tc = *out;
-    static const size_t subs[NVSUB] = {(size_t)1 << 16, (size_t)1 << 22}, sub_reps[NVSUB] = {64, 1};
     ocx_status st = OCX_OK;
     for (int i = 0; i < NVSUB && st == OCX_OK && !is_gpu(ctx) && !strcmp(cls, "all"); i++) {
-        st = vector_case(ctx, dt, subs[i], sub_reps[i], cls, &tc->sub[tc->nsub]);
+        st = make(ctx, dt, sub_n[i], sub_reps[i], cls, &tc->sub[tc->nsub]);
         if (st != OCX_OK) break;
         tc->sub[tc->nsub]->nmarks = 0; /* its operations one segment of tc's */
         tc->nsub++;
     }
-    /* segments: the other sizes' (their three operations together), then this size's operations */
-    for (int s = NVEC - 1; s >= 0; s--) tc->seg_work[tc->nsub + s] = tc->seg_work[s];
+    /* segments: the other sizes' (their operations together), then this size's operations */
+    for (int s = nops - 1; s >= 0; s--) tc->seg_work[tc->nsub + s] = tc->seg_work[s];
     for (int i = 0; i < tc->nsub; i++) {
         tc->seg_work[i] = 0;
-        for (int s = 0; s < NVEC; s++) tc->seg_work[i] += tc->sub[i]->seg_work[s];
+        for (int s = 0; s < nops; s++) tc->seg_work[i] += tc->sub[i]->seg_work[s];
     }
-    tc->nmarks = tc->nsub + NVEC - 1;
-    if (st != OCX_OK) case_free(tc), *out = NULL;
+    tc->nmarks = tc->nsub + nops - 1;
+    return st;
+}
+static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+{
+    OCX__FORWARD(vector_case(ctx, dt, n_1d(ctx, cls, quick), reps_1d(ctx, cls), cls, out));
+    ocx_status st = add_sizes(ctx, dt, cls, NVEC, *out, vector_case);
+    if (st != OCX_OK) case_free(*out), *out = NULL;
     return st;
 }
 /* The family's kinds of kernel, each timed on its own (segments, as reduce's; the rate is their
@@ -438,7 +447,8 @@ static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev
     }
     return vector_ops(ctx, tc, tc, tc->nsub, ev);
 }
-static double vector_work(const ocx__tune_case *tc)
+/* The work of a measurement timed in segments (the 1-D families'). */
+static double segments_work(const ocx__tune_case *tc)
 {
     double w = 0;
     for (int s = 0; s <= tc->nmarks; s++) w += tc->seg_work[s];
@@ -454,13 +464,13 @@ static double vector_work(const ocx__tune_case *tc)
  * on all three, every reduction ran at 0.96-1.01x them (f32 and f16, 2^26 and 2^28). Tuned without
  * argmax, a --quick run on the 2-core Xeon chose eight streams in 16 groups a core, which ran the
  * other reductions of 2^20-2^22 f32 at 1.03-1.19x the defaults and argmax at 0.52-0.77x. */
-static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+static ocx_status reduce_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t reps, const char *cls,
+                              ocx__tune_case **out)
 {
     ocx__tune_case *tc;
-    size_t n = n_1d(ctx, cls, quick);
     OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, NRED - 1, NRED - 1, 0, &tc));
     tc->n = n;
-    tc->reps = reps_1d(ctx, cls);
+    tc->reps = reps;
     void *xv = NULL, *yv = NULL;
     ocx_status st = make_input(ctx, dt, tc->n, 0.5, 1.5, 21, &tc->x, &xv);
     if (st == OCX_OK) st = make_input(ctx, dt, tc->n, 0.5, 1.5, 22, &tc->y, &yv);
@@ -490,7 +500,16 @@ static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
     *out = tc;
     return st;
 }
-static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
+static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
+{
+    OCX__FORWARD(reduce_case(ctx, dt, n_1d(ctx, cls, quick), reps_1d(ctx, cls), cls, out));
+    ocx_status st = add_sizes(ctx, dt, cls, NRED, *out, reduce_case);
+    if (st != OCX_OK) case_free(*out), *out = NULL;
+    return st;
+}
+/* The reductions over tc's arrays, tc->reps times each; where `at` >= 0, `top`'s segment at + i
+ * ends after reduction i (but the last). */
+static ocx_status reduce_ops(ocx_context *ctx, ocx__tune_case *tc, ocx__tune_case *top, int at, ocx_event *ev)
 {
     ocx_status st = OCX_OK;
     for (int i = 0; i < NRED && st == OCX_OK; i++) {
@@ -501,15 +520,17 @@ static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev
             st = ocx_reduce(ctx, NULL, red_ops[i], tc->n, x, 1, y, 1, last ? tc->zi : tc->zv[i], 0, NULL,
                             last && r + 1 == tc->reps ? ev : NULL);
         }
-        if (st == OCX_OK && !last) st = end_segment(ctx, tc, i);
+        if (st == OCX_OK && at >= 0 && !last) st = end_segment(ctx, top, at + i);
     }
     return st;
 }
-static double reduce_work(const ocx__tune_case *tc)
+static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    double w = 0;
-    for (int i = 0; i < NRED; i++) w += tc->seg_work[i];
-    return w;
+    for (int i = 0; i < tc->nsub; i++) { /* the other sizes first, each a segment */
+        OCX__FORWARD(reduce_ops(ctx, tc->sub[i], tc, -1, NULL));
+        OCX__FORWARD(end_segment(ctx, tc, i));
+    }
+    return reduce_ops(ctx, tc, tc, tc->nsub, ev);
 }
 
 /* gemm: C (f32 for f16 inputs) = A * B, row-major: m x n x k */
@@ -771,22 +792,22 @@ static const char *const mma_search[] = {"BM", "BN", "BK", "WM", "WN", "STAGES",
  * GEMM's first: its first candidate is the "all" entry's (built already), and at 8192^3 it is the
  * size users measure us by (in two of five 60-s H200 runs it came last and was left out). */
 static const tuning_def tunings[] = {
-    {"vector", "all", &ocx__family_vector, vector_search, vector_setup, vector_run, vector_work, "GB/s"},
-    {"reduce", "all", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, reduce_work, "GB/s", 0, NULL, 0,
+    {"vector", "all", &ocx__family_vector, vector_search, vector_setup, vector_run, segments_work, "GB/s"},
+    {"reduce", "all", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, segments_work, "GB/s", 0, NULL, 0,
      reduce_cpu_search},
     {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies, 0,
      gemm_cpu_search},
     {"gemm_mma", "all", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
-    {"vector", "small", &ocx__family_vector, vector_search, vector_setup, vector_run, vector_work, "GB/s"},
-    {"reduce", "small", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, reduce_work, "GB/s", 0, NULL, 0,
+    {"vector", "small", &ocx__family_vector, vector_search, vector_setup, vector_run, segments_work, "GB/s"},
+    {"reduce", "small", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, segments_work, "GB/s", 0, NULL, 0,
      reduce_cpu_small_search},
     {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
     {"gemm", "medium", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies, 0,
      gemm_cpu_search},
     {"gemm_mma", "medium", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
     {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies},
-    {"vector", "large", &ocx__family_vector, vector_search, vector_setup, vector_run, vector_work, "GB/s"},
-    {"reduce", "large", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, reduce_work, "GB/s", 0, NULL, 0,
+    {"vector", "large", &ocx__family_vector, vector_search, vector_setup, vector_run, segments_work, "GB/s"},
+    {"reduce", "large", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, segments_work, "GB/s", 0, NULL, 0,
      reduce_cpu_search},
     /* Asked for by name only: a 60-s H200 run already ends a second or two before its budget. */
     {"gemm", "short_k", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies, 1},
@@ -1081,6 +1102,8 @@ static double evaluate(tuner *t, const int *v)
                              NULL);
     const uint32_t no_index = UINT32_MAX;
     if (st == OCX_OK && t->tc->zi) st = ocx_buffer_fill(t->ctx, NULL, t->tc->zi, 0, 1, &no_index, 0, NULL, NULL);
+    for (int i = 0; i < t->tc->nsub && st == OCX_OK; i++)
+        if (t->tc->sub[i]->zi) st = ocx_buffer_fill(t->ctx, NULL, t->tc->sub[i]->zi, 0, 1, &no_index, 0, NULL, NULL);
     if (st == OCX_OK) st = t->def->run(t->ctx, t->tc, &ev);
     ocx_event_release(ev);
     if (st == OCX_OK) st = ocx_stream_finish(t->ctx, NULL);
