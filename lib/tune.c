@@ -384,11 +384,14 @@ static ocx_status vector_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
  * (+4% there), which ran axpy and scale of 2^16 f32 at 0.79-0.88x the defaults and every operation
  * of 2^22 at 0.71-0.95x (tools/profile-ab); and for the reductions one stream a work-item in
  * groups of 2, which ran nrm2 of 2^16-2^18 at 0.89-0.95x. `make` builds a case of n elements, reps
- * runs. */
-static ocx_status add_sizes(ocx_context *ctx, ocx_dtype dt, const char *cls, int nops, ocx__tune_case *tc,
-                            ocx_status (*make)(ocx_context *, ocx_dtype, size_t, size_t, const char *,
-                                               ocx__tune_case **))
+ * runs, timed in nops segments. */
+static ocx_status setup_1d(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, int nops,
+                           ocx_status (*make)(ocx_context *, ocx_dtype, size_t, size_t, const char *,
+                                              ocx__tune_case **),
+                           ocx__tune_case **out)
 {
+    OCX__FORWARD(make(ctx, dt, n_1d(ctx, cls, quick), reps_1d(ctx, cls), cls, out));
+    ocx__tune_case *tc = *out;
     ocx_status st = OCX_OK;
     for (int i = 0; i < NVSUB && st == OCX_OK && !is_gpu(ctx) && !strcmp(cls, "all"); i++) {
         st = make(ctx, dt, sub_n[i], sub_reps[i], cls, &tc->sub[tc->nsub]);
@@ -403,14 +406,12 @@ static ocx_status add_sizes(ocx_context *ctx, ocx_dtype dt, const char *cls, int
         for (int s = 0; s < nops; s++) tc->seg_work[i] += tc->sub[i]->seg_work[s];
     }
     tc->nmarks = tc->nsub + nops - 1;
+    if (st != OCX_OK) case_free(tc), *out = NULL;
     return st;
 }
 static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
-    OCX__FORWARD(vector_case(ctx, dt, n_1d(ctx, cls, quick), reps_1d(ctx, cls), cls, out));
-    ocx_status st = add_sizes(ctx, dt, cls, NVEC, *out, vector_case);
-    if (st != OCX_OK) case_free(*out), *out = NULL;
-    return st;
+    return setup_1d(ctx, dt, cls, quick, NVEC, vector_case, out);
 }
 /* The family's kinds of kernel, each timed on its own (segments, as reduce's; the rate is their
  * geometric mean): axpy into z (two arrays read, one written in place: the operation CLBlast's
@@ -422,30 +423,37 @@ static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, 
  * CLBlast where the defaults ran 1.03-1.07x and 0.99-1.08x (3 rounds each, alternating). Tuned on
  * add and scale, timed as one, a run on the 2-core Xeon chose for "large" groups of 128 with one
  * vector a work-item, which ran axpy of 2^24 f32 at 0.97-0.98x CLBlast where the defaults ran
- * 1.02-1.03x. `top`'s segment `at` + i ends after operation i (but the last); at < 0: none. */
-static ocx_status vector_ops(ocx_context *ctx, ocx__tune_case *tc, ocx__tune_case *top, int at, ocx_event *ev)
+ * 1.02-1.03x. */
+static ocx_status vector_op(ocx_context *ctx, ocx__tune_case *tc, int i, ocx_buffer *x, ocx_buffer *y, ocx_event *e)
+{
+    return i == 0   ? ocx_axpy(ctx, NULL, tc->n, 1.0, x, 1, tc->z, 1, 0, NULL, e)
+           : i == 1 ? ocx_add(ctx, NULL, tc->n, x, y, tc->z, 0, NULL, e)
+                    : ocx_scale(ctx, NULL, tc->n, 1.0, y, 1, 0, NULL, e);
+}
+/* Operation i of a 1-D measurement over x and y (tc's or their copies); e: its event, or NULL. */
+typedef ocx_status (*one_op)(ocx_context *, ocx__tune_case *, int, ocx_buffer *, ocx_buffer *, ocx_event *);
+/* A 1-D measurement: tc's other sizes first, each a segment, then each of tc's nops operations, a
+ * segment each; every operation tc->reps (a size's reps) times in a row. ev: the last one's. */
+static ocx_status run_1d(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev, int nops, one_op op)
 {
     ocx_status st = OCX_OK;
-    for (int i = 0; i < NVEC && st == OCX_OK; i++) {
-        for (size_t r = 0; r < tc->reps && st == OCX_OK; r++) {
-            ocx_buffer *x, *y;
-            inputs(tc, &x, &y);
-            ocx_event *e = i + 1 == NVEC && r + 1 == tc->reps ? ev : NULL;
-            st = i == 0   ? ocx_axpy(ctx, NULL, tc->n, 1.0, x, 1, tc->z, 1, 0, NULL, e)
-                 : i == 1 ? ocx_add(ctx, NULL, tc->n, x, y, tc->z, 0, NULL, e)
-                          : ocx_scale(ctx, NULL, tc->n, 1.0, y, 1, 0, NULL, e);
+    for (int s = 0; s <= tc->nsub && st == OCX_OK; s++) {
+        ocx__tune_case *c = s < tc->nsub ? tc->sub[s] : tc;
+        for (int i = 0; i < nops && st == OCX_OK; i++) {
+            for (size_t r = 0; r < c->reps && st == OCX_OK; r++) {
+                ocx_buffer *x, *y;
+                inputs(c, &x, &y);
+                st = op(ctx, c, i, x, y, c == tc && i + 1 == nops && r + 1 == c->reps ? ev : NULL);
+            }
+            if (st == OCX_OK && s < tc->nsub && i + 1 == nops) st = end_segment(ctx, tc, s);
+            if (st == OCX_OK && s == tc->nsub && i + 1 < nops) st = end_segment(ctx, tc, s + i);
         }
-        if (st == OCX_OK && at >= 0 && i + 1 < NVEC) st = end_segment(ctx, top, at + i);
     }
     return st;
 }
 static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    for (int i = 0; i < tc->nsub; i++) { /* the other sizes first, each a segment */
-        OCX__FORWARD(vector_ops(ctx, tc->sub[i], tc, -1, NULL));
-        OCX__FORWARD(end_segment(ctx, tc, i));
-    }
-    return vector_ops(ctx, tc, tc, tc->nsub, ev);
+    return run_1d(ctx, tc, ev, NVEC, vector_op);
 }
 /* The work of a measurement timed in segments (the 1-D families'). */
 static double segments_work(const ocx__tune_case *tc)
@@ -502,35 +510,15 @@ static ocx_status reduce_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
 }
 static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
-    OCX__FORWARD(reduce_case(ctx, dt, n_1d(ctx, cls, quick), reps_1d(ctx, cls), cls, out));
-    ocx_status st = add_sizes(ctx, dt, cls, NRED, *out, reduce_case);
-    if (st != OCX_OK) case_free(*out), *out = NULL;
-    return st;
+    return setup_1d(ctx, dt, cls, quick, NRED, reduce_case, out);
 }
-/* The reductions over tc's arrays, tc->reps times each; where `at` >= 0, `top`'s segment at + i
- * ends after reduction i (but the last). */
-static ocx_status reduce_ops(ocx_context *ctx, ocx__tune_case *tc, ocx__tune_case *top, int at, ocx_event *ev)
+static ocx_status reduce_op(ocx_context *ctx, ocx__tune_case *tc, int i, ocx_buffer *x, ocx_buffer *y, ocx_event *e)
 {
-    ocx_status st = OCX_OK;
-    for (int i = 0; i < NRED && st == OCX_OK; i++) {
-        const int last = i + 1 == NRED;
-        for (size_t r = 0; r < tc->reps && st == OCX_OK; r++) {
-            ocx_buffer *x, *y;
-            inputs(tc, &x, &y);
-            st = ocx_reduce(ctx, NULL, red_ops[i], tc->n, x, 1, y, 1, last ? tc->zi : tc->zv[i], 0, NULL,
-                            last && r + 1 == tc->reps ? ev : NULL);
-        }
-        if (st == OCX_OK && at >= 0 && !last) st = end_segment(ctx, top, at + i);
-    }
-    return st;
+    return ocx_reduce(ctx, NULL, red_ops[i], tc->n, x, 1, y, 1, i + 1 == NRED ? tc->zi : tc->zv[i], 0, NULL, e);
 }
 static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    for (int i = 0; i < tc->nsub; i++) { /* the other sizes first, each a segment */
-        OCX__FORWARD(reduce_ops(ctx, tc->sub[i], tc, -1, NULL));
-        OCX__FORWARD(end_segment(ctx, tc, i));
-    }
-    return reduce_ops(ctx, tc, tc, tc->nsub, ev);
+    return run_1d(ctx, tc, ev, NRED, reduce_op);
 }
 
 /* gemm: C (f32 for f16 inputs) = A * B, row-major: m x n x k */
