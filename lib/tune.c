@@ -58,7 +58,7 @@ static const ocx_reduce_op red_ops[NRED] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_
 /* The vector operations timed (vector_run): axpy, add, scale, and the arrays each moves. */
 #define NVEC 3
 static const double vec_arrays[NVEC] = {3, 3, 2};
-/* The 1-D entries' sizes besides the one they are measured at, each a segment (CPUs' "all"). */
+/* The sizes a CPU's "all" entry is also measured at (setup_sizes), and the 1-D families' ones. */
 #define NVSUB 2
 static const size_t sub_n[NVSUB] = {(size_t)1 << 16, (size_t)1 << 22}, sub_reps[NVSUB] = {64, 1};
 /* Segments a measurement is timed in, at most (the reduce "all" entry on CPUs: its sizes besides
@@ -79,7 +79,7 @@ typedef struct ocx__tune_case {
     int nmarks;
     ocx_event marks[MAX_SEGS - 1];
     double seg_work[MAX_SEGS];
-    struct ocx__tune_case *sub[NVSUB]; /* CPUs: gemm's smaller products, the vector "all" entry's other sizes, run (and checked) before this one */
+    struct ocx__tune_case *sub[NVSUB]; /* CPUs' "all" entries: the other sizes, run (and checked) before this one */
     int nsub;
     ocx_buffer *xs[MAX_COPIES], *ys[MAX_COPIES]; /* vector/reduce: copies of x and y the runs cycle through */
     int ncopies;
@@ -377,24 +377,26 @@ static ocx_status vector_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
     *out = tc;
     return st;
 }
-/* On CPUs the 1-D families' "all" entries (2^16 up to the large bound, in the caches) are also
- * timed at 2^16 (64 runs) and 2^22 (one run), each size a segment of its own (its operations
- * together) weighing as much as each of the main size's operations: timed at 2^20 alone, a --quick
- * run on the 2-core Xeon chose for the vector family a grid-stride loop in groups of 128, 32 a core
- * (+4% there), which ran axpy and scale of 2^16 f32 at 0.79-0.88x the defaults and every operation
- * of 2^22 at 0.71-0.95x (tools/profile-ab); and for the reductions one stream a work-item in
- * groups of 2, which ran nrm2 of 2^16-2^18 at 0.89-0.95x. `make` builds a case of n elements, reps
- * runs, timed in nops segments. */
-static ocx_status setup_1d(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, int nops,
-                           ocx_status (*make)(ocx_context *, ocx_dtype, size_t, size_t, const char *,
-                                              ocx__tune_case **),
-                           ocx__tune_case **out)
+/* A case of size n (elements; GEMM: s x s x s), run reps times a measurement, timed in its
+ * operations' segments (case_fn: each family's). */
+typedef ocx_status (*case_fn)(ocx_context *, ocx_dtype, size_t n, size_t reps, const char *cls, ocx__tune_case **);
+/* On CPUs an "all" entry, which stands for every size without an entry of its own, is also
+ * measured at two other sizes (sizes[], run sreps[] times), each a segment of its own (its
+ * operations together) weighing as much as each of the main size's nops operations; they run (and
+ * are checked) first. The 1-D families' at 2^16 (64 runs) and 2^22 (one run): timed at 2^20
+ * alone, a --quick run on the 2-core Xeon chose for the vector family a grid-stride loop in groups
+ * of 128, 32 a core (+4% there), which ran axpy and scale of 2^16 f32 at 0.79-0.88x the defaults
+ * and every operation of 2^22 at 0.71-0.95x (tools/profile-ab); and for the reductions one stream a
+ * work-item in groups of 2, which ran nrm2 of 2^16-2^18 at 0.89-0.95x. GEMM's: gemm_setup. */
+static ocx_status setup_sizes(ocx_context *ctx, ocx_dtype dt, const char *cls, size_t n, size_t reps, int nops,
+                              case_fn make, const size_t sizes[NVSUB], const size_t sreps[NVSUB],
+                              ocx__tune_case **out)
 {
-    OCX__FORWARD(make(ctx, dt, n_1d(ctx, cls, quick), reps_1d(ctx, cls), cls, out));
+    OCX__FORWARD(make(ctx, dt, n, reps, cls, out));
     ocx__tune_case *tc = *out;
     ocx_status st = OCX_OK;
     for (int i = 0; i < NVSUB && st == OCX_OK && !is_gpu(ctx) && !strcmp(cls, "all"); i++) {
-        st = make(ctx, dt, sub_n[i], sub_reps[i], cls, &tc->sub[tc->nsub]);
+        st = make(ctx, dt, sizes[i], sreps[i], cls, &tc->sub[tc->nsub]);
         if (st != OCX_OK) break;
         tc->sub[tc->nsub]->nmarks = 0; /* its operations one segment of tc's */
         tc->nsub++;
@@ -411,7 +413,8 @@ static ocx_status setup_1d(ocx_context *ctx, ocx_dtype dt, const char *cls, int 
 }
 static ocx_status vector_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
-    return setup_1d(ctx, dt, cls, quick, NVEC, vector_case, out);
+    return setup_sizes(ctx, dt, cls, n_1d(ctx, cls, quick), reps_1d(ctx, cls), NVEC, vector_case, sub_n, sub_reps,
+                       out);
 }
 /* The family's kinds of kernel, each timed on its own (segments, as reduce's; the rate is their
  * geometric mean): axpy into z (two arrays read, one written in place: the operation CLBlast's
@@ -430,11 +433,11 @@ static ocx_status vector_op(ocx_context *ctx, ocx__tune_case *tc, int i, ocx_buf
            : i == 1 ? ocx_add(ctx, NULL, tc->n, x, y, tc->z, 0, NULL, e)
                     : ocx_scale(ctx, NULL, tc->n, 1.0, y, 1, 0, NULL, e);
 }
-/* Operation i of a 1-D measurement over x and y (tc's or their copies); e: its event, or NULL. */
+/* Operation i of a measurement over x and y (tc's or their copies); e: its event, or NULL. */
 typedef ocx_status (*one_op)(ocx_context *, ocx__tune_case *, int, ocx_buffer *, ocx_buffer *, ocx_event *);
-/* A 1-D measurement: tc's other sizes first, each a segment, then each of tc's nops operations, a
+/* A measurement: tc's other sizes first, each a segment, then each of tc's nops operations, a
  * segment each; every operation tc->reps (a size's reps) times in a row. ev: the last one's. */
-static ocx_status run_1d(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev, int nops, one_op op)
+static ocx_status run_segments(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev, int nops, one_op op)
 {
     ocx_status st = OCX_OK;
     for (int s = 0; s <= tc->nsub && st == OCX_OK; s++) {
@@ -453,9 +456,9 @@ static ocx_status run_1d(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev, in
 }
 static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    return run_1d(ctx, tc, ev, NVEC, vector_op);
+    return run_segments(ctx, tc, ev, NVEC, vector_op);
 }
-/* The work of a measurement timed in segments (the 1-D families'). */
+/* The work of a measurement (the sum of its segments'). */
 static double segments_work(const ocx__tune_case *tc)
 {
     double w = 0;
@@ -510,7 +513,8 @@ static ocx_status reduce_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
 }
 static ocx_status reduce_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
-    return setup_1d(ctx, dt, cls, quick, NRED, reduce_case, out);
+    return setup_sizes(ctx, dt, cls, n_1d(ctx, cls, quick), reps_1d(ctx, cls), NRED, reduce_case, sub_n, sub_reps,
+                       out);
 }
 static ocx_status reduce_op(ocx_context *ctx, ocx__tune_case *tc, int i, ocx_buffer *x, ocx_buffer *y, ocx_event *e)
 {
@@ -518,7 +522,7 @@ static ocx_status reduce_op(ocx_context *ctx, ocx__tune_case *tc, int i, ocx_buf
 }
 static ocx_status reduce_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    return run_1d(ctx, tc, ev, NRED, reduce_op);
+    return run_segments(ctx, tc, ev, NRED, reduce_op);
 }
 
 /* gemm: C (f32 for f16 inputs) = A * B, row-major: m x n x k */
@@ -555,13 +559,12 @@ static void gemm_ref_cols(void *arg, size_t c)
     }
 }
 
-/* How often a measurement runs a GEMM case's own product (reps: 0 for once), and its flops. */
-static size_t runs(const ocx__tune_case *tc) { return tc->reps > 1 ? tc->reps : 1; }
-static double product_work(const ocx__tune_case *tc) { return 2.0 * tc->m * tc->n * tc->k * (double)runs(tc); }
-
-/* One product, s x s x k, with its inputs and reference rows. */
-static ocx_status gemm_case(ocx_context *ctx, ocx_dtype dt, size_t s, size_t k, ocx__tune_case **out)
+/* One product, s x s x s (short_k: s x s x 128) run reps times a measurement, with its inputs and
+ * reference rows. */
+static ocx_status gemm_case(ocx_context *ctx, ocx_dtype dt, size_t s, size_t reps, const char *cls,
+                            ocx__tune_case **out)
 {
+    const size_t k = !strcmp(cls, "short_k") ? 128 : s;
     /* Checking every element of a 4096² product on the host is too slow: 16 rows spread over it, one
      * in each band of s/16 rows at scattered offsets (so at different rows of the tiles and register
      * tiles), every column of each; the host needs a quarter of the time 64 rows took. */
@@ -570,6 +573,8 @@ static ocx_status gemm_case(ocx_context *ctx, ocx_dtype dt, size_t s, size_t k, 
     OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, s * s, rows * s, 1, &tc));
     tc->m = tc->n = s;
     tc->k = k;
+    tc->reps = reps;
+    tc->seg_work[0] = 2.0 * (double)s * (double)s * (double)k * (double)reps; /* one segment */
     /* Host copies in the storage type only (no s² doubles beside them: at 8192² that was a gigabyte
      * and seconds of set-up). Each block of GEMM_COLS columns of the reference walks B's rows once,
      * widening its part of each into a row of doubles, and adds its contribution to every reference
@@ -607,24 +612,11 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
                : !strcmp(cls, "large") || !strcmp(cls, "short_k") ? 8192 /* GPUs only: 2^39 >= OCX__GEMM_LARGE */
                : is_gpu(ctx)           ? (quick ? 2048 : 4096)
                                        : 1024;
-    OCX__FORWARD(gemm_case(ctx, dt, s, !strcmp(cls, "short_k") ? 128 : s, out));
-    ocx__tune_case *tc = *out;
     /* each smaller product run as often as takes a millisecond or more (at 100 GFLOP/s), back to
      * back as a user's calls would: timed once, a 128^3 product's segment (40 us) moved 22-120
      * GFLOP/s from run to run with the launch around it */
-    static const size_t subs[2] = {128, 384}, sub_reps[2] = {32, 4};
-    ocx_status st = OCX_OK;
-    for (int i = 0; i < 2 && st == OCX_OK && !is_gpu(ctx) && !strcmp(cls, "all"); i++) {
-        st = gemm_case(ctx, dt, subs[i], subs[i], &tc->sub[tc->nsub]);
-        if (st != OCX_OK) break;
-        tc->sub[tc->nsub]->reps = sub_reps[i];
-        tc->seg_work[tc->nsub] = product_work(tc->sub[tc->nsub]);
-        tc->nsub++;
-    }
-    tc->nmarks = tc->nsub;
-    tc->seg_work[tc->nsub] = product_work(tc);
-    if (st != OCX_OK) case_free(tc), *out = NULL;
-    return st;
+    static const size_t subs[NVSUB] = {128, 384}, subs_reps[NVSUB] = {32, 4};
+    return setup_sizes(ctx, dt, cls, s, 1, 1, gemm_case, subs, subs_reps, out);
 }
 /* The tensor-core entries: f16 products as gemm_setup's, and f32 ones under OCX_COMPUTE_TF32X3, each
  * of whose products may be off by 2^-19 of |a·b| (ocx.h) on top of f32's summation. */
@@ -637,16 +629,15 @@ static ocx_status mma_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int
     }
     return OCX_OK;
 }
+static ocx_status gemm_op(ocx_context *ctx, ocx__tune_case *tc, int i, ocx_buffer *x, ocx_buffer *y, ocx_event *e)
+{
+    (void)i; /* one operation */
+    return ocx_gemm_ex(ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, tc->m, tc->n, tc->k, 1.0, x, 0, tc->k, 0, y, 0,
+                       tc->n, 0, 0.0, tc->z, 0, tc->n, 0, 1, tc->compute, 0, NULL, e);
+}
 static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
 {
-    for (int i = 0; i < tc->nsub; i++) { /* the smaller products first, each a segment */
-        OCX__FORWARD(gemm_run(ctx, tc->sub[i], NULL));
-        OCX__FORWARD(end_segment(ctx, tc, i));
-    }
-    for (size_t r = 1; r <= runs(tc); r++)
-        OCX__FORWARD(ocx_gemm_ex(ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, tc->m, tc->n, tc->k, 1.0, tc->x, 0, tc->k,
-                                 0, tc->y, 0, tc->n, 0, 0.0, tc->z, 0, tc->n, 0, 1, tc->compute, 0, NULL,
-                                 r == runs(tc) ? ev : NULL));
+    OCX__FORWARD(run_segments(ctx, tc, ev, 1, gemm_op));
     /* TF32X3 is a permission: a product it does not take runs on the f32 kernels, which must not be
      * timed as this entry's. */
     ocx_params_info info;
@@ -654,12 +645,6 @@ static ocx_status gemm_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev)
                                                        strcmp(info.kernel, "gemm_mma") != 0),
                  OCX_ERR_INTERNAL, "tune: the TF32X3 product did not run on the tensor cores");
     return OCX_OK;
-}
-static double gemm_work(const ocx__tune_case *tc)
-{
-    double w = product_work(tc);
-    for (int i = 0; i < tc->nsub; i++) w += product_work(tc->sub[i]);
-    return w;
 }
 
 /* bad[c]: the first element of chunk c of the output that misses its reference, else nref. */
@@ -727,7 +712,6 @@ typedef struct tuning_def {
     const char *const *search; /* parameters searched (NULL: every kernel parameter) */
     ocx_status (*setup)(ocx_context *, ocx_dtype, const char *, int, ocx__tune_case **);
     ocx_status (*run)(ocx_context *, ocx__tune_case *, ocx_event *);
-    double (*work)(const ocx__tune_case *);
     const char *unit;
     int gpu_only; /* not tuned on CPUs */
     /* NULL, or whether the entry applies to this device and dtype (a vendor path). */
@@ -780,26 +764,26 @@ static const char *const mma_search[] = {"BM", "BN", "BK", "WM", "WN", "STAGES",
  * GEMM's first: its first candidate is the "all" entry's (built already), and at 8192^3 it is the
  * size users measure us by (in two of five 60-s H200 runs it came last and was left out). */
 static const tuning_def tunings[] = {
-    {"vector", "all", &ocx__family_vector, vector_search, vector_setup, vector_run, segments_work, "GB/s"},
-    {"reduce", "all", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, segments_work, "GB/s", 0, NULL, 0,
+    {"vector", "all", &ocx__family_vector, vector_search, vector_setup, vector_run, "GB/s"},
+    {"reduce", "all", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, "GB/s", 0, NULL, 0,
      reduce_cpu_search},
-    {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies, 0,
+    {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 0, tiled_applies, 0,
      gemm_cpu_search},
-    {"gemm_mma", "all", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
-    {"vector", "small", &ocx__family_vector, vector_search, vector_setup, vector_run, segments_work, "GB/s"},
-    {"reduce", "small", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, segments_work, "GB/s", 0, NULL, 0,
+    {"gemm_mma", "all", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, "GFLOP/s", 1, mma_applies},
+    {"vector", "small", &ocx__family_vector, vector_search, vector_setup, vector_run, "GB/s"},
+    {"reduce", "small", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, "GB/s", 0, NULL, 0,
      reduce_cpu_small_search},
-    {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s"},
-    {"gemm", "medium", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 0, tiled_applies, 0,
+    {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, "GFLOP/s"},
+    {"gemm", "medium", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 0, tiled_applies, 0,
      gemm_cpu_search},
-    {"gemm_mma", "medium", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies},
-    {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies},
-    {"vector", "large", &ocx__family_vector, vector_search, vector_setup, vector_run, segments_work, "GB/s"},
-    {"reduce", "large", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, segments_work, "GB/s", 0, NULL, 0,
+    {"gemm_mma", "medium", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, "GFLOP/s", 1, mma_applies},
+    {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 1, tiled_applies},
+    {"vector", "large", &ocx__family_vector, vector_search, vector_setup, vector_run, "GB/s"},
+    {"reduce", "large", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, "GB/s", 0, NULL, 0,
      reduce_cpu_search},
     /* Asked for by name only: a 60-s H200 run already ends a second or two before its budget. */
-    {"gemm", "short_k", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, gemm_work, "GFLOP/s", 1, tiled_applies, 1},
-    {"gemm_mma", "short_k", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, gemm_work, "GFLOP/s", 1, mma_applies,
+    {"gemm", "short_k", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 1, tiled_applies, 1},
+    {"gemm_mma", "short_k", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, "GFLOP/s", 1, mma_applies,
      1},
 };
 #define NTUNINGS (sizeof tunings / sizeof *tunings)
@@ -1084,14 +1068,13 @@ static double evaluate(tuner *t, const int *v)
         memcpy(poison, &f, 4);
     }
     ocx_event ev = NULL;
-    ocx_status st = ocx_buffer_fill(t->ctx, NULL, t->tc->z, 0, ocx_buffer_length(t->tc->z), poison, 0, NULL, NULL);
-    for (int i = 0; i < t->tc->nsub && st == OCX_OK; i++) /* (the same output dtype) */
-        st = ocx_buffer_fill(t->ctx, NULL, t->tc->sub[i]->z, 0, ocx_buffer_length(t->tc->sub[i]->z), poison, 0, NULL,
-                             NULL);
+    ocx_status st = OCX_OK;
     const uint32_t no_index = UINT32_MAX;
-    if (st == OCX_OK && t->tc->zi) st = ocx_buffer_fill(t->ctx, NULL, t->tc->zi, 0, 1, &no_index, 0, NULL, NULL);
-    for (int i = 0; i < t->tc->nsub && st == OCX_OK; i++)
-        if (t->tc->sub[i]->zi) st = ocx_buffer_fill(t->ctx, NULL, t->tc->sub[i]->zi, 0, 1, &no_index, 0, NULL, NULL);
+    for (int i = 0; i <= t->tc->nsub && st == OCX_OK; i++) { /* the case and its other sizes (the same output dtype) */
+        ocx__tune_case *c = i < t->tc->nsub ? t->tc->sub[i] : t->tc;
+        st = ocx_buffer_fill(t->ctx, NULL, c->z, 0, ocx_buffer_length(c->z), poison, 0, NULL, NULL);
+        if (st == OCX_OK && c->zi) st = ocx_buffer_fill(t->ctx, NULL, c->zi, 0, 1, &no_index, 0, NULL, NULL);
+    }
     if (st == OCX_OK) st = t->def->run(t->ctx, t->tc, &ev);
     ocx_event_release(ev);
     if (st == OCX_OK) st = ocx_stream_finish(t->ctx, NULL);
@@ -1104,7 +1087,7 @@ static double evaluate(tuner *t, const int *v)
             double x = time_run(t);
             if (x > 0) ns[got++] = x;
         }
-        if (got > 0) rate = t->def->work(t->tc) / ocx__median(ns, got); /* bytes/ns = GB/s, flop/ns = GFLOP/s */
+        if (got > 0) rate = segments_work(t->tc) / ocx__median(ns, got); /* bytes/ns = GB/s, flop/ns = GFLOP/s */
     }
     ocx__params_force(NULL, NULL);
     t->tried++;
@@ -1421,7 +1404,7 @@ static void confirm(tuner *t, const ocx__params *start)
     double per = (n + 1) * each;
     int rounds = CONFIRM_ROUNDS(is_gpu(t->ctx));
     while (rounds > 1 && left < rounds * per) rounds--;
-    double got[CONFIRM_TOP][5], base[5];
+    double got[CONFIRM_TOP][CONFIRM_ROUNDS(0)], base[CONFIRM_ROUNDS(0)]; /* CPUs' rounds: the most */
     for (int r = 0; r < rounds; r++) {
         for (int i = 0; i < n; i++) got[i][r] = evaluate(t, cand[order[i]]);
         base[r] = evaluate(t, start->v);
