@@ -447,8 +447,10 @@ typedef struct ocx_tune_progress {
     double elapsed_s, budget_s;              /* of the whole run */
     const char *message;                     /* "preparing", "done", "stopped" (a stop cut the entry
                                                 short: left out), "candidate failed to build",
-                                                "candidate failed to run or verify", or NULL (a
-                                                candidate measured) */
+                                                "candidate failed to run or verify", "confirming
+                                                …" (a candidate measured again beside the defaults,
+                                                with the rounds it won), or NULL (a candidate
+                                                measured) */
     const char *candidate;                   /* the searched parameters of the candidate just
                                                 measured or failed ("MWG=128 NWG=256 …", as
                                                 OCX_<FAMILY>_PARAMS takes them; valid during the

@@ -46,11 +46,16 @@
 #define MAX_VISITED 1024
 #define BATCH 6
 #define CONFIRM_TOP 3 /* candidates measured again against the defaults (confirm) */
-/* Rounds of confirm() at most: on CPUs 5, whose measurements move more. With 3 on the 2-core Xeon,
- * 3 of 4 --quick runs kept a reduce "large" entry 3-5% ahead in the tuner that ran level or behind
- * the defaults in tools/profile-ab (max at 2^24: 0.81-0.95x): a candidate no better than the
- * defaults beats them in each of 3 rounds one time in 8, and in each of 5 one time in 32. */
-#define CONFIRM_ROUNDS(gpu) ((gpu) ? 3 : 5)
+/* Rounds of confirm(): the search leaves time for CONFIRM_ROUNDS, and confirm() runs up to
+ * CONFIRM_MAX while the entry's share holds them. CPUs take more, their measurements moving more.
+ * With 3 on the 2-core Xeon, 3 of 4 --quick runs kept a reduce "large" entry 3-5% ahead in the
+ * tuner that ran level or behind the defaults in tools/profile-ab (max at 2^24: 0.81-0.95x): a
+ * candidate no better than the defaults beats them in each of 3 rounds one time in 8, in each of 5
+ * one time in 32 (ocx__tune_confirm_wins). With 5 (and the search then running to the end of its
+ * share) the GEMM "all" entry confirmed in 2-4 rounds, its candidates 1-3% apart, the pick the
+ * luck of those rounds. */
+#define CONFIRM_ROUNDS(gpu) ((gpu) ? 3 : 9)
+#define CONFIRM_MAX(gpu) ((gpu) ? 3 : 15)
 #define MAX_COPIES 7
 /* The reductions the reduce entries time, each a segment of its own (argmax last, into zi). */
 #define NRED 4
@@ -893,6 +898,7 @@ typedef struct tuner {
      * candidates as these say fit before the deadline. */
     double build_s, eval_s;
     double build_max; /* the highest per-candidate cost of any batch so far in this entry */
+    double start_s;   /* seconds the start's measurement took: what confirm() prices a measurement at */
     unsigned programs; /* programs a candidate builds: as many as the entry's first compiled one */
     int out_of_time; /* not even one more candidate fits */
     int compiled;    /* this entry has compiled a program of its own (its build cost is measured; on a
@@ -916,16 +922,28 @@ static void mark(tuner *t, const int *v)
 static int interrupted(const tuner *t) { return t->opt->stop && *t->opt->stop; }
 static int stopped(const tuner *t) { return interrupted(t) || t->out_of_time; }
 
+/* What confirm() prices one of its measurements at: the start's (the candidates it measures run
+ * about as fast), else the running mean of the search's, which slow candidates inflate (GEMM on
+ * the 2-core Xeon: their 1024^3 runs at 20-40 GFLOP/s, where the start's take 8 ms). */
+static double confirm_each(const tuner *t) { return t->start_s > 0 ? t->start_s : t->eval_s > 0 ? t->eval_s : 1; }
+
 /* A running mean of seconds per candidate that follows recent batches. */
 static void note_cost(double *mean, double seconds) { *mean = *mean > 0 ? 0.5 * (*mean + seconds) : seconds; }
+
+/* v's searched parameters ("MWG=64 NWG=32 …") into buf: the rest are the start's. */
+static void searched_params(const tuner *t, const int *v, char *buf, size_t cap)
+{
+    *buf = 0;
+    for (unsigned i = 0; i < t->def->fam->nparams; i++)
+        if (t->searched[i]) ocx__append_define(buf, cap, *buf ? " " : "", t->def->fam->params[i].name, v[i]);
+}
 
 /* Reports the run's state; v: the candidate just measured (at rate), else NULL. */
 static void report(tuner *t, const char *message, const int *v, double rate)
 {
     if (!t->opt->progress) return;
     char params[400] = "";
-    for (unsigned i = 0; v && i < t->def->fam->nparams; i++) /* those searched: the rest are the start's */
-        if (t->searched[i]) ocx__append_define(params, sizeof params, *params ? " " : "", t->def->fam->params[i].name, v[i]);
+    if (v) searched_params(t, v, params, sizeof params);
     t->progress.candidate = v ? params : NULL;
     t->progress.rate = v ? rate : 0;
     t->progress.tried = t->tried;
@@ -1028,7 +1046,12 @@ static double segmented_ns(const ocx__tune_case *tc, cl_ulong b, cl_ulong a)
  * segments (tc->nmarks) counts as the time its whole work takes at the geometric mean of the
  * segments' rates, so that each operation weighs the same whatever its speed: timed as one, a
  * --quick run on the 2-core Xeon chose what ran argmax (the slowest reduction there) 1.2-2.8x
- * faster and the others at 0.70-0.97x at 2^18-2^20 f32. */
+ * faster and the others at 0.70-0.97x at 2^18-2^20 f32.
+ * Not the host's clock on CPUs, though a caller sees that: with the stream finished at each
+ * segment's end, a --quick run on the H200 machine's 16-core Xeon (PoCL 5.0) measured its vector
+ * and reduce "all" entries at a tenth of their rates (24 and 6.6 GB/s) and GEMM at 95 GFLOP/s
+ * against 636 in an earlier run timed by markers (the synchronisations, it seems, costing more
+ * than the short segments' work; not looked into further). */
 static double time_run(tuner *t)
 {
     ocx_event before = NULL, after = NULL, ev = NULL;
@@ -1186,6 +1209,7 @@ static void run_batch(tuner *t, cand *c, int n)
         double e0 = ocx__now_s();
         double r = c[i].rate = evaluate(t, c[i].v);
         note_cost(&t->eval_s, ocx__now_s() - e0);
+        if (t->in_start && i == 0) t->start_s = ocx__now_s() - e0;
         if (r > t->best_rate) {
             t->best_rate = r;
             memcpy(t->best, c[i].v, sizeof t->best);
@@ -1366,13 +1390,18 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
      * builds, ran past its share and left a later entry out (or, once, the run past 100 s). */
     const double price = t->build_s + t->eval_s;
     const int sampling = !is_gpu(t->ctx) || t->deadline - ocx__now_s() >= SAMPLE_MIN * price;
+    /* On CPUs every round leaves confirm() time for its rounds (the GEMM "all" entry's first climb
+     * on the 2-core Xeon had run to the end of its share, leaving time for 2-4 rounds); on GPUs the
+     * later rounds (a 60-s H200 run's entries end their shares in the first climb). */
+    const double reserve = fmin(CONFIRM_ROUNDS(is_gpu(t->ctx)) * (CONFIRM_TOP + 1) * confirm_each(t),
+                                (share_end - ocx__now_s()) / 3);
+    if (!is_gpu(t->ctx)) t->deadline = share_end - reserve;
     while (!stopped(t) && misses < 2000) {
         if (sampling) sample(t, &sp, start->v, until, rng, &misses);
         climb(t, &sp, t->best, t->best_rate);
         climb_mirror(t, &sp);
         if (!sampling) break;
-        /* Later rounds leave confirm() time for its rounds. */
-        t->deadline = share_end - CONFIRM_ROUNDS(is_gpu(t->ctx)) * (CONFIRM_TOP + 1) * t->eval_s;
+        t->deadline = share_end - reserve;
         double left = t->deadline - ocx__now_s();
         if (left <= 0) break;
         until = ocx__now_s() + 0.5 * left;
@@ -1381,14 +1410,31 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
     t->out_of_time = 0; /* for the later rounds' deadline; confirm() sizes itself */
 }
 
+/* The rounds of `rounds` that a candidate must win: as many as a candidate no better than the
+ * defaults wins at most one time in 32 (a sign test; all of them up to 5 rounds, then 8 of 9, 10 of
+ * 12, 12 of 15). */
+int ocx__tune_confirm_wins(int rounds)
+{
+    for (int w = 1; w <= rounds; w++) {
+        double tail = 0, c = 1; /* c: rounds choose j */
+        for (int j = 0; j <= rounds; j++) {
+            if (j >= w) tail += c;
+            c = c * (rounds - j) / (j + 1);
+        }
+        if (ldexp(tail, -rounds) <= 1.0 / 32) return w;
+    }
+    return rounds;
+}
+
 /* 4. Confirmation: one noisy median can crown a candidate that is no better (the fastest of many
  * noisy measurements is the luckiest as often as the best). Up to CONFIRM_TOP of the fastest
  * candidates, those that measured at least default_rate in the search (the better of the defaults
  * and the parameters in force, which may so be confirmed themselves), are measured again with the
- * defaults, alternately; of those that beat the defaults in every round, the one with the highest
- * median is kept if it beats the defaults' median by more than 2%. On the 2-core EPYC, checking
- * the winner alone, GEMM --quick runs whose climbs had found groups of work-items 1.3x faster kept
- * the defaults. */
+ * defaults, in rounds, the defaults first in every other one; of those that beat the defaults in
+ * enough rounds (ocx__tune_confirm_wins), the one with the highest median ratio to the defaults of the same
+ * round is kept if that ratio is above 1.02 (timings on CPUs are noisy; a round measures both
+ * within a moment of each other). On the 2-core EPYC, checking the winner alone, GEMM --quick runs
+ * whose climbs had found groups of work-items 1.3x faster kept the defaults. */
 static void confirm(tuner *t, const ocx__params *start)
 {
     if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || interrupted(t)) return;
@@ -1396,40 +1442,51 @@ static void confirm(tuner *t, const ocx__params *start)
     for (int i = 0; i < t->ntop; i++)
         if (memcmp(cand[i], start->v, sizeof cand[i]) != 0 && t->top_rate[i] >= t->default_rate) order[n++] = i;
     if (n == 0) return;
-    /* Up to CONFIRM_ROUNDS rounds, as many as the entry's share still holds (at least 1); where
+    /* Up to CONFIRM_MAX rounds, as many as the entry's share still holds (at least 1); where
      * one round of them all does not fit, fewer candidates (at least the fastest: a 60-s H200 run
      * ends its entries' shares in the climb). */
-    double each = t->eval_s > 0 ? t->eval_s : 1, left = t->deadline - ocx__now_s();
+    double each = confirm_each(t), left = t->deadline - ocx__now_s();
     if (left < (n + 1) * each) n = left / each - 1 > 1 ? (int)(left / each) - 1 : 1;
-    double per = (n + 1) * each;
-    int rounds = CONFIRM_ROUNDS(is_gpu(t->ctx));
-    while (rounds > 1 && left < rounds * per) rounds--;
-    double got[CONFIRM_TOP][CONFIRM_ROUNDS(0)], base[CONFIRM_ROUNDS(0)]; /* CPUs' rounds: the most */
-    for (int r = 0; r < rounds; r++) {
+    /* Rounds while the next, priced at the mean of those run, still fits. */
+    double got[CONFIRM_TOP][CONFIRM_MAX(0)], base[CONFIRM_MAX(0)]; /* CPUs' rounds: the most */
+    const double t0 = ocx__now_s();
+    int rounds = 0;
+    do {
+        const int r = rounds++;
+        if (r % 2) base[r] = evaluate(t, start->v);
         for (int i = 0; i < n; i++) got[i][r] = evaluate(t, cand[order[i]]);
-        base[r] = evaluate(t, start->v);
+        if (r % 2 == 0) base[r] = evaluate(t, start->v);
         if (interrupted(t)) return; /* the entry is left out (ocx_tune) */
-    }
-    /* A candidate counts only if it ran in every round and beat the defaults in each (a round
-     * measures both within a moment of each other); of those, the highest median. (Before the
-     * medians: ocx__median sorts in place.) */
-    int every[CONFIRM_TOP];
-    for (int i = 0; i < n; i++) {
-        every[i] = 1;
-        for (int r = 0; r < rounds; r++) every[i] &= got[i][r] > 0 && got[i][r] > base[r];
-    }
-    double was = ocx__median(base, rounds), won = -1;
+    } while (rounds < CONFIRM_MAX(is_gpu(t->ctx)) && ocx__now_s() + (ocx__now_s() - t0) / rounds <= t->deadline);
+    /* A candidate counts only if it ran in every round and beat the defaults in enough of them; of
+     * those, the highest median ratio. (ocx__median sorts in place: the ratios are a copy.) */
+    const int need = ocx__tune_confirm_wins(rounds);
+    double won = -1, won_rate = -1;
     int pick = -1;
     for (int i = 0; i < n; i++) {
-        double m = ocx__median(got[i], rounds);
-        if (every[i] && m > won) won = m, pick = order[i];
+        double ratio[CONFIRM_MAX(0)], rate[CONFIRM_MAX(0)];
+        int wins = 0, ran = 1;
+        for (int r = 0; r < rounds; r++) {
+            ran &= got[i][r] > 0 && base[r] > 0;
+            wins += got[i][r] > base[r];
+            ratio[r] = base[r] > 0 ? got[i][r] / base[r] : 0;
+            rate[r] = got[i][r];
+        }
+        double m = ocx__median(ratio, rounds);
+        char params[400], line[512];
+        searched_params(t, cand[order[i]], params, sizeof params);
+        snprintf(line, sizeof line, "confirming %s: won %d of %d rounds (%d needed), median %.3fx the defaults",
+                 params, wins, rounds, need, m);
+        report(t, line, cand[order[i]], ocx__median(rate, rounds));
+        if (ran && wins >= need && m > won) won = m, won_rate = ocx__median(rate, rounds), pick = order[i];
     }
-    if (was > 0 && (pick < 0 || won <= was * 1.02)) {
+    double was = ocx__median(base, rounds);
+    if (was > 0 && (pick < 0 || won <= 1.02)) {
         memcpy(t->best, start->v, sizeof t->best);
         t->best_rate = was;
-    } else if (pick >= 0 && won > 0) {
+    } else if (pick >= 0 && won_rate > 0) {
         memcpy(t->best, cand[pick], sizeof t->best);
-        t->best_rate = won;
+        t->best_rate = won_rate;
     }
     if (was > 0) t->default_rate = was;
 }

@@ -1131,6 +1131,31 @@ START_TEST(test_tuning_measurements_verify)
 }
 END_TEST
 
+/* The confirmation's sign test against exact binomial tails: a candidate no better than the
+ * defaults wins each round with probability 1/2, and may reach the rounds required at most one
+ * time in 32, while one fewer would let it through more often. */
+START_TEST(test_confirm_wins)
+{
+    for (int n = 1; n <= 20; n++) {
+        unsigned long long choose[21] = {1}, total = 1ull << n;
+        for (int j = 1; j <= n; j++) choose[j] = choose[j - 1] * (unsigned long long)(n - j + 1) / (unsigned long long)j;
+        const int w = ocx__tune_confirm_wins(n);
+        ck_assert_msg(w >= 1 && w <= n, "%d rounds: %d wins", n, w);
+        unsigned long long tail = 0, wider = 0; /* rounds won >= w, and >= w - 1 */
+        for (int j = w; j <= n; j++) tail += choose[j];
+        wider = tail + choose[w - 1];
+        if (n < 5) { /* no number of wins is that rare: all of them */
+            ck_assert_int_eq(w, n);
+            continue;
+        }
+        ck_assert_msg(32 * tail <= total, "%d rounds, %d wins: %llu of %llu", n, w, tail, total);
+        ck_assert_msg(32 * wider > total, "%d rounds: %d wins would do", n, w - 1);
+    }
+    ck_assert_int_eq(ocx__tune_confirm_wins(9), 8);
+    ck_assert_int_eq(ocx__tune_confirm_wins(15), 12);
+}
+END_TEST
+
 /* ocx-tune outlives a crash of its tuning process (a driver's compiler that aborts, as PoCL 3.1's
  * did): the run continues from the entries already written, and the profile ends complete. The
  * tool's test hook OCX_TUNE_ABORT_AT=0 aborts the first attempt right after its first entry. */
@@ -1424,6 +1449,7 @@ int main(void)
     tcase_add_test(core, test_lookups_kept);
     tcase_add_test(core, test_tuning_classes);
     tcase_add_test(core, test_tuning_measurements_verify);
+    tcase_add_test(core, test_confirm_wins);
     tcase_add_test(core, test_tool_outlives_a_crash);
     tcase_add_test(core, test_tool_paths_and_resume);
     tcase_add_test(core, test_json_written_whole_from_threads);
