@@ -16,8 +16,9 @@
  *      best's mirror image (GEMM: M and N exchanged) if it runs nearly as fast. While the entry's
  *      budget lasts, sample again for half of what is left and climb from the best again.
  *   4. Confirm: measure up to three of the fastest candidates (none slower in the search than the
- *      defaults) and the defaults again, alternately; keep one only if it beat the defaults in
- *      every round and by more than 2% on the median (timings on CPUs are noisy).
+ *      defaults) and the defaults again, in rounds (up to 15 on CPUs, whose timings are noisy);
+ *      keep one only if it beat the defaults in as many rounds as a candidate no better would one
+ *      time in 32 (every round, up to 5), and by more than 2% in the median of the rounds' ratios.
  * Problem sizes are those of real work: beyond the caches on CPUs, at the bandwidth roof on GPUs.
  * Each batch is compiled ahead of timing, on several threads (ocx__launch's build-only mode), so
  * that compilation, the dominant cost on PoCL, neither serialises with nor disturbs the timed runs.
