@@ -1049,10 +1049,10 @@ static double segmented_ns(const ocx__tune_case *tc, cl_ulong b, cl_ulong a)
  * --quick run on the 2-core Xeon chose what ran argmax (the slowest reduction there) 1.2-2.8x
  * faster and the others at 0.70-0.97x at 2^18-2^20 f32.
  * Not the host's clock on CPUs, though a caller sees that: with the stream finished at each
- * segment's end, a --quick run on the H200 machine's 16-core Xeon (PoCL 5.0) measured its vector
- * and reduce "all" entries at a tenth of their rates (24 and 6.6 GB/s) and GEMM at 95 GFLOP/s
- * against 636 in an earlier run timed by markers (the synchronisations, it seems, costing more
- * than the short segments' work; not looked into further). */
+ * segment's end, a --quick run on the H200 machine's 16-core Xeon (PoCL 5.0) measured the defaults
+ * of its vector and reduce "all" entries at 24 and 6.6 GB/s and of GEMM at 95 GFLOP/s, where runs
+ * timed by markers measure 76, 30 and 330 (the synchronisations, it seems, costing more than the
+ * short segments' work; not looked into further). */
 static double time_run(tuner *t)
 {
     ocx_event before = NULL, after = NULL, ev = NULL;
@@ -1432,9 +1432,9 @@ int ocx__tune_confirm_wins(int rounds)
  * candidates, those that measured at least default_rate in the search (the better of the defaults
  * and the parameters in force, which may so be confirmed themselves), are measured again with the
  * defaults, in rounds, the defaults first in every other one; of those that beat the defaults in
- * enough rounds (ocx__tune_confirm_wins), the one with the highest median ratio to the defaults of the same
- * round is kept if that ratio is above 1.02 (timings on CPUs are noisy; a round measures both
- * within a moment of each other). On the 2-core EPYC, checking the winner alone, GEMM --quick runs
+ * enough rounds (ocx__tune_confirm_wins), the one with the highest median ratio to the defaults of
+ * the same round is kept if that ratio is above 1.02 (timings on CPUs are noisy; a round measures
+ * both within a moment of each other). On the 2-core EPYC, checking the winner alone, GEMM --quick runs
  * whose climbs had found groups of work-items 1.3x faster kept the defaults. */
 static void confirm(tuner *t, const ocx__params *start)
 {
