@@ -1048,11 +1048,12 @@ static double segmented_ns(const ocx__tune_case *tc, cl_ulong b, cl_ulong a)
  * segments' rates, so that each operation weighs the same whatever its speed: timed as one, a
  * --quick run on the 2-core Xeon chose what ran argmax (the slowest reduction there) 1.2-2.8x
  * faster and the others at 0.70-0.97x at 2^18-2^20 f32.
- * Not the host's clock on CPUs, though a caller sees that: with the stream finished at each
- * segment's end, a --quick run on the H200 machine's 16-core Xeon (PoCL 5.0) measured the defaults
- * of its vector and reduce "all" entries at 24 and 6.6 GB/s and of GEMM at 95 GFLOP/s, where runs
- * timed by markers measure 76, 30 and 330 (the synchronisations, it seems, costing more than the
- * short segments' work; not looked into further). */
+ * Markers on CPUs too, not the host's clock with the stream finished at each segment's end: on the
+ * 2-core Xeon PoCL's markers agree with the host's clock read in their completion callbacks to
+ * 0.01 us a call, a finish costing 30-90 us besides; timed so, a --quick run on the H200 machine's
+ * 16-core Xeon (PoCL 5.0) measured the defaults of its vector and reduce "all" entries at 24 and
+ * 6.6 GB/s and of GEMM at 95 GFLOP/s, where runs timed by markers measure 76, 30 and 330 (the
+ * synchronisations, it seems, costing more than the short segments' work). */
 static double time_run(tuner *t)
 {
     ocx_event before = NULL, after = NULL, ev = NULL;
