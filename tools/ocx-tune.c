@@ -200,7 +200,7 @@ static int usage(int rc)
             "--seed replays the candidate order of a run (its seed, never 0, is printed at the start);\n"
             "--seed 0, like no --seed, draws a new one.\n"
             "Ctrl-C keeps the entries finished and exits 130; a second Ctrl-C stops at once.\n"
-            "--verbose (not on a terminal): a timed line as each entry starts and each candidate is measured\n(its parameters and rate).\n");
+            "--verbose (not on a terminal): a timed line as each entry starts, each candidate is measured\n(its parameters and rate) and each candidate is confirmed (the rounds it won against the\ndefaults).\n");
     return rc;
 }
 
