@@ -64,9 +64,15 @@ static const ocx_reduce_op red_ops[NRED] = {OCX_REDUCE_SUM, OCX_REDUCE_DOT, OCX_
 /* The vector operations timed (vector_run): axpy, add, scale, and the arrays each moves. */
 #define NVEC 3
 static const double vec_arrays[NVEC] = {3, 3, 2};
-/* The sizes a CPU's "all" entry is also measured at (setup_sizes), and the 1-D families' ones. */
+/* The sizes a CPU's "all" entry is also measured at (setup_sizes), and the 1-D families' ones,
+ * with the runs of each operation a measurement makes. 2^22 once had one run: after the 2^16 ones,
+ * that run of each operation went 1.15x faster with 8 vectors a work-item in groups of 512 than
+ * with the defaults (median of 10 paired measurements, 9 ahead), where tools/profile-ab's
+ * back-to-back calls of 2^22 ran them level; with 2^16 at 0.80x and 2^20 level, a --quick run
+ * confirmed that entry (11 of 12 rounds, 1.045x), which ran axpy, add and copy of 2^16-2^18 at
+ * 0.78-0.92x the defaults. With four runs the segment measured 0.99x (10 paired measurements). */
 #define NVSUB 2
-static const size_t sub_n[NVSUB] = {(size_t)1 << 16, (size_t)1 << 22}, sub_reps[NVSUB] = {64, 1};
+static const size_t sub_n[NVSUB] = {(size_t)1 << 16, (size_t)1 << 22}, sub_reps[NVSUB] = {64, 4};
 /* Segments a measurement is timed in, at most (the reduce "all" entry on CPUs: its sizes besides
  * the main one, and the main one's operations). */
 #define MAX_SEGS (NVSUB + NRED)
@@ -389,7 +395,7 @@ typedef ocx_status (*case_fn)(ocx_context *, ocx_dtype, size_t n, size_t reps, c
 /* On CPUs an "all" entry, which stands for every size without an entry of its own, is also
  * measured at two other sizes (sizes[], run sreps[] times), each a segment of its own (its
  * operations together) weighing as much as each of the main size's nops operations; they run (and
- * are checked) first. The 1-D families' at 2^16 (64 runs) and 2^22 (one run): timed at 2^20
+ * are checked) first. The 1-D families' at 2^16 (64 runs) and 2^22 (four runs): timed at 2^20
  * alone, a --quick run on the 2-core Xeon chose for the vector family a grid-stride loop in groups
  * of 128, 32 a core (+4% there), which ran axpy and scale of 2^16 f32 at 0.79-0.88x the defaults
  * and every operation of 2^22 at 0.71-0.95x (tools/profile-ab); and for the reductions one stream a
