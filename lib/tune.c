@@ -1216,8 +1216,9 @@ static void run_batch(tuner *t, cand *c, int n)
         }
         double e0 = ocx__now_s();
         double r = c[i].rate = evaluate(t, c[i].v);
-        note_cost(&t->eval_s, ocx__now_s() - e0);
-        if (t->in_start && i == 0) t->start_s = ocx__now_s() - e0;
+        const double took = ocx__now_s() - e0;
+        note_cost(&t->eval_s, took);
+        if (t->in_start && i == 0) t->start_s = took;
         if (r > t->best_rate) {
             t->best_rate = r;
             memcpy(t->best, c[i].v, sizeof t->best);
@@ -1441,8 +1442,8 @@ int ocx__tune_confirm_wins(int rounds)
  * defaults, in rounds, the defaults first in every other one; of those that beat the defaults in
  * enough rounds (ocx__tune_confirm_wins), the one with the highest median ratio to the defaults of
  * the same round is kept if that ratio is above 1.02 (timings on CPUs are noisy; a round measures
- * both within a moment of each other). On the 2-core EPYC, checking the winner alone, GEMM --quick runs
- * whose climbs had found groups of work-items 1.3x faster kept the defaults. */
+ * both within a moment of each other). On the 2-core EPYC, checking the winner alone, GEMM --quick
+ * runs whose climbs had found groups of work-items 1.3x faster kept the defaults. */
 static void confirm(tuner *t, const ocx__params *start)
 {
     if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || interrupted(t)) return;
@@ -1480,13 +1481,13 @@ static void confirm(tuner *t, const ocx__params *start)
             ratio[r] = base[r] > 0 ? got[i][r] / base[r] : 0;
             rate[r] = got[i][r];
         }
-        double m = ocx__median(ratio, rounds);
+        const double m = ocx__median(ratio, rounds), med_rate = ocx__median(rate, rounds);
         char params[400], line[512];
         searched_params(t, cand[order[i]], params, sizeof params);
         snprintf(line, sizeof line, "confirming %s: won %d of %d rounds (%d needed), median %.3fx the defaults",
                  params, wins, rounds, need, m);
-        report(t, line, cand[order[i]], ocx__median(rate, rounds));
-        if (ran && wins >= need && m > won) won = m, won_rate = ocx__median(rate, rounds), pick = order[i];
+        report(t, line, cand[order[i]], med_rate);
+        if (ran && wins >= need && m > won) won = m, won_rate = med_rate, pick = order[i];
     }
     double was = ocx__median(base, rounds);
     if (was > 0 && (pick < 0 || won <= 1.02)) {
