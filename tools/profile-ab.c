@@ -10,9 +10,12 @@
  * run that first to see what a machine's noise allows).
  *
  * usage: profile-ab A B [--rounds N] [--gemm N,N,...|none] [--reduce N,N,...|none] [--vector N,N,...|none]
- *                  [--f64] [--device SPEC]
- *   (--vector: axpy, add, scale and copy; none unless given. --f64: every operation in f64, which
- *   needs cl_khr_fp64; f32 unless given.)
+ *                  [--kernel-time] [--f64] [--device SPEC]
+ *   (--vector: axpy, add, scale and copy; none unless given. --kernel-time: the element-wise
+ *   operations timed as ocx-bench times them, by the device's profiling time of each kernel (a
+ *   batch's median call), not by the host's clock over the batch, which on PoCL also counts each
+ *   call's enqueue (14-40 us) where that is longer than the kernel. --f64: every operation in f64,
+ *   which needs cl_khr_fp64; f32 unless given.)
  *   (--rounds: odd, 21 unless given; an even N runs N + 1. OCX_<FAMILY>_PARAMS, which would
  *   override both sides alike, is refused.)
  *   A, B: a profile file (any name: it is linked into a directory of its own under the name the
@@ -105,32 +108,53 @@ enum { V_AXPY = 100, V_ADD, V_SCALE, V_COPY };
 static const char *const vnames[] = {"axpy", "add", "scale", "copy"};
 static const double vbytes[] = {3, 3, 2, 2}; /* arrays each moves */
 static size_t esize = sizeof(float); /* bytes of an element (--f64: 8) */
+static int kernel_time; /* --kernel-time */
+#define MAX_EVENTS 4096
 
 /* One timed batch of `reps` calls of operation `op` (-1: GEMM n^3; V_*: an element-wise operation
  * over n elements; else an ocx_reduce_op over n elements) on side s, to the end of the work. */
 static int batch(side *s, int op, size_t n, int reps, double *seconds)
 {
+    static ocx_event ev[MAX_EVENTS];
+    static double ns[MAX_EVENTS];
+    const int timed = kernel_time && op >= V_AXPY; /* events of single kernels only */
+    if (timed && reps > MAX_EVENTS) reps = MAX_EVENTS;
     double t0 = now_s();
     for (int q = 0; q < reps; q++) {
         ocx_status st;
+        ocx_event *e = timed ? &ev[q] : NULL;
         if (op < 0)
             st = ocx_gemm(s->ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, n, n, n, 1.0, s->a, 0, n, s->b, 0, n, 0.0,
                           s->c, 0, n, 0, NULL, NULL);
         else if (op == V_AXPY) /* alpha and scale's factor keep the values within their range */
-            st = ocx_axpy(s->ctx, NULL, n, -0.5, s->a, 1, s->c, 1, 0, NULL, NULL);
+            st = ocx_axpy(s->ctx, NULL, n, -0.5, s->a, 1, s->c, 1, 0, NULL, e);
         else if (op == V_ADD)
-            st = ocx_add(s->ctx, NULL, n, s->a, s->b, s->c, 0, NULL, NULL);
+            st = ocx_add(s->ctx, NULL, n, s->a, s->b, s->c, 0, NULL, e);
         else if (op == V_SCALE)
-            st = ocx_scale(s->ctx, NULL, n, q % 2 ? 2.0 : 0.5, s->c, 1, 0, NULL, NULL);
+            st = ocx_scale(s->ctx, NULL, n, q % 2 ? 2.0 : 0.5, s->c, 1, 0, NULL, e);
         else if (op == V_COPY)
-            st = ocx_copy(s->ctx, NULL, n, s->a, 1, s->c, 1, 0, NULL, NULL);
+            st = ocx_copy(s->ctx, NULL, n, s->a, 1, s->c, 1, 0, NULL, e);
         else
             st = ocx_reduce(s->ctx, NULL, (ocx_reduce_op)op, n, s->a, 1, s->b, 1,
                             op >= OCX_REDUCE_ARGMIN ? s->idx : s->res, 0, NULL, NULL);
-        if (st != OCX_OK) return fail(s->name);
+        if (st != OCX_OK) {
+            for (int k = 0; k < q && timed; k++) ocx_event_release(ev[k]);
+            return fail(s->name);
+        }
     }
-    if (ocx_stream_finish(s->ctx, NULL) != OCX_OK) return fail(s->name);
+    int rc = ocx_stream_finish(s->ctx, NULL) != OCX_OK;
     *seconds = (now_s() - t0) / reps;
+    for (int q = 0; q < reps && timed; q++) {
+        uint64_t t = 0;
+        rc = rc || ocx_event_elapsed_ns(ev[q], &t) != OCX_OK;
+        ns[q] = (double)t * 1e-9;
+        ocx_event_release(ev[q]);
+    }
+    if (rc) return fail(s->name);
+    if (timed) {
+        qsort(ns, (size_t)reps, sizeof *ns, cmp_double);
+        *seconds = ns[reps / 2];
+    }
     return 0;
 }
 
@@ -201,6 +225,7 @@ int main(int argc, char **argv)
             else if (parse_sizes(a, v, (size_t)1 << 28, vec, &nvec)) return 2;
             i++;
         } else if (!strcmp(a, "--f64")) esize = sizeof(double);
+        else if (!strcmp(a, "--kernel-time")) kernel_time = 1;
         else if (!strcmp(a, "--device") && v) device = argv[++i];
         else if (a[0] != '-' && nsides < 2) sd[nsides++].name = a;
         else nsides = 3;
@@ -214,7 +239,7 @@ int main(int argc, char **argv)
         }
     if (nsides != 2 || rounds < 1) {
         fprintf(stderr, "usage: profile-ab A B [--rounds N (odd)] [--gemm N,N,...|none] [--reduce N,N,...|none] "
-                        "[--vector N,N,...|none] [--f64] [--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
+                        "[--vector N,N,...|none] [--kernel-time] [--f64] [--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
         return 2;
     }
     size_t most = 1;
