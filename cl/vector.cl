@@ -8,7 +8,8 @@
  *          may launch fewer items than vectors (GPUs: a bounded number of resident groups);
  *          1: WPT vectors (or elements) per work-item, a global size apart (WPT = 1: no loop;
  *          PoCL: its work-item loops then vectorise across work-items, and a loop inside would
- *          block that; WPT = 2: each CPU thread walks two streams of memory)
+ *          block that; WPT = 2, CPU arrays beyond the caches: each thread walks two streams of
+ *          memory)
  *   KERNEL the one kernel to compile (numbered below: 1 vadd … 11 copy_same); 0, the default, all
  *          of them. PoCL compiles every kernel of a program at build time, so one kernel per
  *          program makes an operation's cold start several times shorter.

@@ -6,7 +6,7 @@
 #include <string.h>
 
 /* Parameters of cl/vector.cl. Defaults: no loop in the kernel on every device type; one vector per
- * work-item on GPUs, two (WPT, below) on CPUs.
+ * work-item, but two (WPT, below) for CPU arrays beyond the caches (the "large" class).
  * GPUs take groups of 256 items with 16-byte accesses; on the H200 (2^26 and 2^28 f32, one process)
  * that ran add at 4.23-4.25 and 4.37-4.38 TB/s, scale and copy at 4.05-4.08 and 4.21-4.24, where a
  * grid-stride loop over 64 groups per CU ran 4.16-4.17 / 4.18-4.21 and 3.87-3.96 / 3.95-4.00 (f16
@@ -18,12 +18,16 @@
  * CLBlast's axpy/copy/scal went from 0.55-0.73x to 1.0-1.2x (PoCL, 2^20 f32, 2 cores). */
 /* NT (CPUs): kernels whose result is only written store it past the caches when it is at least half
  * the global memory cache (2-core EPYC, PoCL, 2^24 f32: add 24 -> 31-34 GB/s, copy 30 -> 42 GB/s).
- * WPT (CPUs: 2): each work-item takes WPT vectors a global size apart, so each thread of PoCL walks
- * WPT streams of memory at once, as CLBlast's axpy/scal kernels do. 2^24 on the 2-core EPYC (PoCL,
- * ours and CLBlast's runs alternating, two runs): scale f32 0.89-0.97x CLBlast with one stream,
- * 1.02-1.09x with two; axpy f32 0.98-1.00 -> 1.04-1.09, f64 scale 0.92-0.95 -> 0.99-1.01, axpy
- * 0.96-0.98 -> 0.98-1.00; mul and copy stayed at 1.3-1.5x. Four streams slowed the write-only
- * kernels (their non-temporal stores) to 0.55-0.75x. */
+ * WPT (CPUs, "large" class: 2): each work-item takes WPT vectors a global size apart, so each thread
+ * of PoCL walks WPT streams of memory at once, as CLBlast's axpy/scal kernels do. 2^24 on a 2-core
+ * EPYC (PoCL, ours and CLBlast's runs alternating, two runs): scale f32 0.89-0.97x CLBlast with one
+ * stream, 1.02-1.09x with two; axpy f32 0.98-1.00 -> 1.04-1.09, f64 scale 0.92-0.95 -> 0.99-1.01,
+ * axpy 0.96-0.98 -> 0.98-1.00; mul and copy stayed at 1.3-1.5x. Four streams slowed the write-only
+ * kernels (their non-temporal stores) to 0.55-0.75x. In the caches one stream: on the 2-core AVX-512
+ * EPYC, calls timed one at a time (each waited for, as ocx-bench times them) in batches of 16, axpy
+ * of 2^16 and 2^18 f32 took 6.1 and 23.8-24.0 us of kernel time with one, 7.1-7.8 and 28.9-30.3 with
+ * two (f64: 12.3-12.7 and 46.6-51.7 against 14.0-15.2 and 56-61); queued back to back the two ran
+ * within +-10% of each other, split by operation (doc/performance.md). */
 enum { P_WG, P_VW, P_GPC, P_GRID, P_NT, P_WPT, P_COUNT };
 static const ocx__param_def vector_params[P_COUNT] = {
     /* name    gpu   cpu   min  max ladder */
@@ -32,8 +36,17 @@ static const ocx__param_def vector_params[P_COUNT] = {
     {"GROUPS_PER_CU", 64, 8, 1, 4096, 1, 1}, /* GRID=2 only; the host's grid, no -D define */
     {"GRID", 1, 1, 1, 2, 0}, /* 1: WPT vectors per work-item; 2: grid-stride loop */
     {"NT", 0, 1, 0, 1, 0, 0, 1}, /* 1: non-temporal stores of write-only results beyond the cache (run()) */
-    {"WPT", 1, 2, 1, 8, 1, 0, 1}, /* GRID=1: vectors per work-item, a global size apart */
+    {"WPT", 1, 1, 1, 8, 1, 0, 1}, /* GRID=1: vectors per work-item, a global size apart; CPUs' "large": 2 */
 };
+
+/* CPUs' "large" class (arrays beyond the caches): two streams a work-item (WPT, above). */
+static int vector_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, const char *size_class, int *v)
+{
+    (void)dtype;
+    if (dev->type != OCX_DEVICE_CPU || strcmp(size_class, "large") != 0) return 0;
+    v[P_WPT] = 2;
+    return 1;
+}
 
 static const char *vector_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
 {
@@ -57,6 +70,7 @@ const ocx__family ocx__family_vector = {.name = "vector",
                                         .params = vector_params,
                                         .invalid = vector_invalid,
                                         .canonical = vector_canonical,
+                                        .class_defaults = vector_class_defaults,
                                         .classes = ocx__classes_1d,
                                         .dtypes = OCX__DT_ALL};
 

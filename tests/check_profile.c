@@ -455,6 +455,60 @@ START_TEST(test_class_defaults_before_all)
 }
 END_TEST
 
+/* The vector family's one class of its own: on CPUs "large" (arrays beyond the caches, from 2^23
+ * elements) takes two vectors a work-item (WPT=2) before a profile's "all" entry; the other classes
+ * take that entry (here groups of 64, one vector a work-item), and so does "large" on a GPU. Then
+ * the real thing at the boundary, where the suite runs on a CPU. */
+START_TEST(test_vector_large_cpu)
+{
+    json_t *j = profile_with(64, 1, 0);
+    write_json(dir_env, j);
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx__params p;
+    ck_ok(ocx__params_lookup(ctx, &ocx__family_vector, OCX_F32, "all", &p)); /* loads ctx's profiles */
+    ocx_context cpu = *ctx, gpu = *ctx;
+    cpu.info.type = OCX_DEVICE_CPU;
+    gpu.info.type = OCX_DEVICE_GPU;
+    const char *classes[] = {"all", "small", "medium", "large"};
+    for (int d = 0; d < 2; d++) {
+        for (int c = 0; c < 4; c++) {
+            ck_ok(ocx__params_lookup(d ? &gpu : &cpu, &ocx__family_vector, OCX_F32, classes[c], &p));
+            const int own = d == 0 && c == 3;
+            ck_assert_msg(ocx__param(&p, "WPT") == (own ? 2 : 1) && (ocx__param(&p, "WG") == 64) == !own &&
+                              strcmp(p.origin, own ? "built-in" : path) == 0,
+                          "%s, %s: WPT=%d WG=%d from %s", d ? "GPU" : "CPU", classes[c], ocx__param(&p, "WPT"),
+                          ocx__param(&p, "WG"), p.origin);
+        }
+    }
+    if (ctx->info.type == OCX_DEVICE_CPU) {
+        const size_t n = (size_t)1 << 23;
+        ocx_buffer *x = NULL, *y = NULL;
+        ck_ok(ocx_buffer_create(ctx, OCX_F32, n, &x));
+        ck_ok(ocx_buffer_create(ctx, OCX_F32, n, &y));
+        ck_ok(ocx_fill(ctx, NULL, n, 0.5, x, 1, 0, NULL, NULL));
+        ck_ok(ocx_fill(ctx, NULL, n, 0.25, y, 1, 0, NULL, NULL));
+        ocx_params_info info;
+        for (size_t m = n; m >= n - 1; m--) { /* y = 2x + y over the first m: 1.25, then 2.25 */
+            ck_ok(ocx_axpy(ctx, NULL, m, 2.0, x, 1, y, 1, 0, NULL, NULL));
+            ck_ok(ocx_last_params(&info));
+            ck_assert_str_eq(info.size_class, m == n ? "large" : "medium");
+            ck_assert_msg(strstr(info.params, m == n ? "WPT=2" : "WPT=1") != NULL, "n=%zu: params %s", m, info.params);
+            ck_assert_str_eq(info.source, m == n ? "built-in" : path);
+        }
+        float got[3];
+        ck_ok(ocx_buffer_read(ctx, NULL, y, n - 3, 3, got, 0, NULL, NULL));
+        ck_assert_msg(got[0] == 2.25f && got[1] == 2.25f && got[2] == 1.25f, "y's last three: %g %g %g", got[0], got[1],
+                      got[2]);
+        ocx_buffer_destroy(x);
+        ocx_buffer_destroy(y);
+    }
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
 /* A context keeps each lookup's outcome (profile.c: memo), which must answer as a fresh lookup
  * would: the same entry call after call, an OCX_<FAMILY>_PARAMS override on the call it is set for
  * and not after, and for a copy of the context with other limits (which shares the profiles) what
@@ -1445,6 +1499,7 @@ int main(void)
     tcase_add_test(core, test_step_together_pairs);
     tcase_add_test(core, test_defines_fit_options_buffers);
     tcase_add_test(core, test_class_defaults_before_all);
+    tcase_add_test(core, test_vector_large_cpu);
     tcase_add_test(core, test_vendor_class_defaults);
     tcase_add_test(core, test_lookups_kept);
     tcase_add_test(core, test_tuning_classes);
