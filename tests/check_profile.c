@@ -1012,6 +1012,8 @@ START_TEST(test_tuning_round_trip)
     static candidates_seen seen;
     ocx_tune_options opt = {.families = "vector", .dtypes = "f32", .budget_s = 5, .quick = 1, .out_path = path,
                             .progress = note_candidates, .user = &seen};
+    char log[1400];
+    capture_stderr(log, sizeof log);
     ck_ok(ocx_tune(ctx, &opt));
     /* Each measured candidate came with its searched parameters (WG first) and its rate. */
     ck_assert_int_gt(seen.measured, 0);
@@ -1040,9 +1042,13 @@ START_TEST(test_tuning_round_trip)
     ck_assert_str_eq(json_string_value(json_object_get(e, "family")), "vector");
     ck_assert_str_eq(json_string_value(json_object_get(e, "size_class")), "all");
     ck_assert(json_real_value(json_object_get(e, "rate")) > 0);
-    /* --quick: "all"; on CPUs also "large" (beyond the caches) for the 1-D families. */
+    /* --quick: "all"; on CPUs also "large" (beyond the caches) for the 1-D families, unless "all"
+     * left it less than its least cost of the 5 s (once under make check's load), which the run
+     * then says. */
     const size_t nentries = json_array_size(json_object_get(j, "entries"));
-    ck_assert_uint_eq(nentries, dev.type == OCX_DEVICE_CPU ? 2 : 1);
+    const int left_out = lines_with(log, "vector/f32: the budget is spent; entry left out") == 1;
+    ck_assert_msg(nentries == (dev.type == OCX_DEVICE_CPU && !left_out ? 2u : 1u), "%zu entries; left out: %d",
+                  nentries, left_out);
     if (nentries == 2) {
         json_t *l = json_array_get(json_object_get(j, "entries"), 1);
         ck_assert_str_eq(json_string_value(json_object_get(l, "size_class")), "large");
