@@ -34,15 +34,16 @@ typedef int (*bench_run_fn)(bench *b, void *arg, cl_event *event);
  * the run failed (the reason is printed). */
 double bench_time_ns(bench *b, bench_run_fn fn, void *arg);
 
+/* Sets environment variable `name` to `value` for a measurement and returns the caller's value (a
+ * copy; NULL: unset), which bench_env_restore() puts back and frees. */
+char *bench_env_set(const char *name, const char *value);
+void bench_env_restore(const char *name, char *saved);
+
 /* The same for fn and a peer's run of the same operation, run alternately (fn, peer, fn, …) so that
  * a machine whose speed drifts during the measurement (other tenants, clocks, a shared CPU running
  * PoCL) slows both alike: their ratio then holds from run to run where two blocks of repetitions
  * measured one after the other did not. *peer_ns: the peer's median, or 0 when peer is NULL or
  * failed. */
-/* Sets environment variable `name` to `value` for a measurement and returns the caller's value (a
- * copy; NULL: unset), which bench_env_restore() puts back and frees. */
-char *bench_env_set(const char *name, const char *value);
-void bench_env_restore(const char *name, char *saved);
 double bench_time_pair_ns(bench *b, bench_run_fn fn, void *arg, bench_run_fn peer, void *peer_arg, double *peer_ns);
 
 /* One result row. bytes/flops may be 0 (not applicable); peer_ns ≤ 0 means no peer measured. The
