@@ -1549,7 +1549,7 @@ START_TEST(test_tensor_core_lookups_follow_state)
     gpu.info.max_work_group_size = gpu.info.max_work_item_sizes[0] = 1024;
     gpu.info.local_mem_max_bytes = 226 * 1024;
     gpu.info.nv_compute_capability[0] = 9, gpu.info.nv_compute_capability[1] = 0;
-    snprintf(gpu.info.fingerprint, sizeof gpu.info.fingerprint, "lookups-follow-state"); /* no probe's verdict */
+    snprintf(gpu.info.fingerprint, sizeof gpu.info.fingerprint, "follow-state"); /* no probe's verdict */
     char saved[64] = "";
     const int had = getenv("OCX_VENDOR_PATHS") != NULL;
     if (had) snprintf(saved, sizeof saved, "%s", getenv("OCX_VENDOR_PATHS"));
