@@ -259,17 +259,22 @@ static int gemm_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, cons
 }
 
 /* CPUs with 8-wide float vectors (AVX2, whose 16 vector registers hold twelve accumulators, the two
- * vectors of B and a broadcast of A): 6x16 register tiles (f64: 6x8), two 8-wide vectors (f64:
- * 4-wide) a row, one work-item a group. The table's 8x32 tiles, sized for AVX-512's 32 registers,
- * spilled accumulators to the stack there. PoCL on the 2-core AVX2 EPYC (1024^3, median
- * GFLOP/s of 5 alternating rounds, one process a run): f32 55 for the table's tiles, 103 for 12x16
- * tiles on 2x8 work-items (the shipped profile's 8x16 with 6 rows), 119-140 for these; f64 31
- * against 56. */
+ * vectors of B and a broadcast of A): 6x16 register tiles, two 8-wide vectors a row, one work-item
+ * a group. The table's 8x32 tiles, sized for AVX-512's 32 registers, spilled accumulators to the
+ * stack there. PoCL on the 2-core AVX2 EPYC (1024^3, median GFLOP/s of 5 alternating rounds, one
+ * process a run): f32 55 for the table's tiles, 103 for 12x16 tiles on 2x8 work-items (the shipped
+ * profile's 8x16 with 6 rows), 119-140 for these; f64 31 against 56.
+ * f64 on every CPU: half as many columns a work-item (NWG, VWN), so that a row of the register tile
+ * takes the registers an f32 row does. With f32's columns, AVX-512's 8x32 tile of doubles needs all
+ * 32 of its registers for the accumulators alone. PoCL on the 2-core AVX-512 EPYC (tools/profile-ab
+ * --f64, 11 rounds each order): 128^3-1024^3 ran 1.21-1.46x f32's columns, winning 11 of 11 rounds
+ * at every size, level with or ahead of the best an 86-s ocx-tune search found (24x32 tiles on 4x4
+ * work-items, 1.2-1.4x). */
 static void gemm_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int *v)
 {
-    if (dev->type != OCX_DEVICE_CPU || dev->preferred_vector_width_float != 8) return;
-    v[P_MWG] = 6, v[P_MDIMC] = 1, v[P_NDIMC] = 1;
-    v[P_NWG] = v[P_VWN] = dtype == OCX_F64 ? 8 : 16;
+    if (dev->type != OCX_DEVICE_CPU) return;
+    if (dev->preferred_vector_width_float == 8) v[P_MWG] = 6, v[P_MDIMC] = 1, v[P_NDIMC] = 1, v[P_NWG] = v[P_VWN] = 16;
+    if (dtype == OCX_F64) v[P_NWG] /= 2, v[P_VWN] /= 2;
 }
 
 /* A work-group tile and its work-items along the same dimension: twice the tile on twice the

@@ -374,6 +374,38 @@ START_TEST(test_step_together_pairs)
 }
 END_TEST
 
+/* GEMM's CPU defaults give f64 half of f32's columns a work-item (NWG, VWN: a row of doubles in the
+ * registers an f32 row takes), on AVX2 (8-wide floats) and AVX-512 (16-wide) alike, and legal there;
+ * the rest of the tile is f32's. A GPU's f64 defaults are its f32 ones. The devices are the test
+ * device with its type and vector width changed: looked up, never run (check_gemm runs f64 on the
+ * test device itself). */
+START_TEST(test_gemm_cpu_f64_columns)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    const unsigned nwg = ocx__param_index(&ocx__family_gemm, "NWG"), vwn = ocx__param_index(&ocx__family_gemm, "VWN");
+    static const struct { ocx_device_type type; unsigned width; } devs[] = {
+        {OCX_DEVICE_CPU, 8}, {OCX_DEVICE_CPU, 16}, {OCX_DEVICE_GPU, 1}};
+    for (size_t d = 0; d < sizeof devs / sizeof *devs; d++) {
+        ocx_context dev = *ctx;
+        dev.info.type = devs[d].type;
+        dev.info.preferred_vector_width_float = devs[d].width;
+        ocx__params f32, f64;
+        ck_ok(ocx__params_default(&dev, &ocx__family_gemm, OCX_F32, &f32));
+        ck_ok(ocx__params_default(&dev, &ocx__family_gemm, OCX_F64, &f64));
+        const int half = devs[d].type == OCX_DEVICE_CPU ? 2 : 1;
+        for (unsigned i = 0; i < ocx__family_gemm.nparams; i++) {
+            const int want = i == nwg || i == vwn ? f32.v[i] / half : f32.v[i];
+            ck_assert_msg(f64.v[i] == want, "device %zu: %s=%d for f64, f32 has %d", d, ocx__family_gemm.params[i].name,
+                          f64.v[i], f32.v[i]);
+        }
+        const char *why = ocx__params_check(&ocx__family_gemm, f64.v, &dev.info, OCX_F64);
+        ck_assert_msg(why == NULL, "device %zu: f64 defaults: %s", d, why);
+    }
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
 /* The options of a program are built in 512-byte buffers (vector.c, reduce.c, gemm.c, gemm_nv.c),
  * and a -D define that would not fit is left out (ocx__append_define): every family's parameters,
  * each at the longest value its range allows, must leave room for the defines the callers add
@@ -1503,6 +1535,7 @@ int main(void)
     tcase_add_test(core, test_size_classes);
     tcase_add_test(core, test_gemm_size_classes);
     tcase_add_test(core, test_step_together_pairs);
+    tcase_add_test(core, test_gemm_cpu_f64_columns);
     tcase_add_test(core, test_defines_fit_options_buffers);
     tcase_add_test(core, test_class_defaults_before_all);
     tcase_add_test(core, test_vector_large_cpu);
