@@ -267,9 +267,9 @@ static int gemm_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, cons
  * f64 on every CPU: half as many columns a work-item (NWG, VWN), so that a row of the register tile
  * takes the registers an f32 row does. With f32's columns, AVX-512's 8x32 tile of doubles needs all
  * 32 of its registers for the accumulators alone. PoCL on the 2-core AVX-512 EPYC (tools/profile-ab
- * --f64, 11 rounds each order): 128^3-1024^3 ran 1.21-1.46x f32's columns, winning 11 of 11 rounds
- * at every size, level with or ahead of the best an 86-s ocx-tune search found (24x32 tiles on 4x4
- * work-items, 1.2-1.4x). */
+ * --f64, 11 rounds each order): 128^3-2048^3 ran 1.18-1.47x f32's columns, winning 11 of 11 rounds
+ * at every size (64^3 1.11-1.20x), and ahead of the best an 86-s ocx-tune search found (24x32 tiles
+ * on 4x4 work-items, 1.29-1.34x the former defaults; doc/performance.md). */
 static void gemm_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, int *v)
 {
     if (dev->type != OCX_DEVICE_CPU) return;
