@@ -54,6 +54,13 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* The median of v[0..n) (the upper of the middle two where n is even); sorts v. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
 static int fail(const char *what)
 {
     fprintf(stderr, "profile-ab: %s: %s\n", what, ocx_last_error());
@@ -151,10 +158,7 @@ static int batch(side *s, int op, size_t n, int reps, double *seconds)
         ocx_event_release(ev[q]);
     }
     if (rc) return fail(s->name);
-    if (timed) {
-        qsort(ns, (size_t)reps, sizeof *ns, cmp_double);
-        *seconds = ns[reps / 2];
-    }
+    if (timed) *seconds = median(ns, reps);
     return 0;
 }
 
@@ -177,8 +181,7 @@ static int compare(side *sd, int op, size_t n, int rounds)
     if (!rc) {
         double rate[2];
         for (int i = 0; i < 2; i++) {
-            qsort(t[i], (size_t)rounds, sizeof(double), cmp_double);
-            double med = t[i][rounds / 2];
+            const double med = median(t[i], rounds);
             /* GFLOP/s for GEMM; GB/s read for reductions (dot reads two vectors), read and written
              * for the element-wise operations */
             rate[i] = op < 0         ? 2.0 * (double)n * (double)n * (double)n / med * 1e-9
