@@ -671,6 +671,14 @@ static void transpose_problem(const ocx_buffer **ka, const ocx_buffer **kb, batc
     *sam = *sbn, *sak = *sbk, *sbk = ak, *sbn = am;
 }
 
+/* A scalar as the kernels compute with it: double for f64; else float, and then half for native f16. */
+static double arith_value(ocx_dtype dtype, ocx_gemm_compute compute, double v)
+{
+    if (dtype == OCX_F64) return v;
+    if (compute == OCX_COMPUTE_F16) return (double)ocx_half_to_float(ocx_half_from_float((float)v));
+    return (double)(float)v;
+}
+
 static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout layout, ocx_op opa, ocx_op opb, size_t m,
                             size_t n, size_t k, double alpha, const ocx_buffer *a, batch_offs oa, size_t lda,
                             const ocx_buffer *b, batch_offs ob, size_t ldb, double beta, ocx_buffer *c,
@@ -748,18 +756,20 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (oc.arr) OCX__FORWARD(check_aliasing(&mc, &oc, &mc, &oc, batch, 1));
     }
 
-    /* Nothing to compute: an empty launch is a marker after the wait list. alpha counts as 0 when it
-     * is 0 in the arithmetic type the kernels use it in (double for f64; else float, and then half
-     * for native f16, as the kernel converts it): 1e-50 must not read A and B either, or a NaN there
-     * would reach C as 0*NaN. */
-    double alpha_arith = a->dtype == OCX_F64       ? alpha
-                         : compute == OCX_COMPUTE_F16 ? (double)ocx_half_to_float(ocx_half_from_float((float)alpha))
-                                                      : (double)(float)alpha;
+    /* Nothing to compute: an empty launch is a marker after the wait list. alpha and beta count as 0
+     * when they are 0 in the arithmetic type the kernels use them in (double for f64; else float, and
+     * then half for native f16, as the kernel converts them): alpha = 1e-50 must not read A and B,
+     * nor beta = 1e-8 with native f16 read C, or a NaN there would reach C as 0*NaN. */
+    const double alpha_arith = arith_value(a->dtype, compute, alpha);
+    if (arith_value(a->dtype, compute, beta) == 0.0) beta = 0.0;
     int no_product = k == 0 || alpha_arith == 0.0;
     ocx__launch_desc empty = {"gemm_direct", "", "gemm_direct", 1, {0}, {0}, 0, NULL};
     if (m == 0 || n == 0 || batch == 0 || (no_product && beta == 1.0))
         return ocx__launch(ctx, stream, &empty, num_wait, wait, event);
-    if (no_product) k = 0; /* C = beta*C: A and B are not read */
+    if (no_product) { /* C = beta*C: A and B are not read, and alpha (an infinity, say) not used */
+        k = 0;
+        alpha = 0.0;
+    }
 
     /* Row-major view of the problem: op(A)(i, l) at sam*i + sak*l, op(B)(l, j) at sbk*l + sbn*j. A
      * column-major C is the row-major C^T = op(B)^T op(A)^T: swap the operands and M with N. */

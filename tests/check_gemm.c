@@ -430,6 +430,42 @@ START_TEST(test_degenerate)
     for (int i = 0; i < 4; i++)
         ck_assert_msg(got[i] == 4 * c[i], "alpha = 1e-50: C[%d] = %g, expected %g", i, got[i], 4 * c[i]);
     free(got);
+    /* K = 0 with an alpha that is no number in the arithmetic (infinite, NaN, or 1e300, infinite in
+     * f32): C = beta*C, as in BLAS, not alpha*0 = NaN. */
+    const double odd_alpha[] = {INFINITY, -INFINITY, NAN, 1e300};
+    for (int i = 0; i < 4; i++) {
+        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 0, odd_alpha[i], A, 0, 2, B, 0, 2, 0.5, C, 0,
+                       2, 0, NULL, NULL));
+        got = tread(C);
+        for (int j = 0; j < 4; j++)
+            ck_assert_msg(got[j] == 2 * c[j], "K = 0, alpha = %g: C[%d] = %g, expected %g", odd_alpha[i], j, got[j],
+                          2 * c[j]);
+        free(got);
+        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 0, odd_alpha[i], A, 0, 2, B, 0, 2, 2.0, C, 0,
+                       2, 0, NULL, NULL)); /* back to 4*c */
+    }
+    /* Native f16 arithmetic: a beta that is 0 in half (1e-8) does not read C either, so NaN in C
+     * does not leak (devices with cl_khr_fp16; elsewhere the call is refused, test_bad_arguments). */
+    if (tinfo.has_fp16) {
+        uint16_t ha[4], hb[4], hc[4];
+        for (int i = 0; i < 4; i++) {
+            ha[i] = ocx_half_from_float(b[i]);
+            hb[i] = ocx_half_from_float(1.0f);
+            hc[i] = 0x7e00; /* NaN */
+        }
+        ocx_buffer *HA = tbuffer(OCX_F16, 4, ha), *HB = tbuffer(OCX_F16, 4, hb), *HC = tbuffer(OCX_F16, 4, hc);
+        ck_ok(ocx_gemm_ex(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 2, 1.0, HA, 0, 2, 0, HB, 0, 2, 0, 1e-8,
+                          HC, 0, 2, 0, 1, OCX_COMPUTE_F16, 0, NULL, NULL));
+        ck_ok(ocx_buffer_read(tctx, NULL, HC, 0, 4, hc, 0, NULL, NULL));
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                const float want = b[2 * i] + b[2 * i + 1], v = ocx_half_to_float(hc[2 * i + j]);
+                ck_assert_msg(v == want, "native f16, beta = 1e-8: C[%d][%d] = %g, expected %g", i, j, v, want);
+            }
+        ocx_buffer_destroy(HA);
+        ocx_buffer_destroy(HB);
+        ocx_buffer_destroy(HC);
+    }
     /* batch = 0 and M = 0 still return an event that completes. */
     ocx_event ev = NULL;
     ck_ok(ocx_gemm_strided_batched(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 2, 1.0, A, 0, 2, 0, B, 0, 2, 0,
