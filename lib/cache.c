@@ -108,7 +108,10 @@ ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rej
             why = "bad magic";
         else if (format != CACHE_FORMAT)
             why = "another format version";
-        else if ((uint64_t)CACHE_HEADER + klen + plen + 8 != (uint64_t)size)
+        /* Each length within what the file holds, before any sum of them (a payload length near
+         * 2^64 would wrap the sum to the file's size, and the key compare and the move below would
+         * run past the buffer). size >= CACHE_HEADER + 8 here. */
+        else if (klen > size - CACHE_HEADER - 8 || plen != (uint64_t)(size - CACHE_HEADER - 8 - klen))
             why = "truncated or padded (lengths disagree with the file size)";
         else if (XXH64(buf, size - 8, 0) != sum)
             why = "checksum mismatch";
