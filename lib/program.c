@@ -163,7 +163,7 @@ int ocx__program_no_store(int on)
 }
 
 /* Stores the program's binary; 1 when written. */
-static int store_binary(cl_program prog, const char *key)
+static int store_binary_(cl_program prog, const char *key)
 {
     int written = 0;
     size_t size = 0;
@@ -179,7 +179,7 @@ static int store_binary(cl_program prog, const char *key)
 }
 
 /* Tries the disk cache; NULL when there is no usable entry (a bad one is deleted and counted). */
-static cl_program load_binary(ocx_context *ctx, const char *key, const char *options, int *rejected)
+static cl_program load_binary_(ocx_context *ctx, const char *key, const char *options, int *rejected)
 {
     ocx__cache_blob blob;
     if (ocx__cache_load(key, &blob, rejected) != OCX_OK) return NULL;
@@ -207,6 +207,26 @@ static cl_program load_binary(ocx_context *ctx, const char *key, const char *opt
         *rejected = 1;
         return NULL;
     }
+    return prog;
+}
+
+/* The disk cache is best effort: a miss, a rejected file or a failed write is no failure of the
+ * call, so the two leave ocx_last_error() as it was (it holds the last failed call's message). */
+static int store_binary(cl_program prog, const char *key)
+{
+    char *saved = strdup(ocx_last_error());
+    const int written = store_binary_(prog, key);
+    if (saved) ocx__error_restore(saved);
+    free(saved);
+    return written;
+}
+
+static cl_program load_binary(ocx_context *ctx, const char *key, const char *options, int *rejected)
+{
+    char *saved = strdup(ocx_last_error());
+    cl_program prog = load_binary_(ctx, key, options, rejected);
+    if (saved) ocx__error_restore(saved);
+    free(saved);
     return prog;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "ocx_internal.h" /* ocx__cache_load, ocx__cache_path */
 #include "testutil.h"
 
 static char dir[4096];
@@ -199,6 +200,85 @@ START_TEST(test_binary_rejected_by_driver)
 }
 END_TEST
 
+START_TEST(test_wrapping_lengths)
+{
+    /* A file shorter than its header, key and checksum whose payload length (2^64 - 1) wraps the sum
+     * of the lengths to the file's size, with a valid checksum. That needs the checksum's first byte
+     * to equal the key's last (they share a byte), so the test tries keys until one does. Such a file
+     * had passed the size check and the load then moved 2^64 - 1 bytes. */
+    fresh_dir("wrap");
+    char path[8192];
+    warm(path); /* a real file, for the format word */
+    size_t real_size;
+    unsigned char *real = slurp(path, &real_size);
+    char key[64];
+    unsigned char buf[24 + sizeof key + 7];
+    size_t size = 0;
+    for (int i = 0; i < 100000 && !size; i++) {
+        snprintf(key, sizeof key, "a crafted key %d", i);
+        const uint32_t klen = (uint32_t)strlen(key);
+        const uint64_t plen = UINT64_MAX;
+        memcpy(buf, real, 12); /* magic and format */
+        memcpy(buf + 12, &klen, 4);
+        memcpy(buf + 16, &plen, 8);
+        memcpy(buf + 24, key, klen);
+        const size_t s = 24 + klen + 7; /* 24 + klen + plen + 8 == s modulo 2^64 */
+        const unsigned char last = buf[24 + klen - 1];
+        reseal(buf, s);
+        if (buf[s - 8] == last) size = s;
+    }
+    free(real);
+    ck_assert_msg(size > 0, "no key of 100000 gave a checksum that ends its key");
+    char kpath[4200];
+    ocx__cache_path(key, kpath, sizeof kpath);
+    spit(kpath, buf, size);
+    ocx__cache_blob blob;
+    int rejected = 0;
+    ck_assert_int_eq(ocx__cache_load(key, &blob, &rejected), OCX_ERR_IO);
+    ck_assert_int_eq(rejected, 1);
+    ck_assert_ptr_null(blob.data);
+    ck_assert_msg(strstr(ocx_last_error(), "lengths disagree"), "%s", ocx_last_error());
+    struct stat sb;
+    ck_assert_int_ne(stat(kpath, &sb), 0); /* deleted */
+}
+END_TEST
+
+/* The message of a failed call outlives later calls that succeed (ocx.h), including the cache's own
+ * misses, rejections and failed writes, which are no failure of the call. */
+START_TEST(test_last_error_kept)
+{
+    fresh_dir("last-error");
+    ocx_buffer *b = NULL;
+    ck_assert_int_ne(ocx_buffer_create(NULL, OCX_F32, 4, &b), OCX_OK);
+    char want[1024];
+    snprintf(want, sizeof want, "%s", ocx_last_error());
+    ck_assert_msg(want[0], "the failed call left no message");
+    const char *stage[] = {"a miss and a write", "a hit", "a rejected file", "an unwritable directory"};
+    char path[8192], file[8400];
+    for (int i = 0; i < 4; i++) {
+        if (i == 2) {
+            ck_assert_int_eq(truncate(path, 40), 0);
+        } else if (i == 3) {
+            snprintf(file, sizeof file, "%s/a-file", dir);
+            spit(file, (const unsigned char *)"x", 1);
+            setenv("OCX_CACHE_DIR", file, 1);
+        }
+        ocx_context_stats st = tadd_in_new_context();
+        if (i == 0) {
+            int tmp;
+            char names[8][8192];
+            ck_assert_int_eq(entries(dir, names, &tmp), 1);
+            snprintf(path, sizeof path, "%s", names[0]);
+        }
+        ck_assert_msg(i != 1 || st.programs_from_disk == 1, "the second context did not load from disk");
+        ck_assert_msg(i != 2 || st.disk_cache_rejected == 1, "the truncated file was not rejected");
+        ck_assert_msg(!strcmp(ocx_last_error(), want), "after %s: the last error is '%s', was '%s'", stage[i],
+                      ocx_last_error(), want);
+    }
+    setenv("OCX_CACHE_DIR", dir, 1);
+}
+END_TEST
+
 static void keep_warning(const char *message, void *user)
 {
     if (!*(char *)user) snprintf(user, 1024, "%s", message);
@@ -292,6 +372,8 @@ int main(void)
     tcase_add_test(core, test_zero_length);
     tcase_add_test(core, test_foreign_key);
     tcase_add_test(core, test_binary_rejected_by_driver);
+    tcase_add_test(core, test_wrapping_lengths);
+    tcase_add_test(core, test_last_error_kept);
     tcase_add_test(core, test_unwritable_and_missing_directories);
     tcase_add_test(core, test_two_processes_race);
     suite_add_tcase(s, core);
