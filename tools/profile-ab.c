@@ -9,9 +9,10 @@
  * than the medians ("defaults defaults" on the 2-core Xeon: 17-29 wins of 41, medians 0.97-1.08x;
  * run that first to see what a machine's noise allows).
  *
- * usage: profile-ab A B [--rounds N] [--gemm N,N,...|none] [--reduce N,N,...|none] [--vector N,N,...|none]
- *                  [--kernel-time] [--f64] [--device SPEC]
- *   (--vector: axpy, add, scale and copy; none unless given. --kernel-time: the element-wise
+ * usage: profile-ab A B [--rounds N] [--gemm N,N,...|none] [--gemm-batch B] [--reduce N,N,...|none]
+ *                  [--vector N,N,...|none] [--kernel-time] [--f64] [--device SPEC]
+ *   (--gemm-batch: each GEMM a strided batch of B products, one launch; 1 unless given.
+ *   --vector: axpy, add, scale and copy; none unless given. --kernel-time: the element-wise
  *   operations timed as ocx-bench times them, by the device's profiling time of each kernel (a
  *   batch's median call), not by the host's clock over the batch, which on PoCL also counts each
  *   call's enqueue (14-40 us) where that is longer than the kernel. --f64: every operation in f64,
@@ -116,6 +117,7 @@ static const char *const vnames[] = {"axpy", "add", "scale", "copy"};
 static const double vbytes[] = {3, 3, 2, 2}; /* arrays each moves */
 static size_t esize = sizeof(float); /* bytes of an element (--f64: 8) */
 static int kernel_time; /* --kernel-time */
+static size_t gemm_batch = 1; /* --gemm-batch */
 #define MAX_EVENTS 4096
 
 /* One timed batch of `reps` calls of operation `op` (-1: GEMM n^3; V_*: an element-wise operation
@@ -131,8 +133,8 @@ static int batch(side *s, int op, size_t n, int reps, double *seconds)
         ocx_status st;
         ocx_event *e = timed ? &ev[q] : NULL;
         if (op < 0)
-            st = ocx_gemm(s->ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, n, n, n, 1.0, s->a, 0, n, s->b, 0, n, 0.0,
-                          s->c, 0, n, 0, NULL, NULL);
+            st = ocx_gemm_strided_batched(s->ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, n, n, n, 1.0, s->a, 0, n,
+                                          n * n, s->b, 0, n, n * n, 0.0, s->c, 0, n, n * n, gemm_batch, 0, NULL, NULL);
         else if (op == V_AXPY) /* alpha and scale's factor keep the values within their range */
             st = ocx_axpy(s->ctx, NULL, n, -0.5, s->a, 1, s->c, 1, 0, NULL, e);
         else if (op == V_ADD)
@@ -184,12 +186,13 @@ static int compare(side *sd, int op, size_t n, int rounds)
             const double med = median(t[i], rounds);
             /* GFLOP/s for GEMM; GB/s read for reductions (dot reads two vectors), read and written
              * for the element-wise operations */
-            rate[i] = op < 0         ? 2.0 * (double)n * (double)n * (double)n / med * 1e-9
+            rate[i] = op < 0         ? 2.0 * (double)(n * n * n * gemm_batch) / med * 1e-9
                       : op >= V_AXPY ? vbytes[op - V_AXPY] * (double)esize * (double)n / med * 1e-9
                                      : (op == OCX_REDUCE_DOT ? 2.0 : 1.0) * (double)esize * (double)n / med * 1e-9;
         }
         char what[32];
-        if (op < 0) snprintf(what, sizeof what, "gemm %zu^3", n);
+        if (op < 0 && gemm_batch > 1) snprintf(what, sizeof what, "gemm %zu^3 x%zu", n, gemm_batch);
+        else if (op < 0) snprintf(what, sizeof what, "gemm %zu^3", n);
         else if (op >= V_AXPY) snprintf(what, sizeof what, "%s %zu", vnames[op - V_AXPY], n);
         else snprintf(what, sizeof what, "%s %zu", names[op], n);
         printf("%-18s %9.1f %9.1f %-7s %6.3f   %3d of %d\n", what, rate[0], rate[1], op < 0 ? "GFLOP/s" : "GB/s",
@@ -219,6 +222,10 @@ int main(int argc, char **argv)
             if (!strcmp(v, "none")) ngemm = 0;
             else if (parse_sizes(a, v, 8192, gemm, &ngemm)) return 2;
             i++;
+        } else if (!strcmp(a, "--gemm-batch") && v) {
+            char *end = NULL;
+            unsigned long long b = strtoull(argv[++i], &end, 10);
+            gemm_batch = *end || b < 1 || b > 65536 ? 0 : (size_t)b;
         } else if (!strcmp(a, "--reduce") && v) {
             if (!strcmp(v, "none")) nred = 0;
             else if (parse_sizes(a, v, (size_t)1 << 28, red, &nred)) return 2;
@@ -240,13 +247,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "profile-ab: %s is set: it would override both sides alike\n", overrides[o]);
             return 2;
         }
-    if (nsides != 2 || rounds < 1) {
-        fprintf(stderr, "usage: profile-ab A B [--rounds N (odd)] [--gemm N,N,...|none] [--reduce N,N,...|none] "
+    if (nsides != 2 || rounds < 1 || gemm_batch < 1) {
+        fprintf(stderr, "usage: profile-ab A B [--rounds N (odd)] [--gemm N,N,...|none] [--gemm-batch B (1-65536)] "
+                        "[--reduce N,N,...|none] "
                         "[--vector N,N,...|none] [--kernel-time] [--f64] [--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
         return 2;
     }
     size_t most = 1;
-    for (int i = 0; i < ngemm; i++) most = gemm[i] * gemm[i] > most ? gemm[i] * gemm[i] : most;
+    for (int i = 0; i < ngemm; i++) most = gemm[i] * gemm[i] * gemm_batch > most ? gemm[i] * gemm[i] * gemm_batch : most;
     for (int i = 0; i < nred; i++) most = red[i] > most ? red[i] : most;
     for (int i = 0; i < nvec; i++) most = vec[i] > most ? vec[i] : most;
     const ocx_dtype dt = esize == sizeof(double) ? OCX_F64 : OCX_F32;
@@ -285,7 +293,7 @@ int main(int argc, char **argv)
                     fail("buffers"));
         double t;
         ocx_params_info used;
-        const size_t first = most >= 256 * 256 ? 256 : 1; /* the first lookup reads the profiles */
+        const size_t first = most >= 256 * 256 * gemm_batch ? 256 : 1; /* the first lookup reads the profiles */
         rc = rc || batch(s, -1, first, 1, &t) || (ocx_last_params(&used) != OCX_OK && fail("params"));
         if (!rc && k == 0) printf("profile-ab on '%s', %d rounds\n", info.name, rounds);
         if (!rc) printf("%s: %s (a %zu^3 GEMM's parameters: %s)\n", k ? "B" : "A", s->name, first, used.source);
