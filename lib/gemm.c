@@ -65,7 +65,14 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * 64^3 / 128^3 in 32x32 tiles of one 32-deep slice, one global round trip: 6.9-7.8 / 8.6-9.8
      * us; the "small" class retuned with DKU=32: 7.3-8.7 / 9.3-10.2. A class that let the tuner
      * pick between the two at 128^3 was withdrawn: one size cannot place the threshold.) */
-    {"DKU", 16, 8, 1, 32, 1, 0, 1},
+    /* CPUs: 4 (PoCL, 2-core AVX-512 EPYC, tools/profile-ab --gemm 8,12,16 --gemm-batch B, 11 rounds
+     * each order, against 8): strided batches of 64 and 1024 products of 8^3-16^3 ran 1.2-2.0x,
+     * winning 29 of 33 rounds in every case; one 16^3 product 1.2x (10 of 11 rounds), 8^3 and 12^3
+     * 0.96-1.17x. ocx-tune --classes small had found 4 steps in 4x4 groups (1.22x, 15 of 15 rounds);
+     * the steps were the gain, not the shape: beside 4x4 groups with 4 steps, 16x4 (the table's) and
+     * 8x8 with 4 ran 1.00-1.23x and 1.05-1.11x, 4x4 with 8 steps 0.66-0.80x. Smaller groups would also
+     * reach C = beta*C calls, which take this shape: 4x4 ran one of 2048^2 at 0.5-0.8x. */
+    {"DKU", 16, 4, 1, 32, 1, 0, 1},
     /* Direct kernel when M*N*K <= DIRECT^3 (host-only; in practice the "medium" class's value, as
      * the others start at 2^31). On a CPU only the tiniest products: the
      * direct kernel's one element per work-item with run-time strides does not vectorise there
@@ -234,9 +241,12 @@ const char *ocx__gemm_class(double volume, size_t k)
  * single step towards them (VWN=4, 16x16 work-items, NWG=256) alone is slower; its climb from the
  * best's mirror image (gemm_mirror) now does, in 300 s. Other vendors' GPUs,
  * and f64 and f16 storage (not measured so), keep the table. */
+/* CPUs: "small" (the direct kernel's work-group shape and k steps, DWGN/DWGM/DKU) has defaults of its
+ * own, the table's, so that a profile's "all" entry, whose copies of them the tuner never searches
+ * there, does not stand in for them. */
 static int gemm_class_defaults(const ocx_device_info *dev, ocx_dtype dtype, const char *size_class, int *v)
 {
-    if (dev->type == OCX_DEVICE_CPU) return 0;
+    if (dev->type == OCX_DEVICE_CPU) return strcmp(size_class, "small") == 0;
     if (strcmp(size_class, "all") == 0 || strcmp(size_class, "large") == 0) {
         if (dtype != OCX_F32 || !ocx__contains_nocase(dev->vendor, "nvidia")) return 0;
         if (strcmp(size_class, "large") == 0)

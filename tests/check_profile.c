@@ -428,7 +428,7 @@ END_TEST
 
 /* A class with built-in defaults of its own on the device (GEMM's "medium" and "short_k" on GPUs,
  * f32 "large" on NVIDIA's) takes them before a profile's "all" entry; "large" on another vendor's
- * GPU, which has none, takes the "all" entry, and so does every class on a CPU. The CPU and the GPUs are the
+ * GPU, which has none, takes the "all" entry, and so does every class on a CPU but "small". The CPU and the GPUs are the
  * test device with its type and vendor changed: their parameters are only looked up, never run. */
 START_TEST(test_class_defaults_before_all)
 {
@@ -470,6 +470,17 @@ START_TEST(test_class_defaults_before_all)
             ck_assert_msg((ocx__param(&p, "KUNR") == 2) == from_all && (strcmp(p.origin, "built-in") != 0) == from_all,
                           "GPU (%s), %s: KUNR=%d from %s", vendors[w], classes[c], ocx__param(&p, "KUNR"), p.origin);
         }
+    }
+    /* "small" (the direct kernel's shape and k steps): its own built-in values on a CPU (4 k steps),
+     * the profile's "all" entry on a GPU. */
+    const struct { ocx_context *dev; int from_all; } small[] = {{&cpu, 0}, {&gpu, 1}};
+    for (int d = 0; d < 2; d++) {
+        ck_ok(ocx__params_lookup(small[d].dev, &ocx__family_gemm, OCX_F32, "small", &p));
+        ck_assert_msg((ocx__param(&p, "KUNR") == 2) == small[d].from_all &&
+                          (strcmp(p.origin, "built-in") != 0) == small[d].from_all &&
+                          (small[d].from_all || ocx__param(&p, "DKU") == 4),
+                      "%s, small: KUNR=%d DKU=%d from %s", d ? "GPU" : "CPU", ocx__param(&p, "KUNR"),
+                      ocx__param(&p, "DKU"), p.origin);
     }
     ck_ok(ocx__params_lookup(&gpu, &ocx__family_gemm, OCX_F32, "short_k", &p));
     ck_assert_msg(ocx__param(&p, "MWG") == 64 && ocx__param(&p, "NWG") == 128, "GPU short_k: %dx%d", ocx__param(&p, "MWG"),
