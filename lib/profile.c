@@ -12,8 +12,9 @@
  * class it lacks, unless the class has built-in defaults of its own): $OCX_PROFILE_DIR, $XDG_DATA_HOME/ocx/
  * profiles (else ~/.local/share/ocx/profiles), the installed $(datadir)/ocx/profiles, built-in
  * defaults. A file that is malformed, of another schema or another device is skipped whole; an entry
- * with unknown keys, wrong types, values out of range or parameters this device cannot run falls back
- * to the next source (a parameter marked `added` may be absent and keeps its built-in value). Each
+ * with unknown keys, wrong types, values out of range or parameters this device cannot run counts as
+ * absent: an "all" entry falls back to the next source, a class's to what the class takes without
+ * one (a parameter marked `added` may be absent and keeps its built-in value). Each
  * problem is warned about once per context. Nothing read from a file
  * reaches a kernel without passing ocx__params_check(), so no profile can make a build or launch fail.
  */
@@ -482,7 +483,12 @@ static int entry_valid(ocx_context *ctx, struct ocx__profiles *pr, const profile
     }
     if (!why) why = ocx__params_check(fam, v, &ctx->info, dtype);
     if (!why) return 1;
-    warn_once(pr, src->path, what, why, NULL);
+    /* A refused entry counts as absent: a class's then takes this file's "all" entry where a class
+     * without one would (lookup_sources), so its warning cannot say "the next source". */
+    warn_once(pr, src->path, what, why,
+              strcmp(size_class, "all") != 0 ? "ignoring it (the class takes this file's \"all\" entry where it "
+                                               "falls back to one, else the next source)"
+                                             : NULL);
     return 0;
 }
 

@@ -918,6 +918,38 @@ static void expect_warning(json_t *j, const char *expect)
     ck_assert_msg(w.count == 1 && strstr(w.first, expect), "expected '%s' in the warning: %s", expect, w.first);
 }
 
+/* A refused class entry counts as absent: "medium", without defaults of its own for the vector
+ * family, then takes the same file's "all" entry, and the warning says so (it had said "using the
+ * next source"). */
+START_TEST(test_bad_class_entry_as_absent)
+{
+    json_t *j = profile_with(16, 1, 0);
+    json_t *params = json_deep_copy(first_params(j));
+    json_object_set_new(params, "WG", json_integer(3)); /* off the powers of two */
+    json_array_append_new(json_object_get(j, "entries"),
+                          json_pack("{s:s, s:s, s:s, s:o, s:f, s:s}", "family", "vector", "dtype", "f32", "size_class",
+                                    "medium", "params", params, "rate", 1.0, "unit", "GB/s"));
+    write_json(dir_env, j);
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    warnings_seen w = {0, ""};
+    unsetenv("OCX_QUIET");
+    ocx_set_warning_handler(collect_warning, &w);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_params_info info;
+    ck_ok(ocx_context_params(ctx, "vector", OCX_F32, "medium", &info));
+    ocx_context_destroy(ctx);
+    ocx_set_warning_handler(NULL, NULL);
+    setenv("OCX_QUIET", "1", 1);
+    ck_assert_msg(strstr(info.params, "WG=16") && !strcmp(info.source, path), "medium: %s from %s", info.params,
+                  info.source);
+    ck_assert_msg(w.count == 1 && strstr(w.first, "entry vector/f32/medium") && strstr(w.first, "ignoring it") &&
+                      !strstr(w.first, "using the next source"),
+                  "%d warnings, the first: %s", w.count, w.first);
+}
+END_TEST
+
 START_TEST(test_warning_names_the_parameter)
 {
     static const struct { const char *del, *set; int value; const char *expect; } cases[] = {
@@ -1540,6 +1572,7 @@ int main(void)
     tcase_add_test(core, test_used_by_operations_and_stale_marked);
     tcase_add_test(core, test_warns_once);
     tcase_add_test(core, test_warning_handler);
+    tcase_add_test(core, test_bad_class_entry_as_absent);
     tcase_add_test(core, test_warning_names_the_parameter);
     tcase_add_test(core, test_warning_handler_replaced);
     tcase_add_test(core, test_tuning_round_trip);
