@@ -65,8 +65,8 @@ ocx_status ocx_buffer_wrap(ocx_context *ctx, cl_mem mem, ocx_dtype dtype, size_t
     OCX__FAIL_IF(mctx != ctx->context, OCX_ERR_CONTEXT_MISMATCH, "ocx_buffer_wrap: mem belongs to another cl_context");
     size_t esize = ocx_dtype_size(dtype);
     OCX__FAIL_IF(length > size / esize, OCX_ERR_OUT_OF_RANGE,
-                 "ocx_buffer_wrap: %zu %s elements need %zu bytes, the cl_mem has %zu", length,
-                 ocx_dtype_name(dtype), length * esize, size);
+                 "ocx_buffer_wrap: %zu %s elements (%zu bytes each) do not fit in the cl_mem's %zu bytes", length,
+                 ocx_dtype_name(dtype), esize, size); /* length * esize may overflow */
     /* A sub-buffer shares its parent's storage: remember where, so that two sub-buffers of one
      * parent (or one and the parent) that overlap are seen to (ocx__overlap). */
     cl_mem parent = NULL;

@@ -223,6 +223,10 @@ START_TEST(test_interop_own_queue_and_bad_arguments)
     ocx_buffer *w = NULL;
     ck_status(ocx_buffer_wrap(b, m, OCX_F32, 4, &w), OCX_ERR_CONTEXT_MISMATCH);
     ck_status(ocx_buffer_wrap(a, m, OCX_F32, 5, &w), OCX_ERR_OUT_OF_RANGE); /* 20 bytes > 16 */
+    /* a length whose bytes overflow size_t: the message gives the sizes, not a wrapped product */
+    ck_status(ocx_buffer_wrap(a, m, OCX_F32, SIZE_MAX / 4 + 1, &w), OCX_ERR_OUT_OF_RANGE);
+    ck_assert_msg(strstr(ocx_last_error(), "(4 bytes each) do not fit in the cl_mem's 16 bytes"), "%s",
+                  ocx_last_error());
     ck_status(ocx_buffer_wrap(a, NULL, OCX_F32, 1, &w), OCX_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_null(w);
     clReleaseMemObject(m);
