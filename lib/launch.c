@@ -25,8 +25,8 @@ ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_d
                      "launch %s: global size %zu is not a multiple of local size %zu in dimension %u", d->kernel,
                      d->global[i], d->local[i], i);
     }
-    if (empty) { /* nothing to run: the event still orders after the wait list */
-        if (!event && num_wait == 0) return OCX_OK;
+    if (empty) { /* nothing to run: the event still orders after the wait list (build-only: nothing) */
+        if (build_only || (!event && num_wait == 0)) return OCX_OK;
         cl_event ev;
         OCX__CL_FORWARD(clEnqueueMarkerWithWaitList(q, (cl_uint)num_wait, num_wait ? wait : NULL, &ev),
                         "clEnqueueMarkerWithWaitList");
