@@ -76,6 +76,53 @@ START_TEST(test_nothing_blocks_until_asked)
 }
 END_TEST
 
+/* Calls with nothing to do (a vector operation of 0 elements, a GEMM of batch 0 or M = 0, a
+ * transfer or copy of 0 elements) still hand back an event that orders after the wait list: it is
+ * not complete while the gate has not fired, and completes once it has. */
+START_TEST(test_empty_calls_follow_wait_list)
+{
+    float v[4] = {1, 2, 3, 4};
+    ocx_buffer *a = tbuffer(OCX_F32, 4, v), *b = tbuffer(OCX_F32, 4, v), *c = tbuffer(OCX_F32, 4, v);
+    const char *what[] = {"add of 0", "axpy of 0", "copy of 0", "gemm of batch 0", "gemm with M = 0",
+                          "write of 0", "buffer copy of 0"};
+    for (int k = 0; k < 7; k++) {
+        cl_event gate = tuser_event();
+        ocx_event ev = NULL;
+        ocx_status st = OCX_ERR_INTERNAL;
+        switch (k) {
+        case 0: st = ocx_add(tctx, NULL, 0, a, b, c, 1, &gate, &ev); break;
+        case 1: st = ocx_axpy(tctx, NULL, 0, 2.0, a, 1, c, 1, 1, &gate, &ev); break;
+        case 2: st = ocx_copy(tctx, NULL, 0, a, 1, c, 1, 1, &gate, &ev); break;
+        case 3:
+            st = ocx_gemm_strided_batched(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 2, 1.0, a, 0, 2, 4, b, 0,
+                                          2, 4, 0.0, c, 0, 2, 4, 0, 1, &gate, &ev);
+            break;
+        case 4:
+            st = ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 0, 2, 2, 1.0, a, 0, 2, b, 0, 2, 0.0, c, 0, 2, 1,
+                          &gate, &ev);
+            break;
+        case 5: st = ocx_buffer_write_async(tctx, NULL, c, 0, 0, v, 1, &gate, &ev); break;
+        case 6: st = ocx_buffer_copy(tctx, NULL, a, 0, c, 0, 0, 1, &gate, &ev); break;
+        }
+        ck_assert_msg(st == OCX_OK && ev != NULL, "%s: %s, event %p", what[k], ocx_status_name(st), (void *)ev);
+        usleep(20000); /* time to run, were it not held */
+        cl_int state = CL_COMPLETE;
+        ck_assert_int_eq(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL), CL_SUCCESS);
+        ck_assert_msg(state > CL_COMPLETE, "%s: its event completed before the wait list (state %d)", what[k], state);
+        clSetUserEventStatus(gate, CL_COMPLETE);
+        ck_ok(ocx_event_wait(1, &ev));
+        ocx_event_release(ev);
+        clReleaseEvent(gate);
+    }
+    float back[4];
+    ck_ok(ocx_buffer_read(tctx, NULL, c, 0, 4, back, 0, NULL, NULL));
+    for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], v[i]); /* nothing was written */
+    ocx_buffer_destroy(a);
+    ocx_buffer_destroy(b);
+    ocx_buffer_destroy(c);
+}
+END_TEST
+
 /* A user event that fails 0.2 s after the call (so while a blocking call waits for it). */
 static void *fail_late(void *gate)
 {
@@ -332,6 +379,7 @@ int main(void)
     tcase_add_checked_fixture(core, tctx_setup, tctx_teardown);
     tcase_add_test(core, test_wait_lists_order_two_streams);
     tcase_add_test(core, test_nothing_blocks_until_asked);
+    tcase_add_test(core, test_empty_calls_follow_wait_list);
     tcase_add_test(core, test_failed_wait_event);
     tcase_add_test(core, test_queued_behind_failed_event);
     tcase_add_test(core, test_trim);
