@@ -1222,17 +1222,17 @@ START_TEST(test_tuning_classes)
 END_TEST
 
 /* Every candidate of the reduce entries (sum, dot, max and argmax, each timed on its own; on CPUs
- * "large" reads copies of its inputs in turn) and of the GEMM entry (on CPUs with two smaller
- * products besides) runs and verifies: a failed candidate would mean the measurement itself is
- * wrong, the defaults' first. */
+ * "large" reads copies of its inputs in turn), of the GEMM entry (on CPUs with two smaller products
+ * besides) and of the vector entry (axpy, add and scale, each checked) runs and verifies: a failed
+ * candidate would mean the measurement itself is wrong, the defaults' first. */
 typedef struct entries_seen {
-    int measured[3], failed[3];
+    int measured[4], failed[4];
 } entries_seen;
 
 static void note_entries(void *user, const ocx_tune_progress *p)
 {
     entries_seen *s = user;
-    const int e = !strcmp(p->family, "gemm") ? 2 : !strcmp(p->size_class, "large");
+    const int e = !strcmp(p->family, "gemm") ? 2 : !strcmp(p->family, "vector") ? 3 : !strcmp(p->size_class, "large");
     if (!p->message)
         s->measured[e]++;
     else if (strstr(p->message, "failed"))
@@ -1250,14 +1250,14 @@ START_TEST(test_tuning_measurements_verify)
     /* One run an entry, each with a budget of its own: in one 12-s run of all three, the sanitizer
      * build (CI) had spent the budget before the last entry started. */
     static const struct { const char *families, *classes; double budget_s; } runs[] = {
-        {"reduce", "all", 5}, {"gemm", "all", 8}, {"reduce", "large", 10}};
-    for (int r = 0; r < (cpu ? 3 : 2); r++) {
+        {"reduce", "all", 5}, {"gemm", "all", 8}, {"vector", "all", 5}, {"reduce", "large", 10}};
+    for (int r = 0; r < (cpu ? 4 : 3); r++) {
         ocx_tune_options opt = {.families = runs[r].families, .dtypes = "f32", .classes = runs[r].classes,
                                 .budget_s = runs[r].budget_s, .quick = 1, .out_path = path,
                                 .progress = note_entries, .user = &seen};
         ck_ok(ocx_tune(ctx, &opt));
     }
-    for (int e = 0; e < 3; e++) {
+    for (int e = 0; e < 4; e++) {
         if (e == 1 && !cpu) continue;
         ck_assert_msg(seen.measured[e] > 0 && seen.failed[e] == 0, "entry %d: %d measured, %d failed", e,
                       seen.measured[e], seen.failed[e]);
