@@ -219,6 +219,9 @@ int ocx__json_dump_atomic(json_t *root, const char *path, size_t flags)
     errno = 0;
     const int dumped = json_dumpfd(root, fd, flags) == 0;
     err = dumped ? 0 : errno ? errno : EIO;
+    /* on disk before the rename: after a crash of the system the name then holds the old file or
+     * the new one, never an empty one (the tuner's --resume would refuse that, losing its entries) */
+    if (!err && fsync(fd) != 0) err = errno;
     if (close(fd) != 0 && !err) err = errno;
     if (!err && rename(tmp, path) != 0) err = errno;
     if (err) unlink(tmp);

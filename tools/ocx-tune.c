@@ -292,7 +292,7 @@ static int give_up(const char *what, const char *out_path)
     else
         fprintf(stderr, "ocx-tune: %s; no entry was finished%s%s\n", what, out_path ? ", nothing written to " : "",
                 out_path ? out_path : "");
-    return end_signal ? 128 + end_signal : 1;
+    return end_signal ? 128 + end_signal : stop_flag ? 128 + SIGINT : 1; /* Ctrl-C: 130, as below */
 }
 
 static int crash_signal(int sig) { return sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE; }
@@ -396,7 +396,7 @@ int main(int argc, char **argv)
 #endif
             int rc = tune_once(spec, opt, attempt, verbose);
             if (pid == 0) exit(rc);
-            return rc;
+            return rc == 0 && stop_flag ? 128 + SIGINT : rc; /* as the watcher's end below */
         }
         child_pid = pid;
         sigprocmask(SIG_SETMASK, &old, NULL);
@@ -415,6 +415,7 @@ int main(int argc, char **argv)
             return WEXITSTATUS(status) == 0 && stop_flag ? 128 + SIGINT : WEXITSTATUS(status);
         }
         int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        if (sig == SIGTERM && stop_flag && !end_signal) return give_up("stopped at the second Ctrl-C", opt.out_path);
         double left = budget - since(&t0);
         fprintf(stderr, "ocx-tune: the tuning process died of signal %d (%s)%s (seed %llu)\n", sig, strsignal(sig),
                 crash_signal(sig) ? ", most likely in the OpenCL compiler" : "", opt.seed);
