@@ -240,13 +240,25 @@ END_TEST
 
 START_TEST(test_buffer_outlives_context)
 {
-    /* Destroying a buffer after its context only releases its memory: no crash. */
+    /* A buffer keeps its memory past its context, and destroying it then only releases that: its
+     * cl_mem is whole until then, and the buffer's one reference goes (ours, taken here, is left). */
     ocx_context *ctx = NULL;
     ocx_buffer *b = NULL;
     ck_ok(ocx_context_create(NULL, &ctx));
     ck_ok(ocx_buffer_create(ctx, OCX_F32, 64, &b));
     ocx_context_destroy(ctx);
+    cl_mem m = ocx_buffer_cl_mem(b);
+    ck_assert_ptr_nonnull(m);
+    size_t size = 0;
+    ck_assert_int_eq(clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL), CL_SUCCESS);
+    ck_assert_uint_eq(size, 64 * sizeof(float));
+    ck_assert_uint_eq(ocx_buffer_length(b), 64);
+    ck_assert_int_eq(clRetainMemObject(m), CL_SUCCESS);
     ocx_buffer_destroy(b);
+    cl_uint refs = 0;
+    ck_assert_int_eq(clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL), CL_SUCCESS);
+    ck_assert_uint_eq(refs, 1);
+    clReleaseMemObject(m);
 }
 END_TEST
 

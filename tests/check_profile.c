@@ -921,6 +921,35 @@ static void expect_warning(json_t *j, const char *expect)
 /* A refused class entry counts as absent: "medium", without defaults of its own for the vector
  * family, then takes the same file's "all" entry, and the warning says so (it had said "using the
  * next source"). */
+/* Where ocx-tune writes by default: under $XDG_DATA_HOME, else under $HOME/.local/share; neither
+ * set is an I/O error, and a path that does not fit, an invalid argument. */
+START_TEST(test_user_path)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    char saved_xdg[1200] = "", saved_home[1200] = "", path[1400], want[1400];
+    if (getenv("XDG_DATA_HOME")) snprintf(saved_xdg, sizeof saved_xdg, "%s", getenv("XDG_DATA_HOME"));
+    if (getenv("HOME")) snprintf(saved_home, sizeof saved_home, "%s", getenv("HOME"));
+    setenv("XDG_DATA_HOME", "/data/x", 1);
+    setenv("HOME", "/home/y", 1);
+    ck_ok(ocx_profile_user_path(ctx, path, sizeof path));
+    snprintf(want, sizeof want, "/data/x/ocx/profiles/%s.json", dev.normalized_name);
+    ck_assert_str_eq(path, want);
+    ck_status(ocx_profile_user_path(ctx, path, strlen(want)), OCX_ERR_INVALID_ARGUMENT); /* no room for the NUL */
+    ck_status(ocx_profile_user_path(ctx, NULL, sizeof path), OCX_ERR_INVALID_ARGUMENT);
+    setenv("XDG_DATA_HOME", "", 1);
+    ck_ok(ocx_profile_user_path(ctx, path, sizeof path));
+    snprintf(want, sizeof want, "/home/y/.local/share/ocx/profiles/%s.json", dev.normalized_name);
+    ck_assert_str_eq(path, want);
+    unsetenv("XDG_DATA_HOME");
+    unsetenv("HOME");
+    ck_status(ocx_profile_user_path(ctx, path, sizeof path), OCX_ERR_IO);
+    if (saved_xdg[0]) setenv("XDG_DATA_HOME", saved_xdg, 1);
+    if (saved_home[0]) setenv("HOME", saved_home, 1);
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(test_bad_class_entry_as_absent)
 {
     json_t *j = profile_with(16, 1, 0);
@@ -1573,6 +1602,7 @@ int main(void)
     tcase_add_test(core, test_warns_once);
     tcase_add_test(core, test_warning_handler);
     tcase_add_test(core, test_bad_class_entry_as_absent);
+    tcase_add_test(core, test_user_path);
     tcase_add_test(core, test_warning_names_the_parameter);
     tcase_add_test(core, test_warning_handler_replaced);
     tcase_add_test(core, test_tuning_round_trip);

@@ -32,6 +32,8 @@ START_TEST(test_pinned_values)
     ck_assert_int_eq(OCX_ERR_IO, -7);
     ck_assert_int_eq(OCX_ERR_OUT_OF_RANGE, -8);
     ck_assert_int_eq(OCX_ERR_DTYPE, -9);
+    ck_assert_int_eq(OCX_ERR_CONTEXT_MISMATCH, -10);
+    ck_assert_int_eq(OCX_ERR_INTERNAL, -11);
 }
 END_TEST
 
