@@ -1519,10 +1519,10 @@ static void confirm(tuner *t, const ocx__params *start)
         if (ran && wins >= need && m > won) won = m, won_rate = med_rate, pick = order[i];
     }
     double was = ocx__median(base, rounds);
-    if (was > 0 && (pick < 0 || won <= 1.02)) {
+    if (pick < 0 || won <= 1.02) { /* nothing confirmed: the defaults, never the search's unconfirmed best */
         memcpy(t->best, start->v, sizeof t->best);
-        t->best_rate = was;
-    } else if (pick >= 0 && won_rate > 0) {
+        t->best_rate = was > 0 ? was : t->default_rate; /* <= 0: the entry is left out */
+    } else if (won_rate > 0) {
         memcpy(t->best, cand[pick], sizeof t->best);
         t->best_rate = won_rate;
     }
