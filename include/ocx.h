@@ -378,8 +378,9 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * where <device> is ocx_device_info.normalized_name and a profile is a JSON file written by ocx-tune.
  * Entries are checked against the device's limits (a parameter added in a later version may be
  * absent: it takes its built-in value); a bad file falls back to the next source and a bad entry
- * counts as absent (see "all" below), each with one warning, so no profile can make a kernel fail. Files are read once per context: a new
- * profile takes effect in contexts created after it is written, without rebuilding ocx.
+ * counts as absent (see "all" below), each with one warning, so no profile can make a kernel fail.
+ * Files are read once per context: a new profile takes effect in contexts created after it is
+ * written, without rebuilding ocx.
  * Size classes: vector operations and reductions of n elements are "small" below 2^16, "medium"
  * below 2^26 and "large" from 2^26 on (on CPUs from 2^23 on: beyond the caches); GEMM products of M*N*K below 2^31 are "medium", the others
  * "short_k" where K <= 256, else "large" from 2^38 on and "all" between; those small enough for the
