@@ -647,6 +647,7 @@ OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, cons
  *     elements are an error (OCX_ERR_INVALID_ARGUMENT). A NaN in x makes min/max NaN and argmin/argmax
  *     the index of the first NaN; ties give the lowest index. nrm2 scales wherever squaring would
  *     overflow or underflow, so values near those thresholds do neither; inf in x gives inf, NaN NaN.
+ *     On a device that flushes subnormals to zero, only subnormal elements of x count as 0.
  *   - argmin/argmax return a u32 index: n must be below 2^32 (else OCX_ERR_INVALID_ARGUMENT).
  */
 typedef enum ocx_reduce_op {
