@@ -144,7 +144,8 @@ typedef enum ocx_device_type {
 
 /* Capabilities after simulated limits (OCX_LIMIT_*, OCX_DISABLE_*) are applied. */
 typedef struct ocx_device_info {
-    size_t index;                 /* position in the flat list of all devices */
+    size_t index;                 /* position in the flat list of all devices (SIZE_MAX for a context
+                                     from ocx_context_create_from_cl on a device not in that list) */
     unsigned platform_index, device_index; /* platform number, device number inside the platform */
     ocx_device_type type;
     char name[256];               /* as the driver reports it */

@@ -88,6 +88,8 @@ ocx_status ocx_context_create(const char *spec, ocx_context **out)
     st = context_finish_setup(ctx, NULL);
     if (st != OCX_OK) goto error;
     ctx->info.index = index;
+    ctx->info.platform_index = ref.platform_index;
+    ctx->info.device_index = ref.device_index;
     *out = ctx;
     return OCX_OK;
 error:
@@ -142,7 +144,11 @@ ocx_status ocx_context_create_from_cl(cl_context context, cl_device_id device, c
     ctx->info.index = (size_t)-1;
     for (size_t i = 0; i < count; i++) {
         ocx__device_ref ref;
-        if (ocx__device_ref_get(i, &ref) == OCX_OK && ref.device == device) ctx->info.index = i;
+        if (ocx__device_ref_get(i, &ref) == OCX_OK && ref.device == device) {
+            ctx->info.index = i;
+            ctx->info.platform_index = ref.platform_index;
+            ctx->info.device_index = ref.device_index;
+        }
     }
     *out = ctx;
     return OCX_OK;

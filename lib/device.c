@@ -86,6 +86,8 @@ ocx_status ocx__device_ref_get(size_t index, ocx__device_ref *ref)
     OCX__FAIL_IF(index >= list.count, OCX_ERR_NO_DEVICE, "device index %zu out of range: %zu device(s) present",
                  index, list.count);
     *ref = list.ref[index];
+    ref->platform_index = list.platform_index[index];
+    ref->device_index = list.device_index[index];
     return OCX_OK;
 }
 
@@ -232,6 +234,8 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     char fp[1024];
     int n = snprintf(fp, sizeof fp, "%s|%s|%s|%s|%s|%u", info->vendor, info->normalized_name,
                      info->driver_version, info->platform_name, info->platform_version, units);
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof fp) n = (int)sizeof fp - 1; /* what was written, not what would have been */
     snprintf(info->fingerprint, sizeof info->fingerprint, "%016llx",
              (unsigned long long)XXH64(fp, (size_t)n, 0));
 
@@ -293,6 +297,18 @@ int ocx__contains_nocase(const char *hay, const char *needle)
     return 0;
 }
 
+/* "P:D", two numbers: the platform's and the device's within it. */
+static int parse_pd(const char *spec, size_t *pidx, size_t *didx)
+{
+    const char *colon = strchr(spec, ':');
+    char plat[32];
+    const size_t plen = colon ? (size_t)(colon - spec) : sizeof plat;
+    if (plen >= sizeof plat) return 0;
+    memcpy(plat, spec, plen);
+    plat[plen] = '\0';
+    return parse_index(plat, pidx) && parse_index(colon + 1, didx);
+}
+
 /* Device i's type. A failed query fails the selection: it had been read as a device of no type,
  * and a spec of "gpu" answered "matches no device". */
 static ocx_status device_type(const device_list *list, size_t i, cl_device_type *t)
@@ -330,29 +346,19 @@ ocx_status ocx_device_select(const char *spec, size_t *index)
         return OCX_OK;
     }
 
-    size_t idx;
-    const char *colon = strchr(spec, ':');
+    size_t idx, pidx, didx;
     if (parse_index(spec, &idx)) {
         if (idx < list.count) {
             *index = idx;
             return OCX_OK;
         }
-    } else if (colon) {
-        char plat[32];
-        size_t pidx, didx;
-        size_t plen = (size_t)(colon - spec);
-        if (plen < sizeof plat) {
-            memcpy(plat, spec, plen);
-            plat[plen] = '\0';
-            if (parse_index(plat, &pidx) && parse_index(colon + 1, &didx)) {
-                for (size_t i = 0; i < list.count; i++)
-                    if (list.platform_index[i] == pidx && list.device_index[i] == didx) {
-                        *index = i;
-                        return OCX_OK;
-                    }
+    } else if (parse_pd(spec, &pidx, &didx)) {
+        for (size_t i = 0; i < list.count; i++)
+            if (list.platform_index[i] == pidx && list.device_index[i] == didx) {
+                *index = i;
+                return OCX_OK;
             }
-        }
-    } else {
+    } else { /* a name may hold a colon too (AMD's "gfx90a:sramecc+:xnack-") */
         static const struct { const char *word; cl_device_type type; } types[] = {
             {"gpu", CL_DEVICE_TYPE_GPU}, {"cpu", CL_DEVICE_TYPE_CPU},
             {"accelerator", CL_DEVICE_TYPE_ACCELERATOR}};

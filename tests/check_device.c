@@ -78,6 +78,24 @@ START_TEST(test_select_forms)
     ck_ok(ocx_device_get_info(idx, &d));
     ck_assert_msg(strncasecmp(d.platform_name, part, strlen(part)) == 0, "'%s' chose %s", part, d.platform_name);
     ck_ok(ocx_device_select(first.vendor, &idx));
+    /* A spec with a colon that is not "P:D" is part of a name too (here with nothing to match). */
+    ck_status(ocx_device_select("no such device:x", &idx), OCX_ERR_NO_DEVICE);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "part of a name"));
+    /* A context's device info carries the device's numbers, as ocx_device_get_info's do, for every
+     * device (they had been 0:0 whatever was chosen). */
+    for (size_t i = 0; i < count; i++) {
+        ocx_device_info want, got;
+        ck_ok(ocx_device_get_info(i, &want));
+        char spec[32];
+        snprintf(spec, sizeof spec, "%u:%u", want.platform_index, want.device_index);
+        ocx_context *ctx = NULL;
+        if (ocx_context_create(spec, &ctx) != OCX_OK) continue; /* a device that cannot hold a context */
+        ck_ok(ocx_context_device_info(ctx, &got));
+        ck_assert_msg(got.index == i && got.platform_index == want.platform_index &&
+                          got.device_index == want.device_index,
+                      "context on %s: index %zu, %u:%u", spec, got.index, got.platform_index, got.device_index);
+        ocx_context_destroy(ctx);
+    }
     /* The default is the first GPU, else the first device. */
     ck_ok(ocx_device_select(NULL, &idx));
     ck_ok(ocx_device_get_info(idx, &d));
