@@ -33,7 +33,6 @@ static int ext_listed(const char *exts, const char *ext)
 typedef struct device_list {
     size_t count;
     ocx__device_ref ref[OCX__MAX_DEVICES];
-    unsigned platform_index[OCX__MAX_DEVICES], device_index[OCX__MAX_DEVICES];
 } device_list;
 
 /* One enumeration at a time: a driver may set its devices up on the first call, and PoCL 3.1's
@@ -55,10 +54,7 @@ static void list_devices_locked(device_list *list)
         if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, OCX__MAX_DEVICES, devs, &nd) != CL_SUCCESS) continue;
         if (nd > OCX__MAX_DEVICES) nd = OCX__MAX_DEVICES;
         for (cl_uint d = 0; d < nd && list->count < OCX__MAX_DEVICES; d++) {
-            list->ref[list->count] = (ocx__device_ref){platforms[p], devs[d]};
-            list->platform_index[list->count] = p;
-            list->device_index[list->count] = d;
-            list->count++;
+            list->ref[list->count++] = (ocx__device_ref){platforms[p], devs[d], p, d};
         }
     }
 }
@@ -86,8 +82,6 @@ ocx_status ocx__device_ref_get(size_t index, ocx__device_ref *ref)
     OCX__FAIL_IF(index >= list.count, OCX_ERR_NO_DEVICE, "device index %zu out of range: %zu device(s) present",
                  index, list.count);
     *ref = list.ref[index];
-    ref->platform_index = list.platform_index[index];
-    ref->device_index = list.device_index[index];
     return OCX_OK;
 }
 
@@ -275,8 +269,8 @@ ocx_status ocx_device_get_info(size_t index, ocx_device_info *info)
                  index, list.count);
     OCX__FORWARD(ocx__device_query(list.ref[index].platform, list.ref[index].device, info));
     info->index = index;
-    info->platform_index = list.platform_index[index];
-    info->device_index = list.device_index[index];
+    info->platform_index = list.ref[index].platform_index;
+    info->device_index = list.ref[index].device_index;
     return OCX_OK;
 }
 
@@ -354,7 +348,7 @@ ocx_status ocx_device_select(const char *spec, size_t *index)
         }
     } else if (parse_pd(spec, &pidx, &didx)) {
         for (size_t i = 0; i < list.count; i++)
-            if (list.platform_index[i] == pidx && list.device_index[i] == didx) {
+            if (list.ref[i].platform_index == pidx && list.ref[i].device_index == didx) {
                 *index = i;
                 return OCX_OK;
             }
@@ -391,7 +385,7 @@ none:;
     for (size_t i = 0; i < list.count && o < sizeof avail; i++) {
         if (ocx__device_query(list.ref[i].platform, list.ref[i].device, &info) != OCX_OK) continue;
         o += (size_t)snprintf(avail + o, sizeof avail - o, "%s[%zu] %u:%u %s (%s)", i ? "; " : "", i,
-                              list.platform_index[i], list.device_index[i], info.name, info.platform_name);
+                              list.ref[i].platform_index, list.ref[i].device_index, info.name, info.platform_name);
     }
     return ocx__error(OCX_ERR_NO_DEVICE,
                       "%s '%s' matches no device (forms: N, P:D, gpu, cpu, accelerator, or part of a "

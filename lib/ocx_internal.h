@@ -58,7 +58,7 @@ int ocx__env_flag(const char *name);
 typedef struct ocx__device_ref {
     cl_platform_id platform;
     cl_device_id device;
-    unsigned platform_index, device_index; /* ocx__device_ref_get: its numbers, as ocx_device_info's */
+    unsigned platform_index, device_index; /* its numbers, as ocx_device_info's */
 } ocx__device_ref;
 ocx_status ocx__device_ref_get(size_t index, ocx__device_ref *ref);
 /* Fills *info for an arbitrary device (interop), applying simulated limits. */

@@ -470,23 +470,6 @@ static ocx_status vector_run(ocx_context *ctx, ocx__tune_case *tc, ocx_event *ev
 {
     return run_segments(ctx, tc, ev, NVEC, vector_op);
 }
-static ocx_status verify_output(ocx_context *ctx, ocx__tune_case *tc, double mul);
-/* The run's check sees add's output alone (it overwrites axpy's in z, and scale by 1 leaves y as it
- * was), so each size's other kernels are checked here, before timing: y copied into z and x added by
- * axpy (alpha 1: x + y, add's reference exactly), then z scaled by 2 (exactly twice it). */
-static ocx_status vector_check(ocx_context *ctx, ocx__tune_case *tc)
-{
-    ocx_status st = OCX_OK;
-    for (int s = 0; s <= tc->nsub && st == OCX_OK; s++) {
-        ocx__tune_case *c = s < tc->nsub ? tc->sub[s] : tc;
-        st = ocx_copy(ctx, NULL, c->n, c->y, 1, c->z, 1, 0, NULL, NULL);
-        if (st == OCX_OK) st = ocx_axpy(ctx, NULL, c->n, 1.0, c->x, 1, c->z, 1, 0, NULL, NULL);
-        if (st == OCX_OK) st = verify_output(ctx, c, 1.0);
-        if (st == OCX_OK) st = ocx_scale(ctx, NULL, c->n, 2.0, c->z, 1, 0, NULL, NULL);
-        if (st == OCX_OK) st = verify_output(ctx, c, 2.0);
-    }
-    return st;
-}
 /* The work of a measurement (the sum of its segments'). */
 static double segments_work(const ocx__tune_case *tc)
 {
@@ -739,6 +722,23 @@ static ocx_status verify(ocx_context *ctx, ocx__tune_case *tc)
         st = ocx_buffer_read(ctx, NULL, tc->zi, 0, 1, &got, 0, NULL, NULL);
         if (st == OCX_OK && got != tc->ref_index)
             st = ocx__error(OCX_ERR_INTERNAL, "tune: wrong argmax %u, expected %zu", got, tc->ref_index);
+    }
+    return st;
+}
+
+/* The run's check sees add's output alone (it overwrites axpy's in z, and scale by 1 leaves y as it
+ * was), so each size's other kernels are checked here, before timing: y copied into z and x added by
+ * axpy (alpha 1: x + y, add's reference exactly), then z scaled by 2 (exactly twice it). */
+static ocx_status vector_check(ocx_context *ctx, ocx__tune_case *tc)
+{
+    ocx_status st = OCX_OK;
+    for (int s = 0; s <= tc->nsub && st == OCX_OK; s++) {
+        ocx__tune_case *c = s < tc->nsub ? tc->sub[s] : tc;
+        st = ocx_copy(ctx, NULL, c->n, c->y, 1, c->z, 1, 0, NULL, NULL);
+        if (st == OCX_OK) st = ocx_axpy(ctx, NULL, c->n, 1.0, c->x, 1, c->z, 1, 0, NULL, NULL);
+        if (st == OCX_OK) st = verify_output(ctx, c, 1.0);
+        if (st == OCX_OK) st = ocx_scale(ctx, NULL, c->n, 2.0, c->z, 1, 0, NULL, NULL);
+        if (st == OCX_OK) st = verify_output(ctx, c, 2.0);
     }
     return st;
 }

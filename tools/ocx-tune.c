@@ -295,6 +295,10 @@ static int give_up(const char *what, const char *out_path)
     return end_signal ? 128 + end_signal : stop_flag ? 128 + SIGINT : 1; /* Ctrl-C: 130, as below */
 }
 
+/* A run's exit status: one that Ctrl-C stopped ends 130 (128 + SIGINT), as an interrupted program's,
+ * so that a calling loop stops. */
+static int run_status(int rc) { return rc == 0 && stop_flag ? 128 + SIGINT : rc; }
+
 static int crash_signal(int sig) { return sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE; }
 
 int main(int argc, char **argv)
@@ -396,7 +400,7 @@ int main(int argc, char **argv)
 #endif
             int rc = tune_once(spec, opt, attempt, verbose);
             if (pid == 0) exit(rc);
-            return rc == 0 && stop_flag ? 128 + SIGINT : rc; /* as the watcher's end below */
+            return run_status(rc);
         }
         child_pid = pid;
         sigprocmask(SIG_SETMASK, &old, NULL);
@@ -411,8 +415,7 @@ int main(int argc, char **argv)
         }
         if (WIFEXITED(status)) {
             if (verbose) fprintf(stderr, "ocx-tune: %.1f s in all\n", since(&t0));
-            /* Ctrl-C: 130 (128 + SIGINT), as an interrupted program's, so that a calling loop stops */
-            return WEXITSTATUS(status) == 0 && stop_flag ? 128 + SIGINT : WEXITSTATUS(status);
+            return run_status(WEXITSTATUS(status));
         }
         int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         if (sig == SIGTERM && stop_flag && !end_signal) return give_up("stopped at the second Ctrl-C", opt.out_path);
