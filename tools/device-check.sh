@@ -6,6 +6,9 @@
 # GPUs below compute capability 8.0), and the GEMM suite runs a second time with
 # OCX_VENDOR_PATHS=0, on the portable kernels, and a third (its core case) with wgmma's sm_90a build
 # refused (OCX_TEST_NO_SM90A=1), where the tensor cores must stay on through mma.sync.
+# A build for a GPU machine without cairo or OpenBLAS (the device kit carries neither): configure
+# --disable-shared --without-cairo --without-openblas in an ignored folder; else ocx-bench cannot
+# start there and the suites that run it fail with status 127.
 set -u
 build=$(cd "${1:?usage: device-check.sh BUILD_DIR [OUT_DIR]}" && pwd)
 out=${2:-.}
