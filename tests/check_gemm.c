@@ -81,7 +81,9 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
      * interleaved C ones by a row (column) of C and one element; array entries go in reverse order
      * to show the offsets are really taken from the array. */
     size_t stra = g->stride0_a ? 0 : sa + 3, strb = sb + 3, strc = g->interleave_c ? inner_c + 1 : sc + 3;
-    size_t offa[8], offb[8], offc[8];
+    size_t *offa = malloc(batch * sizeof *offa), *offb = malloc(batch * sizeof *offb),
+           *offc = malloc(batch * sizeof *offc);
+    ck_assert(offa && offb && offc);
     for (size_t i = 0; i < batch; i++) {
         size_t slot = g->mode == MODE_ARRAYS ? batch - 1 - i : i;
         offa[i] = g->offa + slot * stra;
@@ -223,6 +225,7 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
         free(host[i]);
     }
     free(ha), free(hb), free(hc), free(ra), free(rb), free(rc);
+    free(offa), free(offb), free(offc);
     return bad;
 }
 
@@ -339,6 +342,17 @@ START_TEST(test_batched)
         g.interleave_c = 1;
         g.batch = 2 + trand_next(&rng) % 3;
         if (g.m > 65) g.m = 65;
+        check_case(&g, seed, &rng);
+    }
+    /* More entries than a CUDA grid takes in its second and third dimensions (65535; GEMM launches
+     * put the batch in one of them): the library's choice, the direct kernel and the tiled one, by
+     * stride and by offset arrays, each into a NaN C. The H200 ran batches of 70000 and 100000 so. */
+    for (int c = 0; c < 3; c++) {
+        gcase g = random_case(&rng, c);
+        g.mode = c == 2 ? MODE_ARRAYS : MODE_STRIDED;
+        g.batch = 65536 + 7 + (size_t)c;
+        g.m = 3, g.n = 2, g.k = 5;
+        g.beta = 0, g.nan_c = 1;
         check_case(&g, seed, &rng);
     }
     /* Thousands of 1x1x1 entries, C's in reverse order within one buffer and A's and B's interleaved
