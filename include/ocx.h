@@ -548,7 +548,8 @@ typedef struct ocx_peaks {
 #define OCX_PEAKS_QUICK 2u   /* small sizes, few repetitions, FMA at one vector width (the device's preferred, at least 4): rough figures */
 
 /*! ocx_measure_peaks() : fills *out with ctx's device ceilings, from the cache file when one for this
- *  device fingerprint (and capabilities, and mode) exists and OCX_PEAKS_REFRESH is not set; else
+ *  device fingerprint (and capabilities, mode, and tensor-core instruction that OCX_VENDOR_PATHS
+ *  leaves the GEMM: none, mma.sync or wgmma) exists and OCX_PEAKS_REFRESH is not set; else
  *  measures them (blocking: a few seconds on a GPU, tens of seconds on a CPU; the device should be
  *  otherwise idle) and stores them. A cache file that does not parse or does not match is replaced.
  *  Uses the default stream; thread-safe like any enqueueing call, but concurrent work skews figures.

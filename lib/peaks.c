@@ -30,7 +30,9 @@
  * takes the better of mad() and fma() for the CPU FMA figure. Format 6
  * measures tc_f16_gflops with wgmma where the tensor-core GEMM takes it (compute capability 9.0).
  * Format 7: a quick FMA figure takes the device's preferred vector width (format 6: 4 wide, a third
- * of an AVX-512 CPU's throughput).
+ * of an AVX-512 CPU's throughput). Format 8 names the tensor-core instruction tc_f16_gflops timed
+ * ("none", "mma.sync" or "wgmma"): OCX_VENDOR_PATHS and the probe choose it, and a figure measured
+ * under one choice is not reused under another (format 7 kept a 0 measured with the path off).
  */
 #include "config.h"
 #include "ocx_internal.h"
@@ -46,7 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PEAKS_FORMAT 7 /* 5: the CPU FMA figure is the better of mad() and fma(); 6: tc_f16_gflops by wgmma where the GEMM takes it; 7: quick FMA at the preferred width */
+#define PEAKS_FORMAT 8 /* 5: the CPU FMA figure is the better of mad() and fma(); 6: tc_f16_gflops by wgmma where the GEMM takes it; 7: quick FMA at the preferred width; 8: the tensor-core instruction named */
 
 static atomic_ulong measurements;
 
@@ -109,6 +111,15 @@ ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flo
 
 /* ---- the cache file ---------------------------------------------------------------------------- */
 
+/* The tensor-core instruction measure_tensor_cores times on ctx under the present OCX_VENDOR_PATHS:
+ * none (the figure is 0), mma.sync or wgmma. */
+static const char *tensor_core_path(ocx_context *ctx, char *options, size_t cap, int *wgmma_n)
+{
+    *wgmma_n = 0;
+    if (!ocx__gemm_nv_hardware(ctx) || ocx__gemm_nv_peak_options(ctx, options, cap, wgmma_n) != OCX_OK) return "none";
+    return *wgmma_n ? "wgmma" : "mma.sync";
+}
+
 /* The doubles of ocx_peaks by name: one table for the writer, the reader and the tests. */
 static const struct {
     const char *name;
@@ -156,7 +167,7 @@ static int make_dirs(const char *dir)
 }
 
 /* NULL when the parsed file is a valid result for ctx in this mode (and fills *p), else why not. */
-static const char *peaks_from_json(const ocx_context *ctx, int quick, json_t *root, ocx_peaks *p)
+static const char *peaks_from_json(ocx_context *ctx, int quick, json_t *root, ocx_peaks *p)
 {
     if (!json_is_object(root)) return "not a JSON object";
     json_t *fmt = json_object_get(root, "format");
@@ -168,6 +179,11 @@ static const char *peaks_from_json(const ocx_context *ctx, int quick, json_t *ro
     if (!json_is_boolean(h) || !json_is_boolean(d) || json_is_true(h) != !!ctx->info.has_fp16 ||
         json_is_true(d) != !!ctx->info.has_fp64)
         return "measured with other device capabilities";
+    char opt[512];
+    int wgmma_n;
+    const char *tc = json_string_value(json_object_get(root, "tensor_cores"));
+    if (!tc || strcmp(tc, tensor_core_path(ctx, opt, sizeof opt, &wgmma_n)) != 0)
+        return "measured with another tensor-core path (OCX_VENDOR_PATHS)";
     memset(p, 0, sizeof *p);
     for (size_t i = 0; i < NFIELDS; i++) {
         json_t *v = json_object_get(root, fields[i].name);
@@ -181,14 +197,15 @@ static const char *peaks_from_json(const ocx_context *ctx, int quick, json_t *ro
     p->global_width = (unsigned)json_integer_value(w);
     if (!(p->global_gbps > 0) || !(p->copy_gbps > 0) || !(p->f32_gflops > 0) || !(p->launch_latency_us >= 0))
         return "a required figure is zero";
-    if ((p->f16_gflops > 0) != !!ctx->info.has_fp16 || (p->f64_gflops > 0) != !!ctx->info.has_fp64)
+    if ((p->f16_gflops > 0) != !!ctx->info.has_fp16 || (p->f64_gflops > 0) != !!ctx->info.has_fp64 ||
+        (p->tc_f16_gflops > 0 && strcmp(tc, "none") == 0))
         return "figures disagree with the device's capabilities";
     snprintf(p->fingerprint, sizeof p->fingerprint, "%s", ctx->info.fingerprint);
     p->quick = quick;
     return NULL;
 }
 
-static int peaks_load(const ocx_context *ctx, const char *path, int quick, ocx_peaks *p)
+static int peaks_load(ocx_context *ctx, const char *path, int quick, ocx_peaks *p)
 {
     if (access(path, F_OK) != 0) return 0;
     json_error_t jerr;
@@ -203,16 +220,19 @@ static int peaks_load(const ocx_context *ctx, const char *path, int quick, ocx_p
     return 1;
 }
 
-static void peaks_store(const ocx_context *ctx, const char *path, const ocx_peaks *p)
+static void peaks_store(ocx_context *ctx, const char *path, const ocx_peaks *p)
 {
+    char opt[512];
+    int wgmma_n;
     char dir[4400];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = '\0';
-    json_t *root = json_pack("{s:i, s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:i}", "format", PEAKS_FORMAT, "ocx_version",
-                             OCX_VERSION_STRING, "fingerprint", ctx->info.fingerprint, "device", ctx->info.name,
-                             "driver", ctx->info.driver_version, "quick", p->quick, "fp16", ctx->info.has_fp16,
-                             "fp64", ctx->info.has_fp64, "global_width", (int)p->global_width);
+    json_t *root = json_pack("{s:i, s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:s, s:i}", "format", PEAKS_FORMAT,
+                             "ocx_version", OCX_VERSION_STRING, "fingerprint", ctx->info.fingerprint, "device",
+                             ctx->info.name, "driver", ctx->info.driver_version, "quick", p->quick, "fp16",
+                             ctx->info.has_fp16, "fp64", ctx->info.has_fp64, "tensor_cores",
+                             tensor_core_path(ctx, opt, sizeof opt, &wgmma_n), "global_width", (int)p->global_width);
     for (size_t i = 0; root && i < NFIELDS; i++)
         json_object_set_new(root, fields[i].name, json_real(FIELD(p, i)));
     const int err = !root ? ENOMEM : make_dirs(dir) != 0 ? errno : ocx__json_dump_atomic(root, path, JSON_INDENT(2));
@@ -432,10 +452,9 @@ static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, 
 static ocx_status measure_tensor_cores(ocx_context *ctx, const plan *pl, double *gflops)
 {
     *gflops = 0;
-    if (!ocx__gemm_nv_hardware(ctx)) return OCX_OK;
     char opt[512];
-    int wgmma_n = 0;
-    OCX__FORWARD(ocx__gemm_nv_peak_options(ctx, opt, sizeof opt, &wgmma_n));
+    int wgmma_n;
+    if (strcmp(tensor_core_path(ctx, opt, sizeof opt, &wgmma_n), "none") == 0) return OCX_OK;
     const size_t units = ctx->info.compute_units ? ctx->info.compute_units : 1;
     size_t wg = wgmma_n ? 256 : 128, global = units * (wgmma_n ? 2 : 8) * wg;
     cl_mem out = NULL;

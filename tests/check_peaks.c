@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ocx_internal.h" /* ocx__gemm_nv_hardware */
 #include "peaks_internal.h"
 #include "testutil.h"
 
@@ -255,7 +256,7 @@ START_TEST(bad_cache_file_measured_again)
     ocx_peaks p;
     ck_ok(ocx_measure_peaks(tctx, OCX_PEAKS_QUICK, &p));
     /* each bad file: re-measured (counter), rewritten (the next call is a hit) */
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 8; k++) {
         switch (k) {
         case 0: write_file(path, "{\"format\": 1, \"fingerprint\": "); break; /* truncated */
         case 1: write_file(path, "\x7f" "ELF garbage\n"); break;
@@ -263,6 +264,10 @@ START_TEST(bad_cache_file_measured_again)
         case 3: write_variant(path, "global_gbps", json_real(-3)); break;
         case 4: write_variant(path, "f32_gflops", NULL); break;
         case 5: write_variant(path, "format", json_integer(1)); break; /* figures of the old definitions */
+        /* another tensor-core instruction than OCX_VENDOR_PATHS leaves this device (none here, or
+         * wgmma on an H200), and the former format without the key */
+        case 6: write_variant(path, "tensor_cores", json_string(ocx__gemm_nv_hardware(tctx) ? "none" : "wgmma")); break;
+        case 7: write_variant(path, "tensor_cores", NULL); break;
         }
         unsigned long n0 = ocx__peaks_measurements();
         ck_ok(ocx_measure_peaks(tctx, OCX_PEAKS_QUICK, &p));
