@@ -118,8 +118,16 @@ ocx_status ocx_context_create_from_cl(cl_context context, cl_device_id device, c
         free(devs);
         return ocx__cl_error(err, "ocx_context_create_from_cl: context");
     }
+    /* PoCL 3.1 lists a context made on a sub-device by the root device: a device whose parent (or
+     * an ancestor of it) is listed counts as the context's too. */
     int found = 0;
-    for (cl_uint i = 0; i < ndev; i++) found |= devs[i] == device;
+    cl_device_id dv = device;
+    for (int depth = 0; dv && !found && depth < 8; depth++) {
+        for (cl_uint i = 0; i < ndev; i++) found |= devs[i] == dv;
+        cl_device_id parent = NULL;
+        if (clGetDeviceInfo(dv, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL) != CL_SUCCESS) break;
+        dv = parent;
+    }
     free(devs);
     OCX__FAIL_IF(!found, OCX_ERR_INVALID_ARGUMENT, "ocx_context_create_from_cl: device is not in context");
 
@@ -127,6 +135,12 @@ ocx_status ocx_context_create_from_cl(cl_context context, cl_device_id device, c
     OCX__FAIL_IF(!ctx, OCX_ERR_OUT_OF_MEMORY, "ocx_context_create_from_cl: out of host memory");
     ctx->platform = platform;
     ctx->device = device;
+    err = clRetainDevice(device);
+    if (err != CL_SUCCESS) {
+        ocx_context_destroy(ctx);
+        return ocx__cl_error(err, "clRetainDevice");
+    }
+    ctx->device_retained = 1;
     err = clRetainContext(context);
     if (err != CL_SUCCESS) {
         ocx_context_destroy(ctx);
@@ -172,6 +186,7 @@ void ocx_context_destroy(ocx_context *ctx)
     ocx__stream_fini(&ctx->stream);
     ocx__events_release_held(ctx); /* events retain their context: any order works */
     if (ctx->context) clReleaseContext(ctx->context);
+    if (ctx->device_retained) clReleaseDevice(ctx->device);
     free(ctx->device_key);
     pthread_mutex_destroy(&ctx->staging_lock);
     pthread_mutex_destroy(&ctx->lock);

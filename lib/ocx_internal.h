@@ -109,6 +109,8 @@ struct ocx_stream_s {
 struct ocx_context_s {
     cl_platform_id platform;
     cl_device_id device;
+    int device_retained;        /* ocx_context_create_from_cl: the caller's device (a sub-device's
+                                   reference counts), released by ocx_context_destroy */
     cl_context context;
     ocx_device_info info;
     ocx_stream stream;          /* the default stream */

@@ -137,6 +137,55 @@ START_TEST(test_interop_retains_and_releases_once)
 }
 END_TEST
 
+/* A sub-device's references count (a root device's do not): the context takes one and gives it
+ * back. Devices that cannot be partitioned (GPUs, as a rule) have none to check. */
+START_TEST(test_interop_retains_sub_device)
+{
+    cl_uint units = 0;
+    ck_assert_int_eq(clGetDeviceInfo(own_dev, CL_DEVICE_PARTITION_MAX_SUB_DEVICES, sizeof units, &units, NULL),
+                     CL_SUCCESS);
+    const cl_device_partition_property props[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+    cl_uint nsub = 0;
+    if (units < 2 || clCreateSubDevices(own_dev, props, 0, NULL, &nsub) != CL_SUCCESS || nsub < 1) return;
+    cl_device_id *subs = calloc(nsub, sizeof *subs);
+    ck_assert_ptr_nonnull(subs);
+    ck_assert_int_eq(clCreateSubDevices(own_dev, props, nsub, subs, NULL), CL_SUCCESS);
+    for (cl_uint i = 1; i < nsub; i++) clReleaseDevice(subs[i]);
+    cl_device_id sub = subs[0];
+    free(subs);
+    cl_int err;
+    cl_context cc = clCreateContext(NULL, 1, &sub, NULL, NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    cl_uint rc0 = 0, rc = 0;
+    ck_assert_int_eq(clGetDeviceInfo(sub, CL_DEVICE_REFERENCE_COUNT, sizeof rc0, &rc0, NULL), CL_SUCCESS);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create_from_cl(cc, sub, NULL, &ctx));
+    ck_assert_int_eq(clGetDeviceInfo(sub, CL_DEVICE_REFERENCE_COUNT, sizeof rc, &rc, NULL), CL_SUCCESS);
+    ck_assert_uint_eq(rc, rc0 + 1);
+    ocx_device_info info;
+    ck_ok(ocx_context_device_info(ctx, &info));
+    ck_assert_uint_eq(info.index, SIZE_MAX); /* not in the loader's list */
+    /* and it computes: the sum of 1001 random values */
+    enum { N = 1001 };
+    float h[N];
+    double want = 0, got = 0;
+    uint64_t seed = 5;
+    trand_fill(&seed, OCX_F32, h, NULL, N, -1, 1);
+    for (int i = 0; i < N; i++) want += h[i];
+    ocx_buffer *x = NULL;
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &x));
+    ck_ok(ocx_buffer_write(ctx, NULL, x, 0, N, h, 0, NULL, NULL));
+    ck_ok(ocx_reduce_host(ctx, NULL, OCX_REDUCE_SUM, N, x, 1, NULL, 1, &got, NULL, 0, NULL));
+    ck_assert_msg(fabs(got - want) <= 1e-5 * N, "sum on a sub-device: %.9g, expected %.9g", got, want);
+    ocx_buffer_destroy(x);
+    ocx_context_destroy(ctx);
+    ck_assert_int_eq(clGetDeviceInfo(sub, CL_DEVICE_REFERENCE_COUNT, sizeof rc, &rc, NULL), CL_SUCCESS);
+    ck_assert_uint_eq(rc, rc0);
+    clReleaseContext(cc);
+    clReleaseDevice(sub);
+}
+END_TEST
+
 START_TEST(test_interop_own_queue_and_bad_arguments)
 {
     ocx_context *ctx = (ocx_context *)1;
@@ -305,6 +354,7 @@ int main(void)
     tcase_add_checked_fixture(core, own_setup, own_teardown);
     tcase_add_test(core, test_create_destroy);
     tcase_add_test(core, test_interop_retains_and_releases_once);
+    tcase_add_test(core, test_interop_retains_sub_device);
     tcase_add_test(core, test_interop_own_queue_and_bad_arguments);
     tcase_add_test(core, test_buffer_outlives_context);
     suite_add_tcase(s, core);
