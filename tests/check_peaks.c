@@ -547,6 +547,39 @@ START_TEST(bench_json_and_plot)
     ck_assert_int_eq(run_bench("/dev/null", bad1), 2);
     const char *bad2[] = {"demo", "--json", "--csv", NULL};
     ck_assert_int_eq(run_bench("/dev/null", bad2), 2);
+    /* an option's value that is an option, or empty: not taken (no file named --json) */
+    const char *bad3[] = {"demo", "--plot", "--json", NULL}, *bad4[] = {"demo", "--device", "", NULL};
+    ck_assert_int_eq(run_bench("/dev/null", bad3), 2);
+    ck_assert_int_eq(run_bench("/dev/null", bad4), 2);
+    /* OCX_BENCH_* lists with an unknown name, a bad or overflowing size, a trailing comma: refused
+     * before anything is measured (an unknown GEMM dtype had run f32 under the name given) */
+    static const char *const bad_env[][2] = {{"OCX_BENCH_GEMM_DTYPES", "f32,fp64"},
+                                             {"OCX_BENCH_GEMM_SIZES", "16,abc"},
+                                             {"OCX_BENCH_GEMM_SIZES", "16,"},
+                                             {"OCX_BENCH_GEMM_OPS", "XY"},
+                                             {"OCX_BENCH_VECTOR_SIZES", "99999999999999999999"},
+                                             {"OCX_BENCH_VECTOR_SIZES", " -5"},
+                                             {"OCX_BENCH_VECTOR_DTYPES", "bf16"},
+                                             {"OCX_BENCH_VECTOR_OPS", "addd"}};
+    const char *env_args[] = {"vector,gemm", "--quick", "--reps", "1", NULL};
+    for (size_t k = 0; k < sizeof bad_env / sizeof *bad_env; k++) {
+        setenv(bad_env[k][0], bad_env[k][1], 1);
+        const int erc = run_bench(csv_path, env_args);
+        unsetenv(bad_env[k][0]);
+        ck_assert_msg(erc == 2, "%s=%s: exit %d", bad_env[k][0], bad_env[k][1], erc);
+        char *said = slurp(csv_path);
+        ck_assert_msg(said && !strstr(said, "vector "), "%s=%s: measured before refusing", bad_env[k][0],
+                      bad_env[k][1]);
+        free(said);
+    }
+    /* a report that cannot be written is a failure, not a silent loss */
+    if (access("/dev/full", W_OK) == 0) {
+        const char *demo_json[] = {"demo", "--json", NULL}, *info_plain[] = {NULL};
+        ck_assert_int_eq(run_bench("/dev/full", demo_json), 1);
+        ck_assert_int_eq(trun_tool("ocx-info", "/dev/full", NULL, info_plain), 1);
+    }
+    const char *info_bad[] = {"--refresh", NULL};
+    ck_assert_int_eq(trun_tool("ocx-info", "/dev/null", NULL, info_bad), 2);
 
     /* ocx-info --json --peaks: the device list with the peaks object (quick: from the cache the
      * bench run above filled) */

@@ -1388,6 +1388,10 @@ START_TEST(test_tool_paths_and_resume)
     snprintf(err, sizeof err, "%s/tune.err", root);
     const char *bad_budget[] = {"--budget", "abc", NULL};
     ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, bad_budget), 2);
+    /* "--out --resume": --out has no value (it wrote a profile to a file named --resume) */
+    const char *out_option[] = {"--kernels", "vector", "--budget", "3", "--out", "--resume", NULL};
+    ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, out_option), 2);
+    ck_assert_msg(strstr(read_text(err), "--out: needs a value"), "%s", read_text(err));
     const char *to_dir[] = {"--quick", "--kernels", "vector", "--budget", "30", "--out", root, NULL};
     ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, to_dir), 1);
     ck_assert_msg(strstr(read_text(err), "is not a regular file") && !strstr(read_text(err), "vector/f32/all:"),

@@ -157,6 +157,17 @@ static int fill_random(bench *b, ocx_buffer *x, size_t n, unsigned seed)
     return rc;
 }
 
+#define MAX_SIZES 32
+
+int bench_gemm_env(void)
+{
+    static const char *const dtypes[] = {"f32", "f16", "f16f32", "f64", "f32x3", NULL};
+    static const char *const ops[] = {"NN", "NT", "TN", "TT", NULL};
+    size_t list[MAX_SIZES][3], n;
+    return bench_env_sizes("OCX_BENCH_GEMM_SIZES", 3, list, MAX_SIZES, &n) |
+           bench_env_names("OCX_BENCH_GEMM_DTYPES", dtypes) | bench_env_names("OCX_BENCH_GEMM_OPS", ops);
+}
+
 int bench_gemm(bench *b)
 {
     static const size_t gpu[][3] = {{64, 64, 64},       {128, 128, 128},  {256, 256, 256},    {1024, 1024, 1024},
@@ -164,32 +175,10 @@ int bench_gemm(bench *b)
                                     {4096, 4096, 256},  {16384, 16384, 64}};
     static const size_t cpu[][3] = {{64, 64, 64}, {128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}};
     static const size_t quick[][3] = {{64, 64, 64}, {256, 256, 256}};
-    size_t list[32][3], nsizes = 0;
-    const char *env = getenv("OCX_BENCH_GEMM_SIZES");
-    if (env && *env) {
-        const char *s = env;
-        /* "MxNxK", or "N" for N x N x N; anything else ends the list with a message. */
-        while (*s && nsizes < 32) {
-            char *end = (char *)s;
-            size_t d[3] = {0, 0, 0};
-            int dims = 0, ok = 1;
-            do { /* each field digits, above 0 */
-                const char *f = dims ? end + 1 : s;
-                ok = *f >= '0' && *f <= '9';
-                if (ok) d[dims++] = strtoul(f, &end, 10);
-                ok = ok && d[dims - 1] > 0;
-            } while (ok && dims < 3 && *end == 'x');
-            if (!ok || (dims != 1 && dims != 3) || (*end && *end != ',')) {
-                fprintf(stderr, "ocx-bench: OCX_BENCH_GEMM_SIZES: '%s' is not MxNxK or N; sizes after it ignored\n", s);
-                break;
-            }
-            list[nsizes][0] = d[0];
-            list[nsizes][1] = dims == 3 ? d[1] : d[0];
-            list[nsizes][2] = dims == 3 ? d[2] : d[0];
-            nsizes++;
-            s = *end == ',' ? end + 1 : end;
-        }
-    } else {
+    size_t list[MAX_SIZES][3], nsizes = 0;
+    if (bench_gemm_env() != 0) return 1;
+    bench_env_sizes("OCX_BENCH_GEMM_SIZES", 3, list, MAX_SIZES, &nsizes);
+    if (!nsizes) {
         const size_t(*src)[3] = b->quick ? quick : b->info.type == OCX_DEVICE_GPU ? gpu : cpu;
         nsizes = b->quick ? 2 : b->info.type == OCX_DEVICE_GPU ? 10 : 5;
         memcpy(list, src, nsizes * sizeof *list);
@@ -198,11 +187,10 @@ int bench_gemm(bench *b)
     int ops[4][2] = {{0, 0}}, nops = 0;
     char opl[64];
     snprintf(opl, sizeof opl, "%s", getenv("OCX_BENCH_GEMM_OPS") ? getenv("OCX_BENCH_GEMM_OPS") : "");
-    for (char *save = NULL, *o = strtok_r(opl, ",", &save); o && nops < 4; o = strtok_r(NULL, ",", &save))
-        if (strlen(o) == 2 && strchr("NT", o[0]) && strchr("NT", o[1])) {
-            ops[nops][0] = o[0] == 'T';
-            ops[nops++][1] = o[1] == 'T';
-        }
+    for (char *save = NULL, *o = strtok_r(opl, ",", &save); o && nops < 4; o = strtok_r(NULL, ",", &save)) {
+        ops[nops][0] = o[0] == 'T';
+        ops[nops++][1] = o[1] == 'T';
+    }
     if (nops == 0) nops = 1;
     const char *dts = getenv("OCX_BENCH_GEMM_DTYPES");
     if (!dts || !*dts) dts = b->info.type == OCX_DEVICE_GPU ? "f32,f16f32,f16,f64" : "f32,f16f32";

@@ -223,6 +223,20 @@ static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
     return rc;
 }
 
+static const char *const vec_ops[] = {"add", "mul", "axpy", "scale", "copy", "fill"};
+#define MAX_SIZES 16
+
+int bench_vector_env(void)
+{
+    static const char *const dtypes[] = {"f32", "f16", "f64", NULL};
+    const char *ops[sizeof vec_ops / sizeof *vec_ops + sizeof red_names / sizeof *red_names + 1] = {NULL};
+    size_t k = 0, list[MAX_SIZES][3], n;
+    for (size_t i = 0; i < sizeof vec_ops / sizeof *vec_ops; i++) ops[k++] = vec_ops[i];
+    for (size_t i = 0; i < sizeof red_names / sizeof *red_names; i++) ops[k++] = red_names[i];
+    return bench_env_sizes("OCX_BENCH_VECTOR_SIZES", 1, list, MAX_SIZES, &n) |
+           bench_env_names("OCX_BENCH_VECTOR_DTYPES", dtypes) | bench_env_names("OCX_BENCH_VECTOR_OPS", ops);
+}
+
 int bench_vector(bench *b)
 {
     size_t sizes_gpu[] = {(size_t)1 << 20, (size_t)1 << 24, (size_t)1 << 28};
@@ -230,23 +244,14 @@ int bench_vector(bench *b)
     size_t sizes_quick[] = {(size_t)1 << 22};
     size_t *sizes = b->quick ? sizes_quick : b->info.type == OCX_DEVICE_GPU ? sizes_gpu : sizes_cpu;
     size_t nsizes = b->quick ? 1 : b->info.type == OCX_DEVICE_GPU ? 3 : 2;
-    size_t listed[16];
-    const char *env = getenv("OCX_BENCH_VECTOR_SIZES");
-    if (env && *env) {
-        nsizes = 0;
-        for (char *end; *env && nsizes < 16; env = *end == ',' ? end + 1 : end) {
-            listed[nsizes] = strtoull(env, &end, 10);
-            if (end == env || listed[nsizes] == 0 || *env == '-' || (*end && *end != ',')) {
-                fprintf(stderr, "ocx-bench: OCX_BENCH_VECTOR_SIZES: '%s' is not a list of positive counts\n",
-                        getenv("OCX_BENCH_VECTOR_SIZES"));
-                return 1;
-            }
-            nsizes++;
-        }
-        sizes = listed;
+    size_t listed[MAX_SIZES][3], nlisted = 0, counts[MAX_SIZES];
+    if (bench_vector_env() != 0) return 1;
+    bench_env_sizes("OCX_BENCH_VECTOR_SIZES", 1, listed, MAX_SIZES, &nlisted);
+    if (nlisted) {
+        for (size_t i = 0; i < nlisted; i++) counts[i] = listed[i][0];
+        sizes = counts, nsizes = nlisted;
     }
     ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
-    const char *ops[] = {"add", "mul", "axpy", "scale", "copy", "fill"};
     int rc = 0;
     bench_header(b, "vector operations and reductions (bytes = reads + writes; %bound = share of the roofline bound)");
     for (size_t si = 0; si < nsizes; si++) {
@@ -277,9 +282,9 @@ int bench_vector(bench *b)
                 bench_row(b, "vector", "clcopy", ocx_dtype_name(dt), size, copy_ns, 2 * es * n, 0, NULL, 0);
             else
                 rc = 1; /* said on stderr */
-            for (size_t oi = 0; oi < sizeof ops / sizeof *ops; oi++) {
-                if (!op_wanted(ops[oi])) continue;
-                c.op = ops[oi];
+            for (size_t oi = 0; oi < sizeof vec_ops / sizeof *vec_ops; oi++) {
+                if (!op_wanted(vec_ops[oi])) continue;
+                c.op = vec_ops[oi];
                 bench_run_fn peer = NULL;
 #ifdef HAVE_CLBLAST
                 if (has_peer(c.op, dt)) peer = run_clblast;

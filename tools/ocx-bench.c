@@ -7,8 +7,10 @@
  * its result against the host. Times come from OpenCL profiling events: the median of the repetitions
  * after one warm-up run. --json and --csv print the report at the end (schema: bench_report.c);
  * --plot draws the roofline with every operation that has flops. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +96,58 @@ void bench_env_restore(const char *name, char *saved)
     else
         unsetenv(name);
     free(saved);
+}
+
+int bench_env_sizes(const char *var, int dims, size_t (*list)[3], size_t cap, size_t *n)
+{
+    *n = 0;
+    const char *s = getenv(var);
+    if (!s || !*s) return 0;
+    for (;;) {
+        const char *item = s;
+        size_t d[3] = {0, 0, 0};
+        int k = 0, ok = 1;
+        do { /* each field digits (no sign, no space), above 0, not past size_t */
+            if (k) s++;
+            char *end = NULL;
+            errno = 0;
+            unsigned long long v = *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+            ok = v > 0 && errno != ERANGE && v <= SIZE_MAX;
+            d[k++] = (size_t)v;
+            if (ok) s = end;
+        } while (ok && k < dims && *s == 'x');
+        if (!ok || (k != 1 && k != 3) || (*s && *s != ',')) {
+            fprintf(stderr, "ocx-bench: %s: '%.*s' is not %s\n", var, (int)strcspn(item, ","), item,
+                    dims == 3 ? "MxNxK or N (whole numbers above 0)" : "a whole number above 0");
+            return 1;
+        }
+        if (*n == cap) {
+            fprintf(stderr, "ocx-bench: %s: more than %zu sizes\n", var, cap);
+            return 1;
+        }
+        list[*n][0] = d[0], list[*n][1] = k == 3 ? d[1] : d[0], list[*n][2] = k == 3 ? d[2] : d[0];
+        ++*n;
+        if (!*s) return 0;
+        s++; /* past the comma: an item must follow */
+    }
+}
+
+int bench_env_names(const char *var, const char *const *known)
+{
+    const char *s = getenv(var);
+    if (!s || !*s) return 0;
+    for (;;) {
+        size_t len = strcspn(s, ","), k = 0;
+        while (known[k] && (strlen(known[k]) != len || strncmp(known[k], s, len) != 0)) k++;
+        if (!known[k]) {
+            fprintf(stderr, "ocx-bench: %s: '%.*s' is none of", var, (int)len, s);
+            for (k = 0; known[k]; k++) fprintf(stderr, "%s %s", k ? "," : "", known[k]);
+            fputc('\n', stderr);
+            return 1;
+        }
+        if (!s[len]) return 0;
+        s += len + 1;
+    }
 }
 
 void bench_random(float *x, size_t n, float lo, float hi, unsigned seed)
@@ -194,7 +248,8 @@ static int usage(int rc)
             "usage: ocx-bench [demo|vector|transfer|gemm|streams|peaks|all] [--quick] [--json | --csv]\n"
             "                 [--plot FILE.svg] [--refresh-peaks] [--reps N] [--device SPEC]\n"
             "Parts may be joined by commas (vector,gemm). --reps: timed runs a measurement (default 21,\n"
-            "--quick 5; wall-clock GEMM timings take 64 at most).\n");
+            "--quick 5; wall-clock GEMM timings and transfers take 64 at most; reductions time batches of\n"
+            "10 calls, 7 of them, 3 with --quick).\n");
     return rc;
 }
 
@@ -205,17 +260,20 @@ int main(int argc, char **argv)
     int refresh = 0, what_given = 0;
     b.reps = 0;
     for (int i = 1; i < argc; i++) {
+        /* an option's value: the next argument, unless it is empty or an option itself ("--plot
+         * --json" must not draw into a file named --json) */
+        const int has_value = i + 1 < argc && argv[i + 1][0] && strncmp(argv[i + 1], "--", 2) != 0;
         if (strcmp(argv[i], "--json") == 0)
             b.json = 1;
         else if (strcmp(argv[i], "--csv") == 0)
             b.csv = 1;
-        else if (strcmp(argv[i], "--plot") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--plot") == 0 && has_value)
             plot = argv[++i];
         else if (strcmp(argv[i], "--refresh-peaks") == 0)
             refresh = 1;
         else if (strcmp(argv[i], "--quick") == 0)
             b.quick = 1;
-        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+        else if (strcmp(argv[i], "--reps") == 0 && has_value) {
             char *end = NULL;
             long v = strtol(argv[++i], &end, 10);
             if (end == argv[i] || *end || v < 1 || v > 100000) {
@@ -224,7 +282,7 @@ int main(int argc, char **argv)
             }
             b.reps = (int)v;
         }
-        else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--device") == 0 && has_value)
             spec = argv[++i];
         else if (strcmp(argv[i], "--help") == 0)
             return usage(0);
@@ -237,8 +295,7 @@ int main(int argc, char **argv)
             what_given = 1;
         } else {
             fprintf(stderr, "ocx-bench: %s: %s\n", argv[i][0] ? argv[i] : "''",
-                    argv[i][0] && i + 1 == argc && (!strcmp(argv[i], "--reps") || !strcmp(argv[i], "--plot") ||
-                                                    !strcmp(argv[i], "--device"))
+                    !strcmp(argv[i], "--reps") || !strcmp(argv[i], "--plot") || !strcmp(argv[i], "--device")
                         ? "needs a value"
                         : "unknown option");
             return usage(2);
@@ -269,6 +326,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "ocx-bench: '%s' names no part\n", what);
         return usage(2);
     }
+    /* The OCX_BENCH_* lists of the parts to run, before anything is measured. */
+    if (((want[0] || want[2]) && bench_vector_env() != 0) || ((want[0] || want[4]) && bench_gemm_env() != 0))
+        return 2;
     if (plot && bench_plot_check(plot) != 0) return 1;
     if (ocx_context_create(spec, &b.ctx) != OCX_OK) {
         fprintf(stderr, "ocx-bench: %s\n", ocx_last_error());
@@ -319,6 +379,10 @@ int main(int argc, char **argv)
         bench_report_csv(&b, stdout);
     }
     if (plot && bench_plot_svg(&b, plot) != 0) rc = 1;
+    if (fflush(stdout) != 0 || ferror(stdout)) { /* a report that did not reach its file is a failure */
+        fprintf(stderr, "ocx-bench: writing the report: %s\n", strerror(errno));
+        rc = 1;
+    }
     json_decref(b.rows);
     json_decref(b.extra);
     ocx_context_destroy(b.ctx);

@@ -2,6 +2,7 @@
  *   ocx-info [--json] [--device SPEC] [--peaks [--refresh] [--quick]]
  * --peaks measures the chosen device's ceilings (ocx_measure_peaks: memory bandwidth, FMA throughput,
  * host link, launch latency), or reads them from the cache of an earlier run. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -127,6 +128,14 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
     return 0;
 }
 
+/* rc, or 1 when the report did not reach stdout's file (a full disk, a closed pipe) */
+static int flushed(int rc)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+    fprintf(stderr, "ocx-info: writing the report: %s\n", strerror(errno));
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     int json = 0, peaks = 0;
@@ -135,7 +144,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
-        else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc && argv[i + 1][0] && strncmp(argv[i + 1], "--", 2))
             spec = argv[++i];
         else if (strcmp(argv[i], "--peaks") == 0)
             peaks = 1;
@@ -155,6 +164,10 @@ int main(int argc, char **argv)
             return help ? 0 : 2;
         }
     }
+    if (pflags && !peaks) {
+        fprintf(stderr, "ocx-info: --refresh and --quick go with --peaks\n");
+        return 2;
+    }
     size_t count = 0, chosen = 0;
     ocx_device_count(&count);
     if (count == 0) {
@@ -166,7 +179,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ocx-info: %s\n", ocx_last_error());
         return 1;
     }
-    if (peaks && !json) return print_peaks(spec, pflags, NULL);
+    if (peaks && !json) return flushed(print_peaks(spec, pflags, NULL));
     json_t *arr = json ? json_array() : NULL;
     if (!json) printf("ocx %s: %zu OpenCL device(s); * marks the one ocx uses by default (OCX_DEVICE, --device)\n\n",
                       ocx_version_string(), count);
@@ -216,5 +229,5 @@ int main(int argc, char **argv)
         putchar('\n');
         json_decref(root);
     }
-    return 0;
+    return flushed(0);
 }

@@ -260,7 +260,7 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     opt.stop = shared ? &shared->stop : &stop_flag;
     double whole = opt.budget_s;
     opt.budget_s -= since(&t_start) + TEARDOWN_S;
-    if (opt.budget_s < 1) opt.budget_s = 1;
+    if (opt.budget_s < 1) opt.budget_s = whole < 1 ? whole : 1;
     fprintf(stderr, "ocx-tune: %s (%s), budget %.1f s (%.1f s of it tuning), seed %llu, %s %s\n", info.name,
             info.platform_name, whole, opt.budget_s, opt.seed, opt.resume && exists ? "continuing" : "writing",
             opt.out_path);
@@ -307,7 +307,9 @@ int main(int argc, char **argv)
     const char *spec = NULL;
     int verbose = 0;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        /* an option's value: the next argument, unless it is empty or an option itself ("--out
+         * --resume" must not write a file named --resume) */
+        const char *a = argv[i], *next = i + 1 < argc && argv[i + 1][0] && strncmp(argv[i + 1], "--", 2) ? argv[i + 1] : NULL;
         if (!strcmp(a, "--device") && next)
             spec = argv[++i];
         else if (!strcmp(a, "--kernels") && next)
@@ -333,7 +335,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--seed") && next) {
             char *end = NULL;
             errno = 0;
-            opt.seed = strtoull(argv[++i], &end, 0);
+            opt.seed = strtoull(argv[++i], &end, 10);
             if (end == argv[i] || *end || errno || strchr(argv[i], '-')) {
                 fprintf(stderr, "ocx-tune: --seed %s: a whole number, please\n", argv[i]);
                 return 2;
