@@ -111,13 +111,22 @@ ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flo
 
 /* ---- the cache file ---------------------------------------------------------------------------- */
 
-/* The tensor-core instruction measure_tensor_cores times on ctx under the present OCX_VENDOR_PATHS:
- * none (the figure is 0), mma.sync or wgmma. */
-static const char *tensor_core_path(ocx_context *ctx, char *options, size_t cap, int *wgmma_n)
+/* The tensor-core instruction measure_tensor_cores times on ctx under the present OCX_VENDOR_PATHS,
+ * looked up once a call of ocx_measure_peaks: its name for the cache file ("none": the figure is
+ * 0; "mma.sync"; "wgmma") and the peak kernel's build options. */
+typedef struct tc_path {
+    const char *name;
+    char options[512];
+    int wgmma_n;
+} tc_path;
+
+static void tensor_core_path(ocx_context *ctx, tc_path *tc)
 {
-    *wgmma_n = 0;
-    if (!ocx__gemm_nv_hardware(ctx) || ocx__gemm_nv_peak_options(ctx, options, cap, wgmma_n) != OCX_OK) return "none";
-    return *wgmma_n ? "wgmma" : "mma.sync";
+    tc->wgmma_n = 0;
+    tc->name = "none";
+    if (ocx__gemm_nv_hardware(ctx) &&
+        ocx__gemm_nv_peak_options(ctx, tc->options, sizeof tc->options, &tc->wgmma_n) == OCX_OK)
+        tc->name = tc->wgmma_n ? "wgmma" : "mma.sync";
 }
 
 /* The doubles of ocx_peaks by name: one table for the writer, the reader and the tests. */
@@ -167,7 +176,8 @@ static int make_dirs(const char *dir)
 }
 
 /* NULL when the parsed file is a valid result for ctx in this mode (and fills *p), else why not. */
-static const char *peaks_from_json(ocx_context *ctx, int quick, json_t *root, ocx_peaks *p)
+static const char *peaks_from_json(const ocx_context *ctx, int quick, const char *tc_name, json_t *root,
+                                   ocx_peaks *p)
 {
     if (!json_is_object(root)) return "not a JSON object";
     json_t *fmt = json_object_get(root, "format");
@@ -179,10 +189,8 @@ static const char *peaks_from_json(ocx_context *ctx, int quick, json_t *root, oc
     if (!json_is_boolean(h) || !json_is_boolean(d) || json_is_true(h) != !!ctx->info.has_fp16 ||
         json_is_true(d) != !!ctx->info.has_fp64)
         return "measured with other device capabilities";
-    char opt[512];
-    int wgmma_n;
     const char *tc = json_string_value(json_object_get(root, "tensor_cores"));
-    if (!tc || strcmp(tc, tensor_core_path(ctx, opt, sizeof opt, &wgmma_n)) != 0)
+    if (!tc || strcmp(tc, tc_name) != 0)
         return "measured with another tensor-core path (OCX_VENDOR_PATHS)";
     memset(p, 0, sizeof *p);
     for (size_t i = 0; i < NFIELDS; i++) {
@@ -205,12 +213,12 @@ static const char *peaks_from_json(ocx_context *ctx, int quick, json_t *root, oc
     return NULL;
 }
 
-static int peaks_load(ocx_context *ctx, const char *path, int quick, ocx_peaks *p)
+static int peaks_load(const ocx_context *ctx, const char *path, int quick, const char *tc_name, ocx_peaks *p)
 {
     if (access(path, F_OK) != 0) return 0;
     json_error_t jerr;
     json_t *root = json_load_file(path, 0, &jerr);
-    const char *why = root ? peaks_from_json(ctx, quick, root, p) : jerr.text;
+    const char *why = root ? peaks_from_json(ctx, quick, tc_name, root, p) : jerr.text;
     json_decref(root);
     if (why) {
         ocx__warn("peaks cache %s: %s; measuring again", path, why);
@@ -220,10 +228,8 @@ static int peaks_load(ocx_context *ctx, const char *path, int quick, ocx_peaks *
     return 1;
 }
 
-static void peaks_store(ocx_context *ctx, const char *path, const ocx_peaks *p)
+static void peaks_store(const ocx_context *ctx, const char *path, const char *tc_name, const ocx_peaks *p)
 {
-    char opt[512];
-    int wgmma_n;
     char dir[4400];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -232,7 +238,7 @@ static void peaks_store(ocx_context *ctx, const char *path, const ocx_peaks *p)
                              "ocx_version", OCX_VERSION_STRING, "fingerprint", ctx->info.fingerprint, "device",
                              ctx->info.name, "driver", ctx->info.driver_version, "quick", p->quick, "fp16",
                              ctx->info.has_fp16, "fp64", ctx->info.has_fp64, "tensor_cores",
-                             tensor_core_path(ctx, opt, sizeof opt, &wgmma_n), "global_width", (int)p->global_width);
+                             tc_name, "global_width", (int)p->global_width);
     for (size_t i = 0; root && i < NFIELDS; i++)
         json_object_set_new(root, fields[i].name, json_real(FIELD(p, i)));
     const int err = !root ? ENOMEM : make_dirs(dir) != 0 ? errno : ocx__json_dump_atomic(root, path, JSON_INDENT(2));
@@ -449,19 +455,18 @@ static ocx_status measure_fma(ocx_context *ctx, const plan *pl, int dtype_code, 
  * with the instructions the GEMM takes: cl/gemm_nv_mma.cl's wgmma_peak (operands in local memory,
  * work-groups of two warpgroups as the GEMM's defaults, two a compute unit) where its parameters
  * take wgmma, else the register-only mma_peak (mma.sync). */
-static ocx_status measure_tensor_cores(ocx_context *ctx, const plan *pl, double *gflops)
+static ocx_status measure_tensor_cores(ocx_context *ctx, const plan *pl, const tc_path *tc, double *gflops)
 {
     *gflops = 0;
-    char opt[512];
-    int wgmma_n;
-    if (strcmp(tensor_core_path(ctx, opt, sizeof opt, &wgmma_n), "none") == 0) return OCX_OK;
+    if (strcmp(tc->name, "none") == 0) return OCX_OK;
+    const int wgmma_n = tc->wgmma_n;
     const size_t units = ctx->info.compute_units ? ctx->info.compute_units : 1;
     size_t wg = wgmma_n ? 256 : 128, global = units * (wgmma_n ? 2 : 8) * wg;
     cl_mem out = NULL;
     OCX__FORWARD(make_mem(ctx, CL_MEM_WRITE_ONLY, global * sizeof(cl_float), &out));
     cl_int iters = 16;
     ocx__arg args[] = {{OCX__ARG_VALUE, sizeof(cl_mem), &out}, {OCX__ARG_VALUE, sizeof iters, &iters}};
-    ocx__launch_desc d = {"gemm_nv_mma", opt, wgmma_n ? "wgmma_peak" : "mma_peak", 1, {global}, {wg}, 2, args};
+    ocx__launch_desc d = {"gemm_nv_mma", tc->options, wgmma_n ? "wgmma_peak" : "mma_peak", 1, {global}, {wg}, 2, args};
     double ns = 0;
     ocx_status st = time_scaled(ctx, pl, &d, &iters, &ns);
     /* a warpgroup's round: 64 x WN x 64 x 2; a warp's (mma.sync): 8 x 4096 */
@@ -574,7 +579,7 @@ static ocx_status measure_latency(ocx_context *ctx, const plan *pl, ocx_peaks *p
     return st;
 }
 
-static ocx_status measure(ocx_context *ctx, int quick, ocx_peaks *p)
+static ocx_status measure(ocx_context *ctx, int quick, const tc_path *tc, ocx_peaks *p)
 {
     atomic_fetch_add(&measurements, 1);
     double t0 = ocx__now_s();
@@ -611,7 +616,7 @@ static ocx_status measure(ocx_context *ctx, int quick, ocx_peaks *p)
     OCX__FORWARD(measure_fma(ctx, &pl, 0, &p->f32_gflops));
     if (ctx->info.has_fp16) OCX__FORWARD(measure_fma(ctx, &pl, 1, &p->f16_gflops));
     if (ctx->info.has_fp64) OCX__FORWARD(measure_fma(ctx, &pl, 2, &p->f64_gflops));
-    OCX__FORWARD(measure_tensor_cores(ctx, &pl, &p->tc_f16_gflops));
+    OCX__FORWARD(measure_tensor_cores(ctx, &pl, tc, &p->tc_f16_gflops));
     OCX__FORWARD(measure_transfers(ctx, &pl, p));
     OCX__FORWARD(measure_latency(ctx, &pl, p));
     p->measure_s = ocx__now_s() - t0;
@@ -628,10 +633,12 @@ ocx_status ocx_measure_peaks(ocx_context *ctx, unsigned flags, ocx_peaks *out)
     int quick = !!(flags & OCX_PEAKS_QUICK);
     char path[4300];
     OCX__FORWARD(ocx_peaks_cache_path(ctx, flags, path, sizeof path));
-    if (path[0] && !(flags & OCX_PEAKS_REFRESH) && peaks_load(ctx, path, quick, out)) return OCX_OK;
+    tc_path tc;
+    tensor_core_path(ctx, &tc);
+    if (path[0] && !(flags & OCX_PEAKS_REFRESH) && peaks_load(ctx, path, quick, tc.name, out)) return OCX_OK;
     ocx_peaks p;
-    OCX__FORWARD(measure(ctx, quick, &p));
-    if (path[0]) peaks_store(ctx, path, &p);
+    OCX__FORWARD(measure(ctx, quick, &tc, &p));
+    if (path[0]) peaks_store(ctx, path, tc.name, &p);
     *out = p;
     return OCX_OK;
 }

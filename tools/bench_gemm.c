@@ -176,8 +176,8 @@ int bench_gemm(bench *b)
     static const size_t cpu[][3] = {{64, 64, 64}, {128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}};
     static const size_t quick[][3] = {{64, 64, 64}, {256, 256, 256}};
     size_t list[MAX_SIZES][3], nsizes = 0;
-    if (bench_gemm_env() != 0) return 1;
-    bench_env_sizes("OCX_BENCH_GEMM_SIZES", 3, list, MAX_SIZES, &nsizes);
+    /* main checked every OCX_BENCH_GEMM_* list (bench_gemm_env) */
+    if (bench_env_sizes("OCX_BENCH_GEMM_SIZES", 3, list, MAX_SIZES, &nsizes) != 0) return 1;
     if (!nsizes) {
         const size_t(*src)[3] = b->quick ? quick : b->info.type == OCX_DEVICE_GPU ? gpu : cpu;
         nsizes = b->quick ? 2 : b->info.type == OCX_DEVICE_GPU ? 10 : 5;

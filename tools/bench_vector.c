@@ -245,8 +245,8 @@ int bench_vector(bench *b)
     size_t *sizes = b->quick ? sizes_quick : b->info.type == OCX_DEVICE_GPU ? sizes_gpu : sizes_cpu;
     size_t nsizes = b->quick ? 1 : b->info.type == OCX_DEVICE_GPU ? 3 : 2;
     size_t listed[MAX_SIZES][3], nlisted = 0, counts[MAX_SIZES];
-    if (bench_vector_env() != 0) return 1;
-    bench_env_sizes("OCX_BENCH_VECTOR_SIZES", 1, listed, MAX_SIZES, &nlisted);
+    /* main checked every OCX_BENCH_VECTOR_* list (bench_vector_env) */
+    if (bench_env_sizes("OCX_BENCH_VECTOR_SIZES", 1, listed, MAX_SIZES, &nlisted) != 0) return 1;
     if (nlisted) {
         for (size_t i = 0; i < nlisted; i++) counts[i] = listed[i][0];
         sizes = counts, nsizes = nlisted;
