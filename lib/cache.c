@@ -10,11 +10,15 @@
 #include "config.h"
 #include "ocx_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -23,7 +27,38 @@
 #define CACHE_HEADER (8 + 4 + 4 + 8)
 #define CACHE_MAX_FILE ((size_t)1 << 30)
 
-static atomic_int warned_unwritable;
+/* Temporary files older than this are left by a process that died while storing: removed. */
+#define CACHE_STALE_TMP_S 600
+
+static atomic_int warned_unwritable, warned_no_dir;
+
+FILE *ocx__open_regular(const char *path, const char **why)
+{
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer that never comes. */
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        *why = strerror(errno);
+        return NULL;
+    }
+    struct stat st;
+    FILE *f = NULL;
+    int err;
+    *why = NULL;
+    if (fstat(fd, &st) != 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        err = errno;
+    } else if (!S_ISREG(st.st_mode)) {
+        err = EINVAL;
+        *why = "not a regular file";
+    } else if ((f = fdopen(fd, "rb")) != NULL) {
+        return f;
+    } else {
+        err = errno;
+    }
+    close(fd);
+    if (!*why) *why = strerror(err);
+    errno = err;
+    return NULL;
+}
 
 static int cache_enabled(void)
 {
@@ -46,7 +81,14 @@ void ocx__cache_dir(char *out, size_t cap)
         return;
     }
     const char *home = getenv("HOME");
-    if (home && *home) snprintf(out, cap, "%s/.cache/ocx", home);
+    char buf[4096];
+    struct passwd pw, *found = NULL;
+    if (!(home && *home) && getpwuid_r(getuid(), &pw, buf, sizeof buf, &found) == 0 && found)
+        home = found->pw_dir; /* as a shell expands "~" where HOME is unset (services, containers) */
+    if (home && *home)
+        snprintf(out, cap, "%s/.cache/ocx", home);
+    else if (atomic_exchange(&warned_no_dir, 1) == 0)
+        ocx__warn("binary cache: no directory for it (set OCX_CACHE_DIR, XDG_CACHE_HOME or HOME); running uncached");
 }
 
 void ocx__cache_path(const char *key_text, char *out, size_t cap)
@@ -77,10 +119,11 @@ ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rej
     char path[4200];
     ocx__cache_path(key_text, path, sizeof path);
     if (!path[0]) return ocx__error(OCX_ERR_IO, "binary cache disabled");
-    FILE *f = fopen(path, "rb");
-    if (!f) return ocx__error(OCX_ERR_IO, "binary cache: no entry %s", path);
-    unsigned char *buf = NULL;
     const char *why = NULL;
+    FILE *f = ocx__open_regular(path, &why);
+    if (!f && errno == EINVAL) return reject(path, why, rejected); /* a FIFO, a directory, ... */
+    if (!f) return ocx__error(OCX_ERR_IO, "binary cache: no entry %s (%s)", path, why);
+    unsigned char *buf = NULL;
     long fsize = -1;
     if (fseek(f, 0, SEEK_END) == 0) fsize = ftell(f);
     if (fsize < 0 || fseek(f, 0, SEEK_SET) != 0) {
@@ -162,6 +205,24 @@ static ocx_status unwritable(const char *dir, const char *what)
     return ocx__error(OCX_ERR_IO, "binary cache: cannot write to %s (%s)", dir, what);
 }
 
+/* Removes the temporary files of stores that never finished (the process died between mkstemp and
+ * rename): none lasts CACHE_STALE_TMP_S in a live store. */
+static void sweep_stale_temps(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    const time_t now = time(NULL);
+    struct dirent *e;
+    char path[4400];
+    struct stat st;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, ".tmp-", 5) != 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > CACHE_STALE_TMP_S) unlink(path);
+    }
+    closedir(d);
+}
+
 ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, size_t size)
 {
     char dir[4096], path[4200], tmp[4200];
@@ -176,6 +237,11 @@ ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, siz
     uint32_t format = CACHE_FORMAT, klen = (uint32_t)strlen(key_text);
     uint64_t plen = size;
     size_t total = CACHE_HEADER + klen + size + 8;
+    if (size > CACHE_MAX_FILE || total > CACHE_MAX_FILE) { /* the loader would refuse it */
+        close(fd);
+        unlink(tmp);
+        return ocx__error(OCX_ERR_IO, "binary cache: a %zu-byte binary is above the cache's limit", size);
+    }
     unsigned char *buf = malloc(total);
     if (!buf) {
         close(fd);
@@ -201,10 +267,17 @@ ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, siz
     free(buf);
     int ok = done == total;
     if (close(fd) != 0) ok = 0;
-    if (!ok || rename(tmp, path) != 0) {
+    if (!ok) {
         unlink(tmp);
         return unwritable(dir, "write");
     }
+    if (rename(tmp, path) != 0) { /* the directory took the file: what stands at the entry's name refused it */
+        const int err = errno;
+        unlink(tmp);
+        ocx__warn("binary cache: cannot store %s (rename: %s)", path, strerror(err));
+        return ocx__error(OCX_ERR_IO, "binary cache: cannot store %s (rename: %s)", path, strerror(err));
+    }
+    sweep_stale_temps(dir);
     return OCX_OK;
 }
 

@@ -72,7 +72,12 @@ typedef struct ocx__cache_blob {
     unsigned char *data;
     size_t size;
 } ocx__cache_blob;
-/* The cache directory ("" when disabled by OCX_CACHE=0). */
+/* Opens `path` for reading if it is a regular file (never waiting on a FIFO). NULL otherwise, with
+ * errno (ENOENT: nothing there; EINVAL: not a regular file) and *why, a reason for a message. */
+FILE *ocx__open_regular(const char *path, const char **why);
+/* The cache directory: $OCX_CACHE_DIR, $XDG_CACHE_HOME/ocx, else ~/.cache/ocx ($HOME, else the
+ * user's home directory in the password database); "" when disabled by OCX_CACHE=0 or there is no
+ * home directory (one warning). */
 void ocx__cache_dir(char *out, size_t cap);
 /* Looks `key_text` up. OCX_OK with blob filled (caller frees data), or OCX_ERR_IO when absent; a bad
  * file is deleted (returns OCX_ERR_IO and sets *rejected). */

@@ -215,10 +215,15 @@ static const char *peaks_from_json(const ocx_context *ctx, int quick, const char
 
 static int peaks_load(const ocx_context *ctx, const char *path, int quick, const char *tc_name, ocx_peaks *p)
 {
-    if (access(path, F_OK) != 0) return 0;
+    const char *why;
+    FILE *f = ocx__open_regular(path, &why);
+    if (!f && errno == ENOENT) return 0;
     json_error_t jerr;
-    json_t *root = json_load_file(path, 0, &jerr);
-    const char *why = root ? peaks_from_json(ctx, quick, tc_name, root, p) : jerr.text;
+    json_t *root = f ? json_loadf(f, 0, &jerr) : NULL;
+    if (f) {
+        fclose(f);
+        why = root ? peaks_from_json(ctx, quick, tc_name, root, p) : jerr.text;
+    }
     json_decref(root);
     if (why) {
         ocx__warn("peaks cache %s: %s; measuring again", path, why);

@@ -409,11 +409,15 @@ static int check_root(struct ocx__profiles *pr, const ocx_device_info *dev, cons
 
 static int load_file(struct ocx__profiles *pr, const ocx_device_info *dev, const char *path, profile_src *src)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    fclose(f);
+    const char *why;
+    FILE *f = ocx__open_regular(path, &why);
+    if (!f) { /* none there is no source; one there that cannot be read is refused, with a warning */
+        if (errno != ENOENT && errno != ENOTDIR) warn_once(pr, path, "cannot be read", why, NULL);
+        return 0;
+    }
     json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
+    fclose(f);
     return root ? check_root(pr, dev, path, root, src) : (warn_once(pr, path, "not valid JSON", jerr.text, NULL), 0);
 }
 
@@ -797,9 +801,10 @@ static void release_warnings(struct ocx__profiles *pr)
 ocx_status ocx__profile_resumable(ocx_context *ctx, const char *path, struct json_t **out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb"); /* there but not readable: an error, not a fresh start over it */
+    const char *why;
+    FILE *f = ocx__open_regular(path, &why); /* there but not readable: an error, not a fresh start over it */
     if (!f && errno == ENOENT) return OCX_OK;
-    OCX__FAIL_IF(!f, OCX_ERR_IO, "ocx_tune: cannot read %s to resume it: %s", path, strerror(errno));
+    OCX__FAIL_IF(!f, OCX_ERR_IO, "ocx_tune: cannot read %s to resume it: %s", path, why);
     fclose(f);
     struct ocx__profiles *pr = calloc(1, sizeof *pr);
     OCX__FAIL_IF(!pr, OCX_ERR_OUT_OF_MEMORY, "ocx_tune: out of host memory");

@@ -1,10 +1,13 @@
 /* check_cache — the on-disk binary cache: miss then hit (counted, no compile), every kind of bad file
- * (deleted, rebuilt, stored again), unwritable and missing directories, OCX_CACHE=0, and two
- * processes racing on one key. */
+ * (deleted, rebuilt, stored again), a FIFO or a directory at an entry's name, temporary files left by
+ * a store that never finished, unwritable and missing directories, the directory without $HOME,
+ * OCX_CACHE=0, and two processes racing on one key. */
 #define _GNU_SOURCE /* memmem */
 #include <dirent.h>
 #include <errno.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <utime.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -326,6 +329,90 @@ START_TEST(test_unwritable_and_missing_directories)
 }
 END_TEST
 
+/* Every warning of a call, one per line (the handler's `user`: a 4-KiB buffer). */
+static void all_warnings(const char *message, void *user)
+{
+    size_t used = strlen(user);
+    snprintf((char *)user + used, 4096 - used, "%s\n", message);
+}
+
+START_TEST(test_not_a_regular_file)
+{
+    /* A FIFO at an entry's name had made the load wait forever for a writer (fopen). */
+    alarm(300); /* a hang fails the test here, not at the suite's timeout */
+    fresh_dir("fifo");
+    char path[8192];
+    warm(path);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(mkfifo(path, 0644), 0);
+    expect_recovery("a FIFO");
+
+    /* A directory there cannot be deleted: rebuilt each time, and the warnings say what stands in the
+     * way, not that the cache's directory is unwritable (which had used up that one warning). */
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    char warned[4096] = "";
+    unsetenv("OCX_QUIET");
+    ocx_set_warning_handler(all_warnings, warned);
+    ocx_context_stats st = tadd_in_new_context();
+    ocx_set_warning_handler(NULL, NULL);
+    setenv("OCX_QUIET", "1", 1);
+    ck_assert_uint_eq(st.disk_cache_rejected, 1);
+    ck_assert_uint_eq(st.programs_compiled, 1);
+    ck_assert_uint_eq(st.disk_cache_writes, 0);
+    ck_assert_msg(strstr(warned, "not a regular file") && strstr(warned, "could not be deleted") &&
+                      strstr(warned, "rename") && !strstr(warned, "cannot write to"),
+                  "the warnings:\n%s", warned);
+    alarm(0);
+}
+END_TEST
+
+START_TEST(test_stale_temporaries_removed)
+{
+    /* A process killed between writing its temporary file and renaming it leaves the file behind; a
+     * later store removes those older than ten minutes, and leaves a fresh one (a store under way). */
+    fresh_dir("stale");
+    char old_tmp[8400], new_tmp[8400];
+    snprintf(old_tmp, sizeof old_tmp, "%s/.tmp-old123", dir);
+    snprintf(new_tmp, sizeof new_tmp, "%s/.tmp-new123", dir);
+    spit(old_tmp, (const unsigned char *)"partial", 7);
+    spit(new_tmp, (const unsigned char *)"partial", 7);
+    struct utimbuf hour_ago = {time(NULL) - 3600, time(NULL) - 3600};
+    ck_assert_int_eq(utime(old_tmp, &hour_ago), 0);
+    ocx_context_stats st = tadd_in_new_context();
+    ck_assert_uint_eq(st.disk_cache_writes, 1);
+    char names[8][8192];
+    int tmp;
+    ck_assert_int_eq(entries(dir, names, &tmp), 1);
+    ck_assert_int_eq(tmp, 1);
+    struct stat sb;
+    ck_assert_int_ne(stat(old_tmp, &sb), 0);
+    ck_assert_int_eq(stat(new_tmp, &sb), 0);
+}
+END_TEST
+
+START_TEST(test_directory_without_home)
+{
+    /* Services and containers often run without HOME: the cache goes where "~" would, the password
+     * database's home directory (it had been off, silently). Nothing is written. */
+    unsetenv("OCX_CACHE_DIR");
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("HOME");
+    struct passwd *pw = getpwuid(getuid());
+    char got[4096], want[4200];
+    ocx__cache_dir(got, sizeof got);
+    if (pw && pw->pw_dir && pw->pw_dir[0]) {
+        snprintf(want, sizeof want, "%s/.cache/ocx", pw->pw_dir);
+        ck_assert_str_eq(got, want);
+    } else {
+        ck_assert_str_eq(got, ""); /* no home at all: uncached, with a warning */
+    }
+    setenv("HOME", "/nonexistent-home", 1);
+    ocx__cache_dir(got, sizeof got);
+    ck_assert_str_eq(got, "/nonexistent-home/.cache/ocx");
+}
+END_TEST
+
 START_TEST(test_two_processes_race)
 {
     /* Two fresh processes build the same kernels into one empty directory at the same moment. The
@@ -375,6 +462,9 @@ int main(void)
     tcase_add_test(core, test_wrapping_lengths);
     tcase_add_test(core, test_last_error_kept);
     tcase_add_test(core, test_unwritable_and_missing_directories);
+    tcase_add_test(core, test_not_a_regular_file);
+    tcase_add_test(core, test_stale_temporaries_removed);
+    tcase_add_test(core, test_directory_without_home);
     tcase_add_test(core, test_two_processes_race);
     suite_add_tcase(s, core);
     return trun(s);

@@ -664,6 +664,18 @@ START_TEST(test_empty_file)
 }
 END_TEST
 
+/* A FIFO where a profile would be: never opened to wait for a writer (fopen had waited forever). */
+START_TEST(test_not_a_regular_file)
+{
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    ck_assert_int_eq(mkfifo(path, 0644), 0);
+    alarm(120); /* a hang fails here, not at the suite's timeout */
+    expect_fallback();
+    alarm(0);
+}
+END_TEST
+
 START_TEST(test_other_schema)
 {
     json_t *j = profile_with(16, 1, 1);
@@ -1643,6 +1655,7 @@ int main(void)
     tcase_add_checked_fixture(bad, setup, teardown);
     tcase_add_test(bad, test_not_json);
     tcase_add_test(bad, test_empty_file);
+    tcase_add_test(bad, test_not_a_regular_file);
     tcase_add_test(bad, test_other_schema);
     tcase_add_test(bad, test_unknown_top_level_key);
     tcase_add_test(bad, test_other_device);
