@@ -283,7 +283,8 @@ OCX_API ocx_status ocx_stream_marker(ocx_context *ctx, ocx_stream *stream, size_
 /*! ocx_stream_cl_queue() : the command queue underneath (borrowed). NULL stream: NULL. */
 OCX_API cl_command_queue ocx_stream_cl_queue(const ocx_stream *stream);
 
-/*! ocx_event_wait() : blocks until all `num` events completed. @return OCX_ERR_OPENCL if one failed. */
+/*! ocx_event_wait() : blocks until all `num` events completed; they may belong to several contexts.
+ *  @return OCX_ERR_OPENCL if one failed (after waiting for the others). */
 OCX_API ocx_status ocx_event_wait(size_t num, const ocx_event *events);
 /*! ocx_event_release() : releases an event returned by ocx. Accepts NULL. An event whose command
  *  has not completed is held until it has (PoCL 3.1 aborted when such a command later failed). */
@@ -329,7 +330,8 @@ OCX_API cl_mem ocx_buffer_cl_mem(const ocx_buffer *buf);
  *  when `src` may be reused. OCX_STAGING=1 sends large transfers to a discrete GPU through pinned
  *  staging memory (off by default: measured no faster on an H200, see README); such a transfer
  *  runs in chunks, and its `event` is a marker after the last one: complete on return like any
- *  blocking call's, but ocx_event_elapsed_ns() then times the marker, not the transfer. */
+ *  blocking call's, but ocx_event_elapsed_ns() then times the marker, not the transfer. A context
+ *  has one staging buffer: while another stream's transfer uses it, a transfer goes directly. */
 OCX_API ocx_status ocx_buffer_write(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf, size_t offset,
                                     size_t count, const void *src, size_t num_wait,
                                     const ocx_event *wait, ocx_event *event);

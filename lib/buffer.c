@@ -161,8 +161,11 @@ static int use_staging(const ocx_context *ctx, size_t bytes)
     return bytes >= STAGING_MIN_BYTES && (mode == 2 || (mode == 1 && !ctx->info.host_unified_memory));
 }
 
-/* Makes the pinned staging buffer (ctx->staging_lock held). Failure just means transferring directly. */
-static int staging_ready(ocx_context *ctx)
+/* Makes the pinned staging buffer (ctx->staging_lock held), mapped on `q`, the stream of the transfer
+ * that needs it first: a blocking map on the default stream had waited for that stream's work too,
+ * forever where that work waited for an event the caller would set after the transfer. Failure just
+ * means transferring directly. */
+static int staging_ready(ocx_context *ctx, cl_command_queue q)
 {
     if (ctx->staging_ptr) return 1;
     cl_int err;
@@ -173,7 +176,7 @@ static int staging_ready(ocx_context *ctx)
         return 0;
     }
     cl_event ev = NULL; /* held on PoCL: the map may fail behind a failed command (ocx__event_drop) */
-    ctx->staging_ptr = clEnqueueMapBuffer(ctx->stream.queue, ctx->staging, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+    ctx->staging_ptr = clEnqueueMapBuffer(q, ctx->staging, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
                                           0, bytes, 0, NULL, ocx__event_want(ctx, NULL) ? &ev : NULL, &err);
     ocx__event_drop(ctx, ev);
     if (err != CL_SUCCESS) {
@@ -258,10 +261,11 @@ static ocx_status transfer(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
                                 &bytes));
     if (blocking) OCX__FORWARD(ocx__wait_first(ctx, num_wait, wait, what));
     if (bytes == 0) return empty_transfer(ctx, q, num_wait, wait, event, blocking);
-    if (blocking && use_staging(ctx, bytes)) {
-        pthread_mutex_lock(&ctx->staging_lock);
+    /* One staging buffer a context: a transfer that finds it in use by another stream's goes
+     * directly rather than wait for that stream's work (waiting had serialised unrelated streams). */
+    if (blocking && use_staging(ctx, bytes) && pthread_mutex_trylock(&ctx->staging_lock) == 0) {
         ocx_status st = OCX_ERR_INTERNAL;
-        int staged = staging_ready(ctx);
+        int staged = staging_ready(ctx, q);
         if (staged) st = staged_transfer(ctx, q, buf->mem, off, bytes, write ? src : NULL, write ? NULL : dst,
                                          num_wait, wait, event);
         pthread_mutex_unlock(&ctx->staging_lock);

@@ -183,8 +183,8 @@ void ocx_context_destroy(ocx_context *ctx)
         }
         clReleaseMemObject(ctx->staging);
     }
+    ocx__events_release_held(ctx, ctx->stream.queue); /* events retain their context: any order works */
     ocx__stream_fini(&ctx->stream);
-    ocx__events_release_held(ctx); /* events retain their context: any order works */
     if (ctx->context) clReleaseContext(ctx->context);
     if (ctx->device_retained) clReleaseDevice(ctx->device);
     free(ctx->device_key);

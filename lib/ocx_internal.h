@@ -193,9 +193,10 @@ void ocx__event_drop(const ocx_context *ctx, cl_event ev);
 /* After an enqueue that asked for ev as ocx__event_want said: *event = ev when the caller asked
  * for it, else ocx__event_drop. */
 void ocx__event_give(const ocx_context *ctx, ocx_event *event, cl_event ev);
-/* Releases every held event that ctx enqueued (its queues have finished: ocx_context_destroy), and
- * any other that completed. */
-void ocx__events_release_held(const ocx_context *ctx);
+/* Releases every held event that ctx enqueued (non-NULL: its queues have finished,
+ * ocx_context_destroy), every one of queue `finished` (non-NULL: after clFinish on it, whoever
+ * released the event), and any other that completed. */
+void ocx__events_release_held(const ocx_context *ctx, cl_command_queue finished);
 /* For blocking calls: checks the wait list, then waits for it on the host, before the call enqueues
  * anything. An event that fails meanwhile fails the call with nothing of ours behind it. (A command
  * of ours that failed behind it returned OK from a blocking PoCL read, data unread; and where we

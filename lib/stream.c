@@ -90,6 +90,7 @@ void ocx_stream_destroy(ocx_stream *s)
 {
     if (!s || s->is_default) return;
     clFinish(s->queue);
+    ocx__events_release_held(NULL, s->queue);
     ocx__stream_fini(s);
     free(s);
 }
@@ -144,7 +145,22 @@ ocx_status ocx_event_wait(size_t num, const ocx_event *events)
 {
     if (num == 0) return OCX_OK;
     OCX__FORWARD(ocx__check_wait(NULL, num, events));
-    OCX__CL_FORWARD(ocx__wait_events((cl_uint)num, events), "clWaitForEvents");
+    /* clWaitForEvents takes the events of one context (else CL_INVALID_CONTEXT at once, nothing
+     * waited for): a list that spans contexts is waited for one event at a time, all of them. */
+    cl_context first = NULL, other = NULL;
+    int mixed = 0;
+    for (size_t i = 0; i < num && !mixed; i++) {
+        OCX__CL_FORWARD(clGetEventInfo(events[i], CL_EVENT_CONTEXT, sizeof other, &other, NULL),
+                        "ocx_event_wait: clGetEventInfo");
+        if (i == 0) first = other;
+        mixed = other != first;
+    }
+    cl_int err = CL_SUCCESS;
+    for (size_t i = 0; i < (mixed ? num : 1); i++) {
+        const cl_int e = ocx__wait_events(mixed ? 1 : (cl_uint)num, events + i);
+        if (err == CL_SUCCESS) err = e;
+    }
+    OCX__CL_FORWARD(err, "clWaitForEvents");
     return OCX_OK;
 }
 
@@ -159,7 +175,8 @@ void ocx_event_release(ocx_event event)
  * failed event stays until its owner, the ocx context that enqueued it, is destroyed, its queue
  * finished: PoCL marks a command failed before its own thread is done with it (and fails the
  * commands behind it after), so no status says when a release is safe. An owner of NULL (a
- * caller's event, from ocx_event_release) keeps a failed event for the process's life; it is rare. */
+ * caller's event, from ocx_event_release) keeps a failed event until its queue is finished by the
+ * destroy of its stream or (the default stream) of its context. */
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct held_event {
     cl_event ev;
@@ -167,14 +184,20 @@ static struct held_event {
 } *held;
 static size_t nheld, held_cap, sweep_at = 32;
 
-/* Releases the held events that completed, and every one of `owner`'s (non-NULL: destroyed, its
- * queue finished; not by cl_context, which two ocx contexts may share). Called with held_lock taken. */
-static void held_sweep(const ocx_context *owner)
+/* Releases the held events that completed, every one of `owner`'s (non-NULL: destroyed, its
+ * queue finished; not by cl_context, which two ocx contexts may share) and every one of queue
+ * `finished` (non-NULL: a stream destroyed, or a context's default stream, after clFinish), whoever
+ * released it: a caller's event that failed had otherwise been held, with its context, for the
+ * process's life. Called with held_lock taken. */
+static void held_sweep(const ocx_context *owner, cl_command_queue finished)
 {
     size_t kept = 0;
     for (size_t i = 0; i < nheld; i++) {
         cl_int st = CL_COMPLETE;
+        cl_command_queue q = NULL;
         int done = (owner && held[i].owner == owner) ||
+                   (finished && clGetEventInfo(held[i].ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS &&
+                    q == finished) ||
                    clGetEventInfo(held[i].ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
                    st == CL_COMPLETE;
         if (done)
@@ -197,7 +220,7 @@ void ocx__event_drop(const ocx_context *ctx, cl_event ev)
         return;
     }
     pthread_mutex_lock(&held_lock);
-    if (nheld >= sweep_at) held_sweep(NULL);
+    if (nheld >= sweep_at) held_sweep(NULL, NULL);
     if (nheld == held_cap) {
         size_t cap = held_cap ? 2 * held_cap : 64;
         struct held_event *grown = realloc(held, cap * sizeof *grown);
@@ -214,10 +237,10 @@ void ocx__event_drop(const ocx_context *ctx, cl_event ev)
     pthread_mutex_unlock(&held_lock);
 }
 
-void ocx__events_release_held(const ocx_context *ctx)
+void ocx__events_release_held(const ocx_context *ctx, cl_command_queue finished)
 {
     pthread_mutex_lock(&held_lock);
-    held_sweep(ctx);
+    held_sweep(ctx, finished);
     if (nheld == 0) {
         free(held);
         held = NULL;

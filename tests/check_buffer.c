@@ -192,6 +192,63 @@ START_TEST(test_staged_write_lets_launches_through)
 }
 END_TEST
 
+/* A staged blocking transfer waits for its own stream alone. The first of a context had mapped the
+ * staging buffer on the default stream, so it waited for a gated command there (for ever where the
+ * gate opens after the transfer); and a transfer held the staging buffer through its waits, so one on
+ * an idle stream waited for another stream's gate. */
+static ocx_buffer *gated_b;
+static const float *gated_src;
+
+static void *write_behind_gate(void *stream)
+{
+    return (void *)(intptr_t)ocx_buffer_write(tctx, stream, gated_b, 0, (1u << 20) / 4, gated_src, 0, NULL, NULL);
+}
+
+START_TEST(test_staged_transfers_keep_to_their_streams)
+{
+    alarm(120); /* a transfer stuck behind another stream's gate fails the test here */
+    setenv("OCX_STAGING", "2", 1);
+    const size_t n = (1u << 20) / 4; /* STAGING_MIN_BYTES */
+    float *src = malloc(n * sizeof *src), *src2 = malloc(n * sizeof *src2), *back = malloc(n * sizeof *back);
+    uint64_t seed = 23;
+    trand_fill(&seed, OCX_F32, src, NULL, n, -1, 1);
+    trand_fill(&seed, OCX_F32, src2, NULL, n, -1, 1);
+    ocx_buffer *b1 = tpoisoned(OCX_F32, n), *b2 = tpoisoned(OCX_F32, n), *x = tpoisoned(OCX_F32, 16);
+    ocx_stream *s1 = NULL, *s2 = NULL;
+    ck_ok(ocx_stream_create(tctx, &s1));
+    ck_ok(ocx_stream_create(tctx, &s2));
+    cl_event gate = tuser_event();
+    ck_ok(ocx_fill(tctx, NULL, 16, 1.0, x, 1, 1, &gate, NULL)); /* the default stream stuck */
+    ck_ok(ocx_buffer_write(tctx, s1, b1, 0, n, src, 0, NULL, NULL)); /* the context's first staged one */
+    ck_ok(ocx_fill(tctx, s1, 16, 1.0, x, 1, 1, &gate, NULL)); /* now s1 stuck, and a write waiting there */
+    gated_b = b1;
+    gated_src = src2;
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, write_behind_gate, s1), 0);
+    usleep(200000); /* let it take the staging buffer */
+    ck_ok(ocx_buffer_write(tctx, s2, b2, 0, n, src, 0, NULL, NULL));
+    ck_ok(ocx_buffer_read(tctx, s2, b2, 0, n, back, 0, NULL, NULL));
+    ck_assert_int_eq(memcmp(src, back, n * sizeof *src), 0);
+    ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    void *st = NULL;
+    pthread_join(t, &st);
+    ck_assert_int_eq((int)(intptr_t)st, OCX_OK);
+    ck_ok(ocx_buffer_read(tctx, s1, b1, 0, n, back, 0, NULL, NULL));
+    ck_assert_int_eq(memcmp(src2, back, n * sizeof *src2), 0);
+    alarm(0);
+    unsetenv("OCX_STAGING");
+    clReleaseEvent(gate);
+    ocx_stream_destroy(s1);
+    ocx_stream_destroy(s2);
+    ocx_buffer_destroy(b1);
+    ocx_buffer_destroy(b2);
+    ocx_buffer_destroy(x);
+    free(src);
+    free(src2);
+    free(back);
+}
+END_TEST
+
 START_TEST(test_fill_and_copy)
 {
     enum { N = 1001 };
@@ -281,6 +338,7 @@ int main(void)
     tcase_add_test(core, test_async_with_events);
     tcase_add_test(core, test_pinned_staging);
     tcase_add_test(core, test_staged_write_lets_launches_through);
+    tcase_add_test(core, test_staged_transfers_keep_to_their_streams);
     tcase_add_test(core, test_fill_and_copy);
     tcase_add_test(core, test_bad_arguments_touch_nothing);
     suite_add_tcase(s, core);

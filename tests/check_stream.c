@@ -345,6 +345,91 @@ START_TEST(test_events_chained_through_one_variable)
 }
 END_TEST
 
+/* Completes a user event 0.2 s after the call (so while ocx_event_wait waits for it). */
+static void *complete_late(void *gate)
+{
+    usleep(200000);
+    clSetUserEventStatus((cl_event)gate, CL_COMPLETE);
+    return NULL;
+}
+
+/* ocx_event_wait on events of two contexts: clWaitForEvents refuses such a list at once
+ * (CL_INVALID_CONTEXT), which had reported completed events as failed and returned without waiting
+ * for pending ones. */
+START_TEST(test_wait_spans_contexts)
+{
+    ocx_context *other = NULL;
+    ck_ok(ocx_context_create(NULL, &other));
+    cl_context c[2];
+    ck_ok(ocx_context_cl(tctx, &c[0], NULL));
+    ck_ok(ocx_context_cl(other, &c[1], NULL));
+    float v[4] = {1, 2, 3, 4};
+    ocx_buffer *b[2] = {tbuffer(OCX_F32, 4, v), NULL};
+    ck_ok(ocx_buffer_create(other, OCX_F32, 4, &b[1]));
+    ocx_event done[2] = {NULL, NULL};
+    ck_ok(ocx_fill(tctx, NULL, 4, 1.0, b[0], 1, 0, NULL, &done[0]));
+    ck_ok(ocx_fill(other, NULL, 4, 1.0, b[1], 1, 0, NULL, &done[1]));
+    ck_ok(ocx_event_wait(2, done));
+    for (int i = 0; i < 2; i++) ocx_event_release(done[i]);
+    for (int round = 0; round < 2; round++) { /* both complete late; then the first fails */
+        cl_event gate[2];
+        cl_int err;
+        pthread_t t[2];
+        for (int i = 0; i < 2; i++) {
+            gate[i] = clCreateUserEvent(c[i], &err);
+            ck_assert_int_eq(err, CL_SUCCESS);
+        }
+        if (round == 1) ck_assert_int_eq(clSetUserEventStatus(gate[0], -5), CL_SUCCESS);
+        for (int i = round; i < 2; i++) ck_assert_int_eq(pthread_create(&t[i], NULL, complete_late, gate[i]), 0);
+        const ocx_status st = ocx_event_wait(2, gate);
+        cl_int state = -1; /* the second completes 0.2 s after the call: waited for */
+        ck_assert_int_eq(clGetEventInfo(gate[1], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL),
+                         CL_SUCCESS);
+        ck_assert_msg(state == CL_COMPLETE, "round %d: returned before the second event completed (%d)", round, state);
+        ck_assert_int_eq(st, round == 0 ? OCX_OK : OCX_ERR_OPENCL);
+        for (int i = round; i < 2; i++) pthread_join(t[i], NULL);
+        for (int i = 0; i < 2; i++) clReleaseEvent(gate[i]);
+    }
+    ocx_buffer_destroy(b[0]);
+    ocx_buffer_destroy(b[1]);
+    ocx_context_destroy(other);
+}
+END_TEST
+
+/* An event the caller released before its command ran, whose command then failed behind a gate, is
+ * held (PoCL 3.1), and let go once its queue is finished: by its stream's destroy, or its context's
+ * for the default stream. It had been held for the process's life, and with it the whole context. */
+START_TEST(test_released_failed_events_let_go)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    cl_context c;
+    ck_ok(ocx_context_cl(ctx, &c, NULL));
+    ck_assert_int_eq(clRetainContext(c), CL_SUCCESS);
+    ocx_stream *s = NULL;
+    ck_ok(ocx_stream_create(ctx, &s));
+    ocx_buffer *x = NULL;
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, 64, &x));
+    cl_int err;
+    cl_event gate = clCreateUserEvent(c, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    for (int on_default = 0; on_default < 2; on_default++) {
+        ocx_event e = NULL;
+        ck_ok(ocx_fill(ctx, on_default ? NULL : s, 64, 2.0, x, 1, 1, &gate, &e));
+        ocx_event_release(e); /* pending: held */
+    }
+    ck_assert_int_eq(clSetUserEventStatus(gate, -5), CL_SUCCESS);
+    clReleaseEvent(gate);
+    ocx_stream_destroy(s);
+    ocx_buffer_destroy(x);
+    ocx_context_destroy(ctx);
+    cl_uint refs = 0;
+    ck_assert_int_eq(clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof refs, &refs, NULL), CL_SUCCESS);
+    ck_assert_msg(refs == 1, "the context has %u references left; only the test's own should be", refs);
+    clReleaseContext(c);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     ocx_stream *s = (ocx_stream *)1;
@@ -384,6 +469,8 @@ int main(void)
     tcase_add_test(core, test_queued_behind_failed_event);
     tcase_add_test(core, test_trim);
     tcase_add_test(core, test_events_chained_through_one_variable);
+    tcase_add_test(core, test_wait_spans_contexts);
+    tcase_add_test(core, test_released_failed_events_let_go);
     tcase_add_test(core, test_bad_arguments);
     suite_add_tcase(s, core);
     return trun(s);
