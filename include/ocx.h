@@ -191,7 +191,7 @@ OCX_API ocx_status ocx_device_get_info(size_t index, ocx_device_info *info);
 /*! ocx_device_select() : resolves a device specification to an index of the flat list.
  *  spec forms: "N" (flat index), "P:D" (platform P, its device D), "gpu" / "cpu" / "accelerator"
  *  (the first device of that type), or any other text: a case-insensitive substring of the device's
- *  name, vendor or platform name ("nvidia", "pocl"). NULL or "" means: $OCX_DEVICE if set, else the
+ *  name, vendor, platform name or platform version ("nvidia", "pocl"). NULL or "" means: $OCX_DEVICE if set, else the
  *  first GPU, else the first device.
  *  @return OCX_OK, or OCX_ERR_NO_DEVICE with a message naming the spec and listing the devices. */
 OCX_API ocx_status ocx_device_select(const char *spec, size_t *index);
@@ -438,7 +438,9 @@ typedef struct ocx_profile_info {
 OCX_API ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profile_info *info);
 
 /*! ocx_profile_user_path() : where ocx-tune writes ctx's device profile by default:
- *  $XDG_DATA_HOME/ocx/profiles/<device>.json, else ~/.local/share/ocx/profiles/<device>.json. */
+ *  $XDG_DATA_HOME/ocx/profiles/<device>.json, else ~/.local/share/ocx/profiles/<device>.json (~:
+ *  $HOME, else the user's home directory in the password database). @return OCX_ERR_IO where there
+ *  is neither XDG_DATA_HOME nor a home directory, OCX_ERR_INVALID_ARGUMENT where cap is too small. */
 OCX_API ocx_status ocx_profile_user_path(const ocx_context *ctx, char *path, size_t cap);
 
 /* Progress of a tuning run, passed to ocx_tune_options.progress after every candidate. */

@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,12 +79,8 @@ void ocx__cache_dir(char *out, size_t cap)
         snprintf(out, cap, "%s/ocx", xdg);
         return;
     }
-    const char *home = getenv("HOME");
-    char buf[4096];
-    struct passwd pw, *found = NULL;
-    if (!(home && *home) && getpwuid_r(getuid(), &pw, buf, sizeof buf, &found) == 0 && found)
-        home = found->pw_dir; /* as a shell expands "~" where HOME is unset (services, containers) */
-    if (home && *home)
+    char home[4096];
+    if (ocx__home_dir(home, sizeof home))
         snprintf(out, cap, "%s/.cache/ocx", home);
     else if (atomic_exchange(&warned_no_dir, 1) == 0)
         ocx__warn("binary cache: no directory for it (set OCX_CACHE_DIR, XDG_CACHE_HOME or HOME); running uncached");

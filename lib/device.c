@@ -370,8 +370,10 @@ ocx_status ocx_device_select(const char *spec, size_t *index)
         }
         for (size_t i = 0; i < list.count; i++) {
             OCX__FORWARD(ocx__device_query(list.ref[i].platform, list.ref[i].device, &info));
+            /* the platform's version too: PoCL's name is "Portable Computing Language", its
+             * version "OpenCL 3.0 PoCL 3.1+debian ..." */
             if (ocx__contains_nocase(info.name, spec) || ocx__contains_nocase(info.vendor, spec) ||
-                ocx__contains_nocase(info.platform_name, spec)) {
+                ocx__contains_nocase(info.platform_name, spec) || ocx__contains_nocase(info.platform_version, spec)) {
                 *index = i;
                 return OCX_OK;
             }
@@ -389,6 +391,6 @@ none:;
     }
     return ocx__error(OCX_ERR_NO_DEVICE,
                       "%s '%s' matches no device (forms: N, P:D, gpu, cpu, accelerator, or part of a "
-                      "name/vendor); devices: %s",
+                      "name, vendor or platform); devices: %s",
                       origin, spec, avail);
 }

@@ -35,6 +35,9 @@ void ocx__warn(const char *fmt, ...) OCX__PRINTF(1, 2);
 /* Reads an environment variable as an unsigned number; `def` when unset or empty, and (with one
  * warning) when it is not a whole number of 0 or more. */
 unsigned long ocx__env_ulong(const char *name, unsigned long def);
+/* The user's home directory, as a shell expands "~": $HOME, else the password database's entry
+ * (services and containers often run without HOME). 0, with out = "", where there is none. */
+int ocx__home_dir(char *out, size_t cap);
 /* 1 when the environment variable is set to something other than "", "0", "no", "off", "false"
  * (with one warning for anything but "1", "yes", "on", "true"). */
 int ocx__env_flag(const char *name);
@@ -75,9 +78,8 @@ typedef struct ocx__cache_blob {
 /* Opens `path` for reading if it is a regular file (never waiting on a FIFO). NULL otherwise, with
  * errno (ENOENT: nothing there; EINVAL: not a regular file) and *why, a reason for a message. */
 FILE *ocx__open_regular(const char *path, const char **why);
-/* The cache directory: $OCX_CACHE_DIR, $XDG_CACHE_HOME/ocx, else ~/.cache/ocx ($HOME, else the
- * user's home directory in the password database); "" when disabled by OCX_CACHE=0 or there is no
- * home directory (one warning). */
+/* The cache directory: $OCX_CACHE_DIR, $XDG_CACHE_HOME/ocx, else ~/.cache/ocx (ocx__home_dir); ""
+ * when disabled by OCX_CACHE=0 or there is no home directory (one warning). */
 void ocx__cache_dir(char *out, size_t cap);
 /* Looks `key_text` up. OCX_OK with blob filled (caller frees data), or OCX_ERR_IO when absent; a bad
  * file is deleted (returns OCX_ERR_IO and sets *rejected). */

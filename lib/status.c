@@ -4,11 +4,13 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #define OCX__LAST_ERROR_CAP 16384
 static _Thread_local char last_error[OCX__LAST_ERROR_CAP];
@@ -170,6 +172,18 @@ unsigned long ocx__env_ulong(const char *name, unsigned long def)
         return def;
     }
     return v;
+}
+
+int ocx__home_dir(char *out, size_t cap)
+{
+    const char *home = getenv("HOME");
+    char buf[4096];
+    struct passwd pw, *found = NULL;
+    if (!(home && *home) && getpwuid_r(getuid(), &pw, buf, sizeof buf, &found) == 0 && found)
+        home = found->pw_dir;
+    out[0] = '\0';
+    if (home && *home) snprintf(out, cap, "%s", home);
+    return out[0] != '\0';
 }
 
 int ocx__env_flag(const char *name)

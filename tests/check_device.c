@@ -78,6 +78,17 @@ START_TEST(test_select_forms)
     ck_ok(ocx_device_get_info(idx, &d));
     ck_assert_msg(strncasecmp(d.platform_name, part, strlen(part)) == 0, "'%s' chose %s", part, d.platform_name);
     ck_ok(ocx_device_select(first.vendor, &idx));
+    /* and of the platform's version: "pocl", as README and ocx.h show, finds PoCL (whose platform
+     * name is "Portable Computing Language"; it had matched nothing) */
+    for (size_t i = 0; i < count; i++) {
+        ocx_device_info di;
+        ck_ok(ocx_device_get_info(i, &di));
+        if (!strstr(di.platform_version, "PoCL")) continue;
+        ck_ok(ocx_device_select("pocl", &idx));
+        ck_ok(ocx_device_get_info(idx, &d));
+        ck_assert_msg(strstr(d.platform_version, "PoCL"), "'pocl' chose %s (%s)", d.name, d.platform_version);
+        break;
+    }
     /* A spec with a colon that is not "P:D" is part of a name too (here with nothing to match). */
     ck_status(ocx_device_select("no such device:x", &idx), OCX_ERR_NO_DEVICE);
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "part of a name"));
