@@ -94,7 +94,7 @@ ocx_status ocx__check_dtype_supported(const ocx_context *ctx, ocx_dtype dtype, c
                  (int)dtype);
     OCX__FAIL_IF(dtype == OCX_F64 && !ctx->info.has_fp64, OCX_ERR_UNSUPPORTED,
                  "%s: f64 needs cl_khr_fp64, which device '%s' does not have%s", name, ctx->info.name,
-                 ctx->info.limited ? " (or OCX_DISABLE_FP64 is set)" : "");
+                 ocx__env_flag("OCX_DISABLE_FP64") ? " (or OCX_DISABLE_FP64 is set)" : "");
     return OCX_OK;
 }
 

@@ -716,14 +716,14 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     }
     if (compute == OCX_COMPUTE_F16) {
         OCX__FAIL_IF(a->dtype != OCX_F16 || c->dtype != OCX_F16, OCX_ERR_DTYPE,
-                     "ocx_gemm: OCX_COMPUTE_F16 takes f16 A, B and C (got %s and %s)", ocx_dtype_name(a->dtype),
+                     "ocx_gemm_ex: OCX_COMPUTE_F16 takes f16 A, B and C (got %s and %s)", ocx_dtype_name(a->dtype),
                      ocx_dtype_name(c->dtype));
         OCX__FAIL_IF(!ctx->info.has_fp16, OCX_ERR_UNSUPPORTED,
-                     "ocx_gemm: native f16 arithmetic needs cl_khr_fp16, which device '%s' does not have%s",
-                     ctx->info.name, ctx->info.limited ? " (or OCX_DISABLE_FP16 is set)" : "");
+                     "ocx_gemm_ex: native f16 arithmetic needs cl_khr_fp16, which device '%s' does not have%s",
+                     ctx->info.name, ocx__env_flag("OCX_DISABLE_FP16") ? " (or OCX_DISABLE_FP16 is set)" : "");
     }
     OCX__FAIL_IF(compute == OCX_COMPUTE_TF32X3 && a->dtype != OCX_F32, OCX_ERR_DTYPE,
-                 "ocx_gemm: OCX_COMPUTE_TF32X3 takes f32 A, B and C (got %s)", ocx_dtype_name(a->dtype));
+                 "ocx_gemm_ex: OCX_COMPUTE_TF32X3 takes f32 A, B and C (got %s)", ocx_dtype_name(a->dtype));
 
     mat ma = {"a", a, opa == OCX_OP_N ? m : k, opa == OCX_OP_N ? k : m, lda, 0};
     mat mb = {"b", b, opb == OCX_OP_N ? k : n, opb == OCX_OP_N ? n : k, ldb, 0};

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 
 /* OCX_VENDOR_PATHS: unset or true: auto (device check, then probe); "0", "off", …: off; "mma.sync":
@@ -30,13 +31,18 @@
 enum { MODE_OFF, MODE_AUTO, MODE_MMA_SYNC, MODE_FORCE, MODE_EMULATE, MODE_UNCHECKED };
 static int vendor_mode(void)
 {
+    static const struct { const char *word; int mode; } words[] = {
+        {"mma.sync", MODE_MMA_SYNC}, {"force", MODE_FORCE}, {"emulate", MODE_EMULATE}, {"unchecked", MODE_UNCHECKED},
+        {"1", MODE_AUTO}, {"yes", MODE_AUTO}, {"on", MODE_AUTO}, {"true", MODE_AUTO},
+        {"0", MODE_OFF}, {"no", MODE_OFF}, {"off", MODE_OFF}, {"false", MODE_OFF}};
+    static atomic_int warned;
     const char *env = getenv("OCX_VENDOR_PATHS");
     if (!env || !*env) return MODE_AUTO;
-    if (strcmp(env, "mma.sync") == 0) return MODE_MMA_SYNC;
-    if (strcmp(env, "force") == 0) return MODE_FORCE;
-    if (strcmp(env, "emulate") == 0) return MODE_EMULATE;
-    if (strcmp(env, "unchecked") == 0) return MODE_UNCHECKED;
-    return ocx__env_flag("OCX_VENDOR_PATHS") ? MODE_AUTO : MODE_OFF;
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strcasecmp(env, words[i].word) == 0) return words[i].mode;
+    if (atomic_exchange(&warned, 1) == 0) /* the generic switch's warning had named only the on/off words */
+        ocx__warn("OCX_VENDOR_PATHS=%s is none of 0 (off), 1 (on), mma.sync, force, emulate; taken as on", env);
+    return MODE_AUTO;
 }
 
 /* Parameters of cl/gemm_nv_mma.cl (see its header). Defaults with mma.sync: 128x256 work-group tiles,

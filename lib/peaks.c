@@ -149,6 +149,9 @@ ocx_status ocx_peaks_cache_path(const ocx_context *ctx, unsigned flags, char *pa
     OCX__FAIL_IF(!path || cap == 0, OCX_ERR_INVALID_ARGUMENT, "ocx_peaks_cache_path: path must not be NULL");
     path[0] = '\0';
     OCX__FORWARD(ocx__check_context(ctx));
+    /* Under simulated limits the figures (a copy kernel's work-groups, say) are not the device's:
+     * neither read from its file nor written there. */
+    if (ctx->info.limited) return OCX_OK;
     char dir[4096];
     ocx__cache_dir(dir, sizeof dir);
     if (!dir[0]) return OCX_OK;

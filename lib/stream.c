@@ -43,9 +43,17 @@ ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t byte
          * place, K in one pass). */
         const unsigned long limit = ocx__env_ulong("OCX_LIMIT_SCRATCH", 0);
         cl_int err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-        s->scratch = limit && grow > limit ? NULL : clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, grow, NULL, &err);
-        if (err != CL_SUCCESS) s->scratch = NULL;
-        s->scratch_bytes = s->scratch ? grow : 0;
+        s->scratch = NULL;
+        /* The doubled size first, then (that failing, or above the limit) what the call asked for:
+         * a request within the limit had failed after smaller ones, by the doubling alone. */
+        for (int i = 0; i < (grow > bytes ? 2 : 1) && !s->scratch; i++) {
+            const size_t want = i ? bytes : grow;
+            if (limit && want > limit) continue;
+            s->scratch = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, want, NULL, &err);
+            if (err != CL_SUCCESS) s->scratch = NULL;
+            else s->scratch_bytes = want;
+        }
+        if (!s->scratch) s->scratch_bytes = 0;
         if (!s->scratch) {
             pthread_mutex_unlock(&s->lock);
             return ocx__cl_error(err, "clCreateBuffer (stream scratch)");

@@ -1330,9 +1330,35 @@ END_TEST
 /* The same for the wgmma variant (WGMMA=1): its layouts and K loop checked on any device. */
 START_TEST(test_wgmma_emulated)
 {
-    setenv("OCX_VENDOR_PATHS", "emulate", 1);
+    setenv("OCX_VENDOR_PATHS", "EMULATE", 1); /* any case (upper case had been read as plain "on") */
     emulated_cases(wgmma_cases, sizeof wgmma_cases / sizeof *wgmma_cases);
     unsetenv("OCX_VENDOR_PATHS");
+}
+END_TEST
+
+static void keep_warning(const char *message, void *user)
+{
+    snprintf(user, 512, "%s", message);
+}
+
+/* A value of OCX_VENDOR_PATHS that is none of its words: one warning that names them all (it had
+ * named only the on/off words), and the path taken as on. */
+START_TEST(test_vendor_paths_unknown_word)
+{
+    char warned[512] = "";
+    char quiet[64] = "";
+    if (getenv("OCX_QUIET")) snprintf(quiet, sizeof quiet, "%s", getenv("OCX_QUIET"));
+    unsetenv("OCX_QUIET");
+    setenv("OCX_VENDOR_PATHS", "mma_sync", 1);
+    ocx_set_warning_handler(keep_warning, warned);
+    unsigned paths = 0;
+    const ocx_status st = ocx_context_vendor_paths(tctx, &paths);
+    ocx_set_warning_handler(NULL, NULL);
+    unsetenv("OCX_VENDOR_PATHS");
+    if (quiet[0]) setenv("OCX_QUIET", quiet, 1);
+    ck_ok(st);
+    ck_assert_msg(strstr(warned, "OCX_VENDOR_PATHS=mma_sync") && strstr(warned, "mma.sync, force, emulate"),
+                  "the warning: '%s'", warned);
 }
 END_TEST
 
@@ -1824,6 +1850,7 @@ int main(void)
     tcase_add_test(core, test_tensor_core_path);
     tcase_add_test(core, test_tensor_core_emulated);
     tcase_add_test(core, test_wgmma_emulated);
+    tcase_add_test(core, test_vendor_paths_unknown_word);
     tcase_add_test(core, test_tf32x3_emulated);
     tcase_add_test(core, test_tf32x3_path);
     tcase_add_test(core, test_tensor_core_defaults_fit);

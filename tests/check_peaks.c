@@ -300,6 +300,32 @@ START_TEST(cache_off)
 }
 END_TEST
 
+/* Under simulated limits the figures are not the device's: none read from its file (a limited run's
+ * had been cached as the device's, a 12x slower copy roof for every later run), none written. */
+START_TEST(limited_not_cached)
+{
+    fresh_dir("limited");
+    ocx_peaks p;
+    ck_ok(ocx_measure_peaks(tctx, OCX_PEAKS_QUICK, &p)); /* the device's own, cached */
+    setenv("OCX_LIMIT_WG", "8", 1);
+    ocx_context *lim = NULL;
+    ck_ok(ocx_context_create(NULL, &lim));
+    unsetenv("OCX_LIMIT_WG");
+    char path[4300] = "x";
+    ck_ok(ocx_peaks_cache_path(lim, OCX_PEAKS_QUICK, path, sizeof path));
+    ck_assert_str_eq(path, "");
+    unsigned long n0 = ocx__peaks_measurements();
+    ck_ok(ocx_measure_peaks(lim, OCX_PEAKS_QUICK, &p));
+    ck_assert_int_eq(p.from_cache, 0);
+    ck_ok(ocx_measure_peaks(lim, OCX_PEAKS_QUICK, &p));
+    ck_assert_uint_eq(ocx__peaks_measurements(), n0 + 2);
+    ocx_context_destroy(lim);
+    ck_ok(ocx_measure_peaks(tctx, OCX_PEAKS_QUICK, &p)); /* the device's file, as it was */
+    ck_assert_int_eq(p.from_cache, 1);
+    ck_assert_uint_eq(ocx__peaks_measurements(), n0 + 2);
+}
+END_TEST
+
 START_TEST(measure_bad_args)
 {
     ocx_peaks p;
@@ -619,6 +645,7 @@ int main(void)
     tcase_add_test(core, measure_then_cached_then_refresh);
     tcase_add_test(core, bad_cache_file_measured_again);
     tcase_add_test(core, cache_off);
+    tcase_add_test(core, limited_not_cached);
     tcase_add_test(core, measure_bad_args);
     suite_add_tcase(s, core);
     TCase *report = tcase_create("report");

@@ -1412,6 +1412,14 @@ START_TEST(test_tool_paths_and_resume)
     const char *out_option[] = {"--kernels", "vector", "--budget", "3", "--out", "--resume", NULL};
     ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, out_option), 2);
     ck_assert_msg(strstr(read_text(err), "--out: needs a value"), "%s", read_text(err));
+    /* Under simulated limits only to a file named: the default is the profile every later run on
+     * the device reads (it had been written there, WG=4 and all, without a word). */
+    const char *limited[] = {"--quick", "--kernels", "vector", "--budget", "8", NULL};
+    setenv("OCX_LIMIT_WG", "4", 1);
+    ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, limited), 2);
+    unsetenv("OCX_LIMIT_WG");
+    ck_assert_msg(strstr(read_text(err), "simulated limits") && !strstr(read_text(err), "vector/f32/all:"),
+                  "a run under limits without --out was not refused before tuning:\n%s", read_text(err));
     const char *to_dir[] = {"--quick", "--kernels", "vector", "--budget", "30", "--out", root, NULL};
     ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, to_dir), 1);
     ck_assert_msg(strstr(read_text(err), "is not a regular file") && !strstr(read_text(err), "vector/f32/all:"),

@@ -648,6 +648,45 @@ START_TEST(test_scratch_reuse)
 }
 END_TEST
 
+/* OCX_LIMIT_SCRATCH=N fails a scratch buffer above N bytes, and only such a one: a reduction whose
+ * need is within N ran out of memory after a smaller one on the stream, whose buffer the next
+ * request doubled past N. The needs come from ocx_stream_trim, which says what each reduction's
+ * stream held; the case arises where a small sum's need doubled exceeds a large one's (a device of
+ * few compute units: one group each, here). */
+START_TEST(test_scratch_limit_counts_the_request)
+{
+    setenv("OCX_REDUCE_PARAMS", "GROUPS_PER_CU=1", 1);
+    const size_t big = 200003;
+    float *hx = malloc(big * sizeof *hx);
+    ck_assert_ptr_nonnull(hx);
+    for (size_t i = 0; i < big; i++) hx[i] = (float)(i % 7) - 3.0f;
+    ocx_buffer *x = tbuffer(OCX_F32, big, hx);
+    ocx_stream *s = NULL;
+    ck_ok(ocx_stream_create(tctx, &s));
+    double v = 0, want_big = 0;
+    for (size_t i = 0; i < big; i++) want_big += hx[i];
+    size_t need[2];
+    const size_t n[2] = {10, big};
+    for (int i = 0; i < 2; i++) {
+        ck_ok(ocx_reduce_host(tctx, s, OCX_REDUCE_SUM, n[i], x, 1, NULL, 1, &v, NULL, 0, NULL));
+        ck_ok(ocx_stream_trim(tctx, s, &need[i]));
+    }
+    if (need[0] < need[1] && 2 * need[0] > need[1]) {
+        char limit[32];
+        snprintf(limit, sizeof limit, "%zu", need[1]);
+        setenv("OCX_LIMIT_SCRATCH", limit, 1);
+        ck_ok(ocx_reduce_host(tctx, s, OCX_REDUCE_SUM, n[0], x, 1, NULL, 1, &v, NULL, 0, NULL));
+        ck_ok(ocx_reduce_host(tctx, s, OCX_REDUCE_SUM, n[1], x, 1, NULL, 1, &v, NULL, 0, NULL));
+        ck_assert_double_eq(v, want_big);
+        unsetenv("OCX_LIMIT_SCRATCH");
+    }
+    unsetenv("OCX_REDUCE_PARAMS");
+    ocx_stream_destroy(s);
+    ocx_buffer_destroy(x);
+    free(hx);
+}
+END_TEST
+
 /* Two host threads reducing on the same (default) stream, queueing without waiting so that their
  * launches interleave: each result is its own. (Without the stream's lock around a reduction's
  * launches, one thread's partials overwrite the other's between its two passes.) */
@@ -735,6 +774,7 @@ int main(void)
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_async_chain);
     tcase_add_test(tc, test_scratch_reuse);
+    tcase_add_test(tc, test_scratch_limit_counts_the_request);
     tcase_add_test(tc, test_shared_stream_threads);
     suite_add_tcase(s, tc);
     TCase *tl = tcase_create("limits");

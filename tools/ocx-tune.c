@@ -219,6 +219,12 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     ocx_device_info info;
     ocx_context_device_info(ctx, &info);
     char path[4096];
+    if (!opt.out_path && info.limited) { /* the profile that every later run on the device reads */
+        fprintf(stderr, "ocx-tune: simulated limits (OCX_LIMIT_*, OCX_DISABLE_*) are set: what they tune is not "
+                        "this device's profile; give --out FILE to write it elsewhere\n");
+        ocx_context_destroy(ctx);
+        return 2;
+    }
     if (!opt.out_path) {
         if (ocx_profile_user_path(ctx, path, sizeof path) != OCX_OK) {
             fprintf(stderr, "ocx-tune: %s (give --out FILE)\n", ocx_last_error());
