@@ -25,9 +25,15 @@
  *   OCX_DEVICE          device choice (see ocx_device_select)
  *   OCX_CACHE=0         disable the on-disk binary cache; OCX_CACHE_DIR overrides its directory
  *   OCX_LIMIT_WG, OCX_LIMIT_LOCAL_MEM, OCX_DISABLE_FP16, OCX_DISABLE_FP64
- *                       simulate a smaller device (testing portability on a large one)
+ *                       simulate a smaller device (testing portability on a large one); a limit
+ *                       of 0, or one above the device's own, changes nothing
  *   OCX_LIMIT_SCRATCH=N a stream's scratch buffer above N bytes fails as out of memory (tests of the
- *                       GEMM's fallbacks; reductions, which need it, then fail so)
+ *                       GEMM's fallbacks; reductions, which need it, then fail so); 0: no limit
+ *   OCX_PROFILE_DIR     the first directory searched for profiles (ocx_context_profile)
+ *   OCX_STAGING         host transfers through pinned memory (ocx_buffer_write; README)
+ *   OCX_VENDOR_PATHS    NVIDIA's tensor-core path: 0 off, mma.sync, force, emulate (README)
+ *   OCX_BUILD_OPTIONS, OCX_BUILD_LOG=1
+ *                       developers: extra OpenCL build options; the build log of every program
  *   OCX_GEMM_PARAMS, OCX_VECTOR_PARAMS, OCX_REDUCE_PARAMS, OCX_GEMM_MMA_PARAMS="NAME=V,..."
  *                       developers: override the looked-up kernel parameters (ocx_last_params() lists
  *                       the names); checked like a profile entry, and an unknown name, a value that
@@ -387,7 +393,8 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * Size classes: vector operations and reductions of n elements are "small" below 2^16, "medium"
  * below 2^26 and "large" from 2^26 on (on CPUs from 2^23 on: beyond the caches); GEMM products of M*N*K below 2^31 are "medium", the others
  * "short_k" where K <= 256, else "large" from 2^38 on and "all" between; those small enough for the
- * direct kernel (up to 160^3) take the "small" class's work-group shape.
+ * direct kernel (up to DIRECT^3, a parameter of their class: 16^3 on CPUs by default, and never
+ * above 160^3) take the "small" class's work-group shape.
  * A profile without an entry for a class uses its "all" entry (the source's, before the next
  * source is consulted), except where the class has built-in defaults of its own on the device
  * (GEMM's "medium" and "short_k" on GPUs, f32 "large" on NVIDIA's): those come before any source's "all" entry. */
@@ -562,7 +569,8 @@ typedef struct ocx_peaks {
 OCX_API ocx_status ocx_measure_peaks(ocx_context *ctx, unsigned flags, ocx_peaks *out);
 
 /*! ocx_peaks_cache_path() : the cache file ocx_measure_peaks() uses for ctx's device in the mode of
- *  `flags` ("" when caching is off). @return OCX_ERR_INVALID_ARGUMENT for NULL or a too small cap. */
+ *  `flags` ("" when caching is off, and under simulated limits, whose figures are not the device's
+ *  and are measured every time). @return OCX_ERR_INVALID_ARGUMENT for NULL or a too small cap. */
 OCX_API ocx_status ocx_peaks_cache_path(const ocx_context *ctx, unsigned flags, char *path, size_t cap);
 
 /* Where one measured operation stands against the roofs. */

@@ -1,4 +1,4 @@
-/* bench_streams.c — the pipeline of the seed document's §3.3: each of N chunks goes host → device,
+/* bench_streams.c — a pipeline of copies and kernels on streams: each of N chunks goes host → device,
  * through a kernel, and back (device → host), the stages linked by events; chunk c runs on stream
  * c mod S, for S = 1, 2, 3. Host memory is pinned (a mapped CL_MEM_ALLOC_HOST_PTR buffer), so the
  * copies can overlap the kernels of other chunks. Reported: wall time per S, the overlap speed-up
