@@ -282,9 +282,23 @@ START_TEST(test_last_error_kept)
 }
 END_TEST
 
-static void keep_warning(const char *message, void *user)
+/* Every warning of a call, one per line (the handler's `user`: a 4-KiB buffer). */
+static void all_warnings(const char *message, void *user)
 {
-    if (!*(char *)user) snprintf(user, 1024, "%s", message);
+    size_t used = strlen(user);
+    snprintf((char *)user + used, 4096 - used, "%s\n", message);
+}
+
+/* tadd_in_new_context() with its warnings kept in `warned` (this suite runs with OCX_QUIET=1). */
+static ocx_context_stats tadd_warned(char warned[4096])
+{
+    warned[0] = '\0';
+    unsetenv("OCX_QUIET");
+    ocx_set_warning_handler(all_warnings, warned);
+    ocx_context_stats st = tadd_in_new_context();
+    ocx_set_warning_handler(NULL, NULL);
+    setenv("OCX_QUIET", "1", 1);
+    return st;
 }
 
 START_TEST(test_unwritable_and_missing_directories)
@@ -295,12 +309,8 @@ START_TEST(test_unwritable_and_missing_directories)
     spit(file, (const unsigned char *)"x", 1);
     /* the regular file itself: the warning says why (it had said "mkdir: Success") */
     setenv("OCX_CACHE_DIR", file, 1);
-    char warned[1024] = "";
-    unsetenv("OCX_QUIET");
-    ocx_set_warning_handler(keep_warning, warned);
-    ocx_context_stats st = tadd_in_new_context();
-    ocx_set_warning_handler(NULL, NULL);
-    setenv("OCX_QUIET", "1", 1);
+    char warned[4096];
+    ocx_context_stats st = tadd_warned(warned);
     ck_assert_uint_eq(st.disk_cache_writes, 0);
     ck_assert_msg(strstr(warned, strerror(ENOTDIR)), "the warning: %s", warned);
 
@@ -329,13 +339,6 @@ START_TEST(test_unwritable_and_missing_directories)
 }
 END_TEST
 
-/* Every warning of a call, one per line (the handler's `user`: a 4-KiB buffer). */
-static void all_warnings(const char *message, void *user)
-{
-    size_t used = strlen(user);
-    snprintf((char *)user + used, 4096 - used, "%s\n", message);
-}
-
 START_TEST(test_not_a_regular_file)
 {
     /* A FIFO at an entry's name had made the load wait forever for a writer (fopen). */
@@ -351,12 +354,8 @@ START_TEST(test_not_a_regular_file)
      * way, not that the cache's directory is unwritable (which had used up that one warning). */
     ck_assert_int_eq(unlink(path), 0);
     ck_assert_int_eq(mkdir(path, 0755), 0);
-    char warned[4096] = "";
-    unsetenv("OCX_QUIET");
-    ocx_set_warning_handler(all_warnings, warned);
-    ocx_context_stats st = tadd_in_new_context();
-    ocx_set_warning_handler(NULL, NULL);
-    setenv("OCX_QUIET", "1", 1);
+    char warned[4096];
+    ocx_context_stats st = tadd_warned(warned);
     ck_assert_uint_eq(st.disk_cache_rejected, 1);
     ck_assert_uint_eq(st.programs_compiled, 1);
     ck_assert_uint_eq(st.disk_cache_writes, 0);
