@@ -97,9 +97,20 @@ void ocx__cache_path(const char *key_text, char *out, size_t cap)
     snprintf(out, cap, "%s/%016llx.ocxbin", dir, (unsigned long long)XXH64(key_text, strlen(key_text), 0));
 }
 
-static ocx_status reject(const char *path, const char *why, int *rejected)
+/* Deletes `path` if it is still the file (dev, ino) a reader found there: a process that stored a
+ * new entry meanwhile (rename) keeps it. */
+static int unlink_if_same(const char *path, uint64_t dev, uint64_t ino)
 {
-    const int gone = unlink(path) == 0 || errno == ENOENT;
+    struct stat st;
+    if (stat(path, &st) != 0) return errno == ENOENT;
+    if ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) return 1; /* replaced: not ours to delete */
+    return unlink(path) == 0 || errno == ENOENT;
+}
+
+static ocx_status reject(const char *path, const char *why, int *rejected, const struct stat *seen)
+{
+    const int gone = seen ? unlink_if_same(path, (uint64_t)seen->st_dev, (uint64_t)seen->st_ino)
+                          : unlink(path) == 0 || errno == ENOENT;
     ocx__warn("binary cache: %s: %s; %s, rebuilding from source", path, why,
               gone ? "deleted" : "could not be deleted (it stays, and is rebuilt each time)");
     if (rejected) *rejected = 1;
@@ -110,14 +121,17 @@ ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rej
 {
     blob->data = NULL;
     blob->size = 0;
+    blob->dev = blob->ino = 0;
     if (rejected) *rejected = 0;
     char path[4200];
     ocx__cache_path(key_text, path, sizeof path);
     if (!path[0]) return ocx__error(OCX_ERR_IO, "binary cache disabled");
     const char *why = NULL;
     FILE *f = ocx__open_regular(path, &why);
-    if (!f && errno == EINVAL) return reject(path, why, rejected); /* a FIFO, a directory, ... */
+    if (!f && errno == EINVAL) return reject(path, why, rejected, NULL); /* a FIFO, a directory, ... */
     if (!f) return ocx__error(OCX_ERR_IO, "binary cache: no entry %s (%s)", path, why);
+    struct stat seen = {0};
+    fstat(fileno(f), &seen);
     unsigned char *buf = NULL;
     long fsize = -1;
     if (fseek(f, 0, SEEK_END) == 0) fsize = ftell(f);
@@ -160,12 +174,14 @@ ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rej
     }
     if (why) {
         free(buf);
-        return reject(path, why, rejected);
+        return reject(path, why, rejected, &seen);
     }
     /* Hand the payload back in place. */
     memmove(buf, buf + CACHE_HEADER + klen, (size_t)plen);
     blob->data = buf;
     blob->size = (size_t)plen;
+    blob->dev = (uint64_t)seen.st_dev;
+    blob->ino = (uint64_t)seen.st_ino;
     return OCX_OK;
 }
 
@@ -276,9 +292,9 @@ ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, siz
     return OCX_OK;
 }
 
-void ocx__cache_remove(const char *key_text)
+void ocx__cache_remove(const char *key_text, const ocx__cache_blob *loaded)
 {
     char path[4200];
     ocx__cache_path(key_text, path, sizeof path);
-    if (path[0]) unlink(path);
+    if (path[0]) unlink_if_same(path, loaded->dev, loaded->ino);
 }

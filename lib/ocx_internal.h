@@ -74,6 +74,7 @@ int ocx__contains_nocase(const char *hay, const char *needle);
 typedef struct ocx__cache_blob {
     unsigned char *data;
     size_t size;
+    uint64_t dev, ino; /* the file it came from (another process may replace it meanwhile) */
 } ocx__cache_blob;
 /* Opens `path` for reading if it is a regular file (never waiting on a FIFO). NULL otherwise, with
  * errno (ENOENT: nothing there; EINVAL: not a regular file) and *why, a reason for a message. */
@@ -86,8 +87,9 @@ void ocx__cache_dir(char *out, size_t cap);
 ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rejected);
 /* Stores atomically (temporary file + rename). Failure means running uncached (one warning). */
 ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, size_t size);
-/* Deletes the entry for key_text (a binary the driver rejected). */
-void ocx__cache_remove(const char *key_text);
+/* Deletes the entry for key_text that `loaded` came from (a binary the driver rejected), unless
+ * another process has stored a new one there since. */
+void ocx__cache_remove(const char *key_text, const ocx__cache_blob *loaded);
 /* The file name an entry has (tests corrupt it on purpose). */
 void ocx__cache_path(const char *key_text, char *out, size_t cap);
 

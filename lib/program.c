@@ -187,6 +187,7 @@ static cl_program load_binary_(ocx_context *ctx, const char *key, const char *op
     const unsigned char *bin = blob.data;
     cl_program prog = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &blob.size, &bin, &status, &err);
     free(blob.data);
+    blob.data = NULL; /* its file's identity stays, for ocx__cache_remove */
     if (err == CL_SUCCESS && status == CL_SUCCESS)
         err = clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL);
     else if (err == CL_SUCCESS)
@@ -203,7 +204,7 @@ static cl_program load_binary_(ocx_context *ctx, const char *key, const char *op
         }
         ocx__warn("binary cache: %s: the driver rejected the binary (%s); deleted, rebuilding from source", path,
                   ocx__cl_error_name(err));
-        ocx__cache_remove(key);
+        ocx__cache_remove(key, &blob);
         *rejected = 1;
         return NULL;
     }

@@ -366,6 +366,32 @@ START_TEST(test_not_a_regular_file)
 }
 END_TEST
 
+/* A binary the driver rejects is deleted only while it is still the file that was loaded: another
+ * process that stored a new entry meanwhile (after the long build of the bad one) keeps it. */
+START_TEST(test_remove_spares_a_newer_entry)
+{
+    fresh_dir("newer");
+    const char *key = "a test key";
+    const unsigned char v1[] = "first", v2[] = "second";
+    char path[4200];
+    ocx__cache_path(key, path, sizeof path);
+    ck_ok(ocx__cache_store(key, v1, sizeof v1));
+    ocx__cache_blob blob;
+    ck_ok(ocx__cache_load(key, &blob, NULL));
+    free(blob.data);
+    ck_ok(ocx__cache_store(key, v2, sizeof v2)); /* another process's, renamed into place */
+    ocx__cache_remove(key, &blob);
+    struct stat sb;
+    ck_assert_msg(stat(path, &sb) == 0, "the newer entry was deleted");
+    ck_ok(ocx__cache_load(key, &blob, NULL));
+    ck_assert_uint_eq(blob.size, sizeof v2);
+    ck_assert_int_eq(memcmp(blob.data, v2, sizeof v2), 0);
+    free(blob.data);
+    ocx__cache_remove(key, &blob);
+    ck_assert_int_ne(stat(path, &sb), 0); /* the one loaded: deleted */
+}
+END_TEST
+
 START_TEST(test_stale_temporaries_removed)
 {
     /* A process killed between writing its temporary file and renaming it leaves the file behind; a
@@ -462,6 +488,7 @@ int main(void)
     tcase_add_test(core, test_last_error_kept);
     tcase_add_test(core, test_unwritable_and_missing_directories);
     tcase_add_test(core, test_not_a_regular_file);
+    tcase_add_test(core, test_remove_spares_a_newer_entry);
     tcase_add_test(core, test_stale_temporaries_removed);
     tcase_add_test(core, test_directory_without_home);
     tcase_add_test(core, test_two_processes_race);
