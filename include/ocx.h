@@ -425,7 +425,8 @@ OCX_API ocx_status ocx_last_params(ocx_params_info *info);
 /*! ocx_context_params() : the parameters an operation of `family` on `dtype` (f32, f16 or f64) in
  *  `size_class` (NULL: "all"; else one of the classes above) would use on ctx's device, without
  *  running anything. An unknown family, dtype or class, or one the family never looks up ("short_k"
- *  is GEMM's alone; gemm_mma has neither f64 nor "small"): OCX_ERR_INVALID_ARGUMENT. */
+ *  belongs to gemm and gemm_mma's f16 alone; gemm_mma has neither f64 nor "small"):
+ *  OCX_ERR_INVALID_ARGUMENT. */
 OCX_API ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dtype,
                                       const char *size_class, ocx_params_info *info);
 
@@ -705,7 +706,8 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     ldx ≥ its number of rows (always ldx ≥ 1). A is stored M x K when opa = N, K x M when T; B is
  *     stored K x N when opb = N, N x K when T.
  *   - Offsets are in elements, relative to the buffer (or view). Every element a matrix spans must lie
- *     inside its buffer (else OCX_ERR_OUT_OF_RANGE); a leading dimension below the minimum is
+ *     inside its buffer, and so must its offset (and a batch's last offset) where it spans none, as A
+ *     and B do where K = 0 (else OCX_ERR_OUT_OF_RANGE); a leading dimension below the minimum is
  *     OCX_ERR_INVALID_ARGUMENT; NULL buffers are OCX_ERR_INVALID_ARGUMENT.
  *   - dtypes: A and B share one dtype. f32 → C f32. f64 → C f64 (needs cl_khr_fp64, else
  *     OCX_ERR_UNSUPPORTED). f16 → C f16 or f32: mixed precision, products accumulated in f32 on every
