@@ -19,7 +19,8 @@ typedef struct bench {
     int reps;          /* timed repetitions (median reported) */
     json_t *rows;      /* every row, whatever the output mode (the plot and CSV read them) */
     json_t *extra;     /* further JSON sections by part ("streams"), merged into the document */
-    double copy_gbps;  /* measured device copy bandwidth (read + write), the roof of streaming ops */
+    double copy_gbps;  /* measured device copy bandwidth (read + write), reported beside the rows
+                          (their roof is the peaks' global bandwidth, lib/peaks.c) */
     cl_command_queue queue; /* the default stream's queue, for peers such as CLBlast */
     cl_context clctx;
     int failures;      /* results that failed their check */
@@ -75,6 +76,15 @@ double bench_median(double *v, int n);
 
 /* Uniform random floats in [lo, hi), never exactly zero. */
 void bench_random(float *x, size_t n, float lo, float hi, unsigned seed);
+/* Fills buffer x (f32, f16 or f64) with n random values in [-1, 1) from seed (through an f32
+ * staging buffer and ocx_copy); *host (when host is not NULL) gets them as the buffer holds them
+ * (f16: rounded), for the caller to free. 0 on success. */
+int bench_fill(bench *b, ocx_buffer *x, size_t n, unsigned seed, float **host);
+/* Element i of x as a double (NaN when the read fails). */
+double bench_read_at(bench *b, const ocx_buffer *x, size_t i);
+/* A result's check before its time is reported: 0 when |got - want| <= tol; else 1, a message on
+ * stderr and b->failures counted (ocx-bench then exits 1). */
+int bench_check(bench *b, const char *what, double got, double want, double tol);
 
 /* The report (bench_report.c): the document for --json, the rows for --csv. */
 json_t *bench_report_json(bench *b);

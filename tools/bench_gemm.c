@@ -5,13 +5,16 @@
  * OCX_BENCH_GEMM_SIZES="MxNxK,…" replaces the size list ("N": N x N x N); OCX_BENCH_GEMM_DTYPES="f32,f16,f16f32,f64,f32x3"
  * the dtypes (f16: f16 in and out, f16f32: f16 in, f32 out, f32x3: f32 under OCX_COMPUTE_TF32X3, on
  * NVIDIA tensor cores where OCX_PATH_NV_TF32X3 is on, beside CLBlast's f32); OCX_BENCH_GEMM_OPS="NN,TN,NT,TT" the
- * transposes of A and B (default NN; the stored matrices keep their shapes' leading dimensions). The ocx
- * and CLBlast times are wall times from the call to clFinish (median), so launch overhead and
+ * transposes of A and B (default NN; the stored matrices keep their shapes' leading dimensions). One
+ * run of ocx's is checked first (32 entries of C against the host in double): a wrong one gets no
+ * row. The ocx, CLBlast and OpenBLAS times are wall times from the call to clFinish (median), taken
+ * in turns (ocx, CLBlast, OpenBLAS, ocx, ...) so that a drifting machine slows all alike; launch overhead and
  * CLBlast's helper kernels count; ocx's device time from profiling events is printed beside: from
  * a marker enqueued just before the call to the end of the event it returns, so that operand copies
  * and split K's partial products count with the GEMM kernel. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,66 +98,85 @@ static int clblast_tune(bench *b)
 }
 #endif
 
-/* Median wall time of one call up to clFinish, after a warm-up: launch overhead included, and the
- * only fair clock for a peer such as CLBlast whose event covers only its last kernel. */
+/* Median wall times of one call up to clFinish (launch overhead included, and the only fair clock
+ * for a peer such as CLBlast whose event covers only its last kernel) of each of the nf runs, after
+ * a warm-up of each, taken in turns (fns[0], fns[1], ..., fns[0], ...) so that a machine whose speed
+ * drifts slows all alike (bench_time_pair_ns). ns[i] < 0 where fns[i] failed (said on stderr). */
+static void wall_ns_turns(bench *b, int nf, bench_run_fn const *fns, void *const *args, double *ns)
+{
+    double t[4][64];
+    int reps = b->reps < 64 ? b->reps : 64;
+    for (int f = 0; f < nf; f++) ns[f] = 0;
+    for (int r = -1; r < reps; r++)
+        for (int f = 0; f < nf; f++) {
+            if (ns[f] < 0) continue;
+            cl_event ev = NULL;
+            double t0 = bench_now_ns();
+            if (fns[f](b, args[f], &ev) != 0) {
+                fprintf(stderr, "ocx-bench: run failed: %s\n", f ? "(the peer's)" : ocx_last_error());
+                ns[f] = -1;
+                continue;
+            }
+            clFinish(b->queue);
+            if (r >= 0) t[f][r] = bench_now_ns() - t0;
+            if (ev) clReleaseEvent(ev);
+        }
+    for (int f = 0; f < nf; f++)
+        if (ns[f] == 0) ns[f] = bench_median(t[f], reps);
+}
+
 static double wall_ns(bench *b, bench_run_fn fn, void *arg)
 {
-    double t[64];
-    int reps = b->reps < 64 ? b->reps : 64;
-    for (int r = -1; r < reps; r++) {
-        cl_event ev = NULL;
-        double t0 = bench_now_ns();
-        if (fn(b, arg, &ev) != 0) {
-            fprintf(stderr, "ocx-bench: run failed: %s\n", ocx_last_error());
-            return -1;
-        }
-        clFinish(b->queue);
-        if (r >= 0) t[r] = bench_now_ns() - t0;
-        if (ev) clReleaseEvent(ev);
-    }
-    return bench_median(t, reps);
+    double ns;
+    wall_ns_turns(b, 1, &fn, &arg, &ns);
+    return ns;
 }
+
+/* The host's operands for a peer on the host (OpenBLAS) and for the check of ocx's result: A and B as
+ * the device holds them. */
+typedef struct host_case {
+    const gemm_case *g;
+    float *a, *b, *c;
+} host_case;
+
 #ifdef HAVE_OPENBLAS
-/* Median wall time of cblas_sgemm on the host (the CPU reference). */
-static double openblas_ns(bench *b, const gemm_case *g)
+/* cblas_sgemm on the host (the CPU reference), as a run of wall_ns_turns. */
+static int run_openblas(bench *b, void *arg, cl_event *ev)
 {
-    size_t m = g->m, n = g->n, k = g->k;
-    float *A = malloc(m * k * sizeof *A), *B = malloc(k * n * sizeof *B), *C = malloc(m * n * sizeof *C);
-    if (!A || !B || !C) return free(A), free(B), free(C), -1;
-    bench_random(A, m * k, -1, 1, 1);
-    bench_random(B, k * n, -1, 1, 2);
-    double best[64];
-    int reps = b->reps < 64 ? b->reps : 64;
-    for (int r = -1; r < reps; r++) {
-        double t0 = bench_now_ns();
-        cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans, g->tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                    (int)k, 1.0f, A, (int)lda_of(g), B, (int)ldb_of(g), 0.0f, C, (int)n);
-        if (r >= 0) best[r] = bench_now_ns() - t0;
-    }
-    free(A), free(B), free(C);
-    return bench_median(best, reps);
+    const host_case *h = arg;
+    const gemm_case *g = h->g;
+    (void)b;
+    *ev = NULL;
+    cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans, g->tb ? CblasTrans : CblasNoTrans, (int)g->m,
+                (int)g->n, (int)g->k, 1.0f, h->a, (int)lda_of(g), h->b, (int)ldb_of(g), 0.0f, h->c, (int)g->n);
+    return 0;
 }
 #endif
 
-/* Fills a buffer of dtype with random values through an f32 staging buffer and ocx_copy. */
-static int fill_random(bench *b, ocx_buffer *x, size_t n, unsigned seed)
+/* ocx's C checked at 32 entries (its corners among them) against double products of the stored A
+ * and B, before its time is reported: a fast wrong kernel must not show a rate. 0 when right. */
+static int check_c(bench *b, const host_case *h, const char *label)
 {
-    float *h = malloc(n * sizeof *h);
-    ocx_buffer *s = NULL;
-    int rc = -1;
-    if (!h) return -1;
-    bench_random(h, n, -1, 1, seed);
-    if (ocx_buffer_dtype(x) == OCX_F32) {
-        rc = ocx_buffer_write(b->ctx, NULL, x, 0, n, h, 0, NULL, NULL) ? -1 : 0;
-    } else if (ocx_buffer_create(b->ctx, OCX_F32, n, &s) == OCX_OK) {
-        rc = ocx_buffer_write(b->ctx, NULL, s, 0, n, h, 0, NULL, NULL) || ocx_copy(b->ctx, NULL, n, s, 1, x, 1, 0, NULL, NULL) ||
-                     ocx_stream_finish(b->ctx, NULL)
-                 ? -1
-                 : 0;
+    const gemm_case *g = h->g;
+    const ocx_dtype in = ocx_buffer_dtype(g->a), out = ocx_buffer_dtype(g->c);
+    /* relative to the sum of the terms' magnitudes: f16 results round to 11 bits, f32 sums of up to
+     * 16384 terms stay far within 1e-4 (within 1e-3 where TF32X3 products ran) */
+    const double rel = out == OCX_F16 ? 4e-3 : in == OCX_F64 ? 1e-10 : 1e-4;
+    uint64_t s = 0x2545f4914f6cdd1dull;
+    for (int t = 0; t < 32; t++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        const size_t i = t < 2 ? 0 : t < 4 ? g->m - 1 : (size_t)(s % g->m);
+        const size_t j = t % 2 == 0 && t < 4 ? 0 : t < 4 ? g->n - 1 : (size_t)((s >> 32) % g->n);
+        double want = 0, mag = 0;
+        for (size_t p = 0; p < g->k; p++) {
+            const double x = h->a[g->ta ? p * g->m + i : i * g->k + p], y = h->b[g->tb ? j * g->k + p : p * g->n + j];
+            want += x * y, mag += fabs(x * y);
+        }
+        char what[160];
+        snprintf(what, sizeof what, "gemm %s C[%zu][%zu]", label, i, j);
+        if (bench_check(b, what, bench_read_at(b, g->c, i * g->n + j), want, rel * mag)) return 1;
     }
-    ocx_buffer_destroy(s);
-    free(h);
-    return rc;
+    return 0;
 }
 
 #define MAX_SIZES 32
@@ -195,7 +217,8 @@ int bench_gemm(bench *b)
     const char *dts = getenv("OCX_BENCH_GEMM_DTYPES");
     if (!dts || !*dts) dts = b->info.type == OCX_DEVICE_GPU ? "f32,f16f32,f16,f64" : "f32,f16f32";
     int rc = 0;
-    bench_header(b, "gemm (row-major, NN unless the size says :TN etc., C = op(A)*op(B); wall time to clFinish; GFLOP/s = 2MNK/time; ratio = peer time / ocx time)");
+    bench_header(b, "gemm (row-major, NN unless the size says :TN etc., C = op(A)*op(B); checked at 32 entries of C; "
+                    "wall time to clFinish, ocx and its peers in turns; GFLOP/s = 2MNK/time; ratio = peer time / ocx time)");
     int is_nvidia = strstr(b->info.vendor, "NVIDIA") != NULL;
     for (int pass = 0; pass < 2; pass++) {
     char dtl[64];
@@ -217,12 +240,12 @@ int bench_gemm(bench *b)
             const int *op2 = ops[si % (size_t)nops];
             gemm_case g = {list[si / (size_t)nops][0], list[si / (size_t)nops][1], list[si / (size_t)nops][2], NULL, NULL,
                            NULL, pass, op2[0], op2[1], compute};
+            host_case h = {&g, NULL, NULL, NULL};
             if (ocx_buffer_create(b->ctx, in, g.m * g.k, &g.a) || ocx_buffer_create(b->ctx, in, g.k * g.n, &g.b) ||
-                ocx_buffer_create(b->ctx, out, g.m * g.n, &g.c) || fill_random(b, g.a, g.m * g.k, 1) ||
-                fill_random(b, g.b, g.k * g.n, 2)) {
+                ocx_buffer_create(b->ctx, out, g.m * g.n, &g.c) || bench_fill(b, g.a, g.m * g.k, 1, &h.a) ||
+                bench_fill(b, g.b, g.k * g.n, 2, &h.b)) {
                 bench_note(b, "gemm: %zux%zux%zu %s does not fit: %s", g.m, g.n, g.k, dt, ocx_last_error());
-                ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
-                continue;
+                goto next;
             }
             char size[64];
             int sl = snprintf(size, sizeof size, "%zux%zux%zu", g.m, g.n, g.k);
@@ -230,19 +253,39 @@ int bench_gemm(bench *b)
             double flops = 2.0 * g.m * g.n * g.k;
             /* The fewest bytes a GEMM must move: A and B read once, C written (beta = 0). */
             double bytes = (double)ocx_dtype_size(in) * (g.m * g.k + g.k * g.n) + (double)ocx_dtype_size(out) * g.m * g.n;
-            double ns = wall_ns(b, run_ocx, &g), dev_ns = device_ns(b, &g);
+            /* One run checked first (its C sampled), then ocx and its peers timed in turns. */
+            char label[96];
+            snprintf(label, sizeof label, "%s %s", size, dt);
+            cl_event first = NULL;
+            const int ran = run_ocx(b, &g, &first) == 0;
+            if (first) clReleaseEvent(first);
+            if (!ran) fprintf(stderr, "ocx-bench: gemm %s: %s\n", label, ocx_last_error());
+            if (!ran || check_c(b, &h, label)) { /* said on stderr: no row */
+                rc = 1;
+                goto next;
+            }
+            bench_run_fn fns[3] = {run_ocx};
+            void *args[3] = {&g};
+            double t[3] = {0, 0, 0};
+            int nf = 1, clb = -1, obl = -1;
+#ifdef HAVE_CLBLAST
+            if (in == out && in != OCX_F16) clb = nf, fns[nf] = run_clblast, args[nf++] = &g;
+#endif
+#ifdef HAVE_OPENBLAS
+            if (!g.tuned_pass && in == OCX_F32 && out == OCX_F32 && b->info.type == OCX_DEVICE_CPU &&
+                (h.c = malloc(g.m * g.n * sizeof *h.c)) != NULL)
+                obl = nf, fns[nf] = run_openblas, args[nf++] = &h;
+#endif
+            wall_ns_turns(b, nf, fns, args, t);
+            double ns = t[0], dev_ns = ns < 0 ? -1 : device_ns(b, &g);
             ocx_params_info used; /* which parameters ran, and from where */
             int have_used = ocx_last_params(&used) == OCX_OK;
             if (ns < 0) { /* failed (said on stderr): no row */
                 rc = 1;
-                ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
-                continue;
+                goto next;
             }
-            double peer = 0;
+            double peer = clb > 0 && t[clb] > 0 ? t[clb] : 0;
             const char *peer_name = "clblast";
-#ifdef HAVE_CLBLAST
-            if (in == out && in != OCX_F16) peer = wall_ns(b, run_clblast, &g);
-#endif
             /* f16 on tensor cores: the row says so ("gemm-tc": the tensor cores' roof), and the portable
              * kernel is measured beside it (OCX_VENDOR_PATHS=0 for one measurement). */
             unsigned paths = 0;
@@ -251,30 +294,23 @@ int bench_gemm(bench *b)
             /* f32x3 on the tensor cores: "gemm-x3" (the f32 kernels run the direct and "short_k" sizes) */
             int x3 = compute == OCX_COMPUTE_TF32X3 && have_used && !strcmp(used.family, "gemm_mma");
             const char *op = tc ? "gemm-tc" : x3 ? "gemm-x3" : "gemm";
-            if (!g.tuned_pass) bench_row(b, "gemm", op, dt, size, ns, bytes, flops, peer_name, peer);
-#ifdef HAVE_CLBLAST
-            if (g.tuned_pass) {
-                /* Second pass: CLBlast with the tuned set, ocx measured again beside it. */
+            if (g.tuned_pass) { /* second pass: CLBlast with the tuned set, ocx measured again beside it */
                 bench_row(b, "gemm", op, dt, size, ns, bytes, flops, "clblast-tuned", peer);
-                ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
-                continue;
+                goto next;
             }
-#endif
-#ifdef HAVE_OPENBLAS
-            if (in == OCX_F32 && out == OCX_F32 && b->info.type == OCX_DEVICE_CPU)
-                bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, "openblas", openblas_ns(b, &g));
-#endif
-            if (tc && !g.tuned_pass) {
+            bench_row(b, "gemm", op, dt, size, ns, bytes, flops, peer_name, peer);
+            if (obl > 0 && t[obl] > 0) bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, "openblas", t[obl]);
+            if (tc) {
                 char *saved = bench_env_set("OCX_VENDOR_PATHS", "0");
                 double portable = wall_ns(b, run_ocx, &g);
                 bench_env_restore("OCX_VENDOR_PATHS", saved);
                 bench_row(b, "gemm", op, dt, size, ns, bytes, flops, "ocx-portable", portable);
             }
-            if (!g.tuned_pass && have_used)
+            if (have_used)
                 bench_note(b, "gemm: %s %s ran %s, %s/%s %s (from %s)", size, dt,
                            used.kernel[0] ? used.kernel : "no kernel", used.family, used.size_class, used.params,
                            used.source);
-            if (!g.tuned_pass && dev_ns > 0) {
+            if (dev_ns > 0) {
                 /* The kernel's share of the compute roof its row is placed under (no bytes: that roof alone). */
                 ocx_roofline r;
                 int roof = bench_roofline(b, op, dt, flops, 0, dev_ns, 0, &r);
@@ -284,6 +320,8 @@ int bench_gemm(bench *b)
                 bench_note(b, "gemm: %s %s: device time %.1f us = %.1f GFLOP/s (%.0f%% of the %s peak)", size, dt,
                            dev_ns / 1e3, flops / dev_ns, roof ? 100.0 * r.efficiency : 0.0, name);
             }
+        next:
+            free(h.a), free(h.b), free(h.c);
             ocx_buffer_destroy(g.a), ocx_buffer_destroy(g.b), ocx_buffer_destroy(g.c);
         }
     }

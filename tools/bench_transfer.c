@@ -27,31 +27,47 @@ static double time_transfer(bench *b, ocx_buffer *buf, float *host, size_t n, in
     return bench_median(t, reps);
 }
 
+/* After a timed transfer: the data arrived whole (a write: read back into tmp; a read: host itself),
+ * as orig holds it. 0 when so; else a message and b->failures counted. */
+static int arrived(bench *b, ocx_buffer *buf, const float *host, float *tmp, const float *orig, size_t n, int write,
+                   const char *how)
+{
+    if (write && ocx_buffer_read(b->ctx, NULL, buf, 0, n, tmp, 0, NULL, NULL) != OCX_OK) return 1;
+    if (memcmp(write ? tmp : host, orig, n * sizeof *orig) == 0) return 0;
+    fprintf(stderr, "ocx-bench: transfer: a %s %s of %zu floats moved wrong data; not reported\n", how,
+            write ? "write" : "read", n);
+    b->failures++;
+    return 1;
+}
+
 int bench_transfer(bench *b)
 {
     size_t sizes[] = {(size_t)1 << 20, (size_t)1 << 24, (size_t)1 << 26};
     size_t nsizes = b->quick ? 1 : 3;
     int rc = 0;
-    bench_header(b, "host<->device transfers (blocking calls, wall time; GB/s of bytes moved)");
+    bench_header(b, "host<->device transfers (blocking calls, wall time; GB/s of bytes moved; data checked)");
     for (size_t si = 0; si < nsizes; si++) {
         size_t n = sizes[si];
-        float *host = malloc(n * sizeof *host);
+        float *host = malloc(n * sizeof *host), *orig = malloc(n * sizeof *orig), *tmp = malloc(n * sizeof *tmp);
         ocx_buffer *buf = NULL;
-        if (!host || ocx_buffer_create(b->ctx, OCX_F32, n, &buf) != OCX_OK) {
+        if (!host || !orig || !tmp || ocx_buffer_create(b->ctx, OCX_F32, n, &buf) != OCX_OK) {
             bench_note(b, "transfer: %zu floats do not fit", n);
-            free(host);
+            free(host), free(orig), free(tmp);
             continue;
         }
         bench_random(host, n, -1, 1, 5);
+        memcpy(orig, host, n * sizeof *orig);
         char size[32];
         snprintf(size, sizeof size, "%zuMiB", n * sizeof(float) >> 20);
         for (int write = 1; write >= 0; write--) {
             char *saved = bench_env_set("OCX_STAGING", "0"); /* the user's, back for the parts after */
             double direct = time_transfer(b, buf, host, n, write);
+            int wrong = direct >= 0 && arrived(b, buf, host, tmp, orig, n, write, "direct");
             setenv("OCX_STAGING", "2", 1);
             double staged = time_transfer(b, buf, host, n, write);
+            wrong |= staged >= 0 && arrived(b, buf, host, tmp, orig, n, write, "staged");
             bench_env_restore("OCX_STAGING", saved);
-            if (direct < 0 || staged < 0) {
+            if (direct < 0 || staged < 0 || wrong) {
                 rc = 1;
                 continue;
             }
@@ -60,7 +76,7 @@ int bench_transfer(bench *b)
                       (double)n * sizeof(float), 0, "pageable", direct);
         }
         ocx_buffer_destroy(buf);
-        free(host);
+        free(host), free(orig), free(tmp);
     }
     return rc;
 }

@@ -5,6 +5,8 @@
  * copy, fill; sum, asum, dot, nrm2, min, max, argmin, argmax). */
 #include "config.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,12 +62,62 @@ static int run_clblast(bench *b, void *arg, cl_event *ev)
 }
 #endif
 
-/* Bytes each op moves per element (reads + writes), in units of the element size. */
+/* Bytes each op moves per element (reads + writes), in units of the element size. (CLBlast's Xhad,
+ * mul's peer, reads z as well, beta*z even where beta is 0: 4 to ocx's 3.) */
 static double traffic(const char *op)
 {
     if (!strcmp(op, "add") || !strcmp(op, "mul") || !strcmp(op, "axpy")) return 3;
     if (!strcmp(op, "fill")) return 1;
     return 2;
+}
+
+/* Flops each op does per element (copy and fill none: the memory roof alone). */
+static double arithmetic(const char *op)
+{
+    return !strcmp(op, "axpy") ? 2 : !strcmp(op, "copy") || !strcmp(op, "fill") ? 0 : 1;
+}
+
+/* Indices a result is checked at: the ends and 62 drawn from the seed. */
+#define CHECKS 64
+static size_t check_index(size_t n, int t, uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return t == 0 ? 0 : t == 1 ? n - 1 : (size_t)(*s % n);
+}
+
+/* One run of ocx's op checked at CHECKS elements before it is timed (a fast wrong kernel must not
+ * show a rate): x and y hold hx and hy where not in place; the in-place ops (axpy, and scale by 2
+ * here) are checked against y as read before the run. 0 when right. */
+static int check_vec(bench *b, vec_case *c, const float *hx, const float *hy)
+{
+    const ocx_dtype dt = ocx_buffer_dtype(c->x);
+    const double rel = dt == OCX_F16 ? 1e-3 : dt == OCX_F64 ? 1e-12 : 1e-6;
+    const int in_place = !strcmp(c->op, "axpy") || !strcmp(c->op, "scale");
+    double before[CHECKS];
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    for (int t = 0; in_place && t < CHECKS; t++) before[t] = bench_read_at(b, c->y, check_index(c->n, t, &s));
+    ocx_status st = !strcmp(c->op, "scale") ? ocx_scale(b->ctx, NULL, c->n, 2.0, c->y, 1, 0, NULL, NULL)
+                                            : run_ocx(b, c, NULL) ? OCX_ERR_INTERNAL : OCX_OK;
+    if (st != OCX_OK) {
+        fprintf(stderr, "ocx-bench: %s: %s\n", c->op, ocx_last_error());
+        return 1;
+    }
+    s = 0x9e3779b97f4a7c15ull;
+    for (int t = 0; t < CHECKS; t++) {
+        const size_t i = check_index(c->n, t, &s);
+        const double x = hx[i], y = hy[i];
+        double want = !strcmp(c->op, "add") ? x + y : !strcmp(c->op, "mul") ? x * y
+                      : !strcmp(c->op, "copy")                             ? x
+                      : !strcmp(c->op, "fill")                             ? 1.0
+                      : !strcmp(c->op, "axpy")                             ? before[t] + 0.5 * x
+                                                                           : 2.0 * before[t];
+        char what[96];
+        snprintf(what, sizeof what, "%s %s %zu [%zu]", c->op, ocx_dtype_name(dt), c->n, i);
+        if (bench_check(b, what, bench_read_at(b, in_place ? c->y : c->z, i), want,
+                        rel * (fabs(want) + fabs(x) + (in_place ? fabs(before[t]) : fabs(y))) + 1e-30))
+            return 1;
+    }
+    return 0;
 }
 
 static int has_peer(const char *op, ocx_dtype dt)
@@ -170,6 +222,35 @@ static int wanted(const char *var, const char *name)
 static int dtype_wanted(ocx_dtype dt) { return wanted("OCX_BENCH_VECTOR_DTYPES", ocx_dtype_name(dt)); }
 static int op_wanted(const char *op) { return wanted("OCX_BENCH_VECTOR_OPS", op); }
 
+/* ocx's reduction checked against the host's, in double over the values x and y hold, before it is
+ * timed: sums within 1e-5 of the sum of magnitudes (f64: 1e-12), extremes exactly, indices the
+ * first. 0 when right. */
+static int check_reduction(bench *b, red_case *c, const float *hx, const float *hy)
+{
+    const ocx_dtype dt = ocx_buffer_dtype(c->x);
+    double want = 0, mag = 0, got = NAN;
+    size_t at = 0, got_at = (size_t)-1;
+    for (size_t i = 0; i < c->n; i++) {
+        const double x = hx[i], t = c->op == OCX_REDUCE_DOT ? x * hy[i] : c->op == OCX_REDUCE_NRM2 ? x * x
+                                                                       : c->op == OCX_REDUCE_ASUM ? fabs(x) : x;
+        if (c->op <= OCX_REDUCE_NRM2) {
+            want += t, mag += fabs(t);
+        } else if (i == 0 || ((c->op == OCX_REDUCE_MIN || c->op == OCX_REDUCE_ARGMIN) ? x < want : x > want)) {
+            want = x, at = i;
+        }
+    }
+    if (c->op == OCX_REDUCE_NRM2) want = sqrt(want), mag = want;
+    const int arg = c->op == OCX_REDUCE_ARGMIN || c->op == OCX_REDUCE_ARGMAX;
+    if (ocx_reduce_host(b->ctx, NULL, c->op, c->n, c->x, 1, c->y, 1, &got, arg ? &got_at : NULL, 0, NULL) != OCX_OK) {
+        fprintf(stderr, "ocx-bench: %s: %s\n", red_names[c->op], ocx_last_error());
+        return 1;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "%s %s %zu", red_names[c->op], ocx_dtype_name(dt), c->n);
+    return arg ? bench_check(b, what, (double)got_at, (double)at, 0)
+               : bench_check(b, what, got, want, (dt == OCX_F64 ? 1e-12 : 1e-5) * mag);
+}
+
 /* Reductions of n elements of each dtype; bytes = elements read (x, and y for dot). */
 static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
 {
@@ -185,15 +266,18 @@ static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
             ocx_dtype dt = dtypes[di];
             if ((dt == OCX_F64 && !b->info.has_fp64) || !dtype_wanted(dt)) continue;
             red_case c = {OCX_REDUCE_SUM, NULL, NULL, NULL, NULL, NULL, n};
+            float *hx = NULL, *hy = NULL;
             if (ocx_buffer_create(b->ctx, dt, n, &c.x) || ocx_buffer_create(b->ctx, dt, n, &c.y) ||
                 ocx_buffer_create(b->ctx, dt == OCX_F64 ? OCX_F64 : OCX_F32, 1, &c.r) ||
                 ocx_buffer_create(b->ctx, OCX_U32, 1, &c.ri) || ocx_buffer_create(b->ctx, OCX_F64, 64, &c.scratch)) {
                 bench_note(b, "reduce: %zu %s elements do not fit: %s", n, ocx_dtype_name(dt), ocx_last_error());
                 goto next;
             }
-            ocx_fill(b->ctx, NULL, n, 1.25, c.x, 1, 0, NULL, NULL);
-            ocx_fill(b->ctx, NULL, n, -0.75, c.y, 1, 0, NULL, NULL);
-            ocx_stream_finish(b->ctx, NULL);
+            if (bench_fill(b, c.x, n, 3, &hx) || bench_fill(b, c.y, n, 4, &hy)) {
+                bench_note(b, "reduce: %zu %s elements could not be filled: %s", n, ocx_dtype_name(dt), ocx_last_error());
+                rc = 1;
+                goto next;
+            }
             char size[32];
             snprintf(size, sizeof size, "%zu", n);
             for (int op = 0; op < 8; op++) {
@@ -203,16 +287,23 @@ static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
 #ifdef HAVE_CLBLAST
                 if (dt != OCX_F16 && op != OCX_REDUCE_MIN && op != OCX_REDUCE_MAX) peer = red_clblast;
 #endif
+                if (check_reduction(b, &c, hx, hy)) { /* said on stderr: no row */
+                    rc = 1;
+                    continue;
+                }
                 double peer_ns = 0, ns = batch_time_ns(b, red_ocx, peer, &c, &peer_ns);
                 if (ns < 0) {
                     rc = 1;
                     continue;
                 }
+                /* flops: an add (or a comparison) an element, a multiply too for dot and nrm2 */
                 double bytes = (op == OCX_REDUCE_DOT ? 2.0 : 1.0) * (double)ocx_dtype_size(dt) * (double)n;
-                bench_row(b, "reduce", red_names[op], ocx_dtype_name(dt), size, ns, bytes, bytes / ocx_dtype_size(dt),
-                          "clblast", peer_ns);
+                double flops = (op == OCX_REDUCE_DOT || op == OCX_REDUCE_NRM2 ? 2.0 : 1.0) * (double)n;
+                bench_row(b, "reduce", red_names[op], ocx_dtype_name(dt), size, ns, bytes, flops, "clblast", peer_ns);
             }
         next:
+            free(hx);
+            free(hy);
             ocx_buffer_destroy(c.x);
             ocx_buffer_destroy(c.y);
             ocx_buffer_destroy(c.r);
@@ -253,7 +344,8 @@ int bench_vector(bench *b)
     }
     ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
     int rc = 0;
-    bench_header(b, "vector operations and reductions (bytes = reads + writes; %bound = share of the roofline bound)");
+    bench_header(b, "vector operations and reductions (bytes = reads + writes; %bound = share of the roofline bound; "
+                    "each checked before it is timed; mul's peer Xhad reads z too: 4 elements to ocx's 3)");
     for (size_t si = 0; si < nsizes; si++) {
         size_t n = sizes[si];
         for (size_t di = 0; di < 3; di++) {
@@ -268,10 +360,13 @@ int bench_vector(bench *b)
                 ocx_buffer_destroy(c.z);
                 continue;
             }
-            /* Non-zero inputs (the ops are timed on real data, not on zeros). */
-            ocx_fill(b->ctx, NULL, n, 1.25, c.x, 1, 0, NULL, NULL);
-            ocx_fill(b->ctx, NULL, n, -0.75, c.y, 1, 0, NULL, NULL);
-            ocx_stream_finish(b->ctx, NULL);
+            /* Random non-zero inputs, kept on the host for the checks. */
+            float *hx = NULL, *hy = NULL;
+            if (bench_fill(b, c.x, n, 1, &hx) || bench_fill(b, c.y, n, 2, &hy)) {
+                bench_note(b, "vector: %zu %s elements could not be filled: %s", n, ocx_dtype_name(dt), ocx_last_error());
+                rc = 1;
+                goto next;
+            }
             double es = (double)ocx_dtype_size(dt);
             char size[32];
             snprintf(size, sizeof size, "%zu", n);
@@ -289,14 +384,21 @@ int bench_vector(bench *b)
 #ifdef HAVE_CLBLAST
                 if (has_peer(c.op, dt)) peer = run_clblast;
 #endif
+                if (check_vec(b, &c, hx, hy)) { /* said on stderr: no row */
+                    rc = 1;
+                    continue;
+                }
                 double peer_ns = 0, ns = bench_time_pair_ns(b, run_ocx, &c, peer, &c, &peer_ns);
                 if (ns < 0) {
                     rc = 1;
                     continue;
                 }
-                bench_row(b, "vector", c.op, ocx_dtype_name(dt), size, ns, traffic(c.op) * es * n, n, "clblast",
-                          peer_ns);
+                bench_row(b, "vector", c.op, ocx_dtype_name(dt), size, ns, traffic(c.op) * es * n, arithmetic(c.op) * n,
+                          "clblast", peer_ns);
             }
+        next:
+            free(hx);
+            free(hy);
             ocx_buffer_destroy(c.x);
             ocx_buffer_destroy(c.y);
             ocx_buffer_destroy(c.z);

@@ -4,8 +4,11 @@
  *             [--refresh-peaks] [--reps N] [--device SPEC]
  * PART: demo, vector, transfer, gemm, streams, peaks (only the peaks line), all (the default).
  * "demo" (the default with --quick from quickstart.sh) runs one kernel through the library and checks
- * its result against the host. Times come from OpenCL profiling events: the median of the repetitions
- * after one warm-up run. --json and --csv print the report at the end (schema: bench_report.c);
+ * its result against the host; every other part checks a run of each ocx operation (sampled
+ * elements, or the whole reduction, against the host in double) before it times it, and reports no
+ * rate for one that is wrong (exit 1). Times: the median of the repetitions after one warm-up run,
+ * from OpenCL profiling events for the vector operations, the host's clock for the rest (each
+ * part's header says which). --json and --csv print the report at the end (schema: bench_report.c);
  * --plot draws the roofline with every operation that has flops. */
 #include <errno.h>
 #include <math.h>
@@ -148,6 +151,60 @@ int bench_env_names(const char *var, const char *const *known)
         if (!s[len]) return 0;
         s += len + 1;
     }
+}
+
+int bench_fill(bench *b, ocx_buffer *x, size_t n, unsigned seed, float **host)
+{
+    float *h = malloc(n * sizeof *h);
+    ocx_buffer *s = NULL;
+    int rc = -1;
+    if (host) *host = NULL;
+    if (!h) return -1;
+    bench_random(h, n, -1, 1, seed);
+    const ocx_dtype dt = ocx_buffer_dtype(x);
+    if (dt == OCX_F32) {
+        rc = ocx_buffer_write(b->ctx, NULL, x, 0, n, h, 0, NULL, NULL) ? -1 : 0;
+    } else if (ocx_buffer_create(b->ctx, OCX_F32, n, &s) == OCX_OK) {
+        rc = ocx_buffer_write(b->ctx, NULL, s, 0, n, h, 0, NULL, NULL) || ocx_copy(b->ctx, NULL, n, s, 1, x, 1, 0, NULL, NULL) ||
+                     ocx_stream_finish(b->ctx, NULL)
+                 ? -1
+                 : 0;
+    }
+    ocx_buffer_destroy(s);
+    if (rc == 0 && host) {
+        if (dt == OCX_F16) /* the values the device holds */
+            for (size_t i = 0; i < n; i++) h[i] = ocx_half_to_float(ocx_half_from_float(h[i]));
+        *host = h;
+    } else {
+        free(h);
+    }
+    return rc;
+}
+
+double bench_read_at(bench *b, const ocx_buffer *x, size_t i)
+{
+    union {
+        float f;
+        double d;
+        uint16_t h;
+        uint32_t u;
+    } v;
+    if (ocx_buffer_read(b->ctx, NULL, x, i, 1, &v, 0, NULL, NULL) != OCX_OK) return NAN;
+    switch (ocx_buffer_dtype(x)) {
+    case OCX_F32: return v.f;
+    case OCX_F64: return v.d;
+    case OCX_F16: return ocx_half_to_float(v.h);
+    default: return v.u;
+    }
+}
+
+int bench_check(bench *b, const char *what, double got, double want, double tol)
+{
+    if (fabs(got - want) <= tol) return 0; /* (a NaN fails) */
+    fprintf(stderr, "ocx-bench: %s: wrong result %.9g, expected %.9g (tolerance %.3g); not timed\n", what, got, want,
+            tol);
+    b->failures++;
+    return 1;
 }
 
 void bench_random(float *x, size_t n, float lo, float hi, unsigned seed)
