@@ -208,9 +208,14 @@ int main(int argc, char **argv)
         if (d.local_mem_max_bytes > d.local_mem_bytes)
             snprintf(more, sizeof more, " (%llu KiB declared in a kernel)",
                      (unsigned long long)(d.local_mem_max_bytes / 1024));
-        printf("      memory        global %.2f GiB (largest allocation %.2f GiB), local %llu KiB%s%s\n",
-               d.global_mem_bytes / 1073741824.0, d.max_alloc_bytes / 1073741824.0,
-               (unsigned long long)(d.local_mem_bytes / 1024), more, d.host_unified_memory ? ", shared with host" : "");
+        char local[48]; /* bytes where a simulated limit (OCX_LIMIT_LOCAL_MEM=200) is no whole KiB */
+        if (d.local_mem_bytes % 1024)
+            snprintf(local, sizeof local, "%llu bytes", (unsigned long long)d.local_mem_bytes);
+        else
+            snprintf(local, sizeof local, "%llu KiB", (unsigned long long)(d.local_mem_bytes / 1024));
+        printf("      memory        global %.2f GiB (largest allocation %.2f GiB), local %s%s%s\n",
+               d.global_mem_bytes / 1073741824.0, d.max_alloc_bytes / 1073741824.0, local, more,
+               d.host_unified_memory ? ", shared with host" : "");
         printf("      work-groups   up to %zu items (%zu x %zu x %zu)\n", d.max_work_group_size,
                d.max_work_item_sizes[0], d.max_work_item_sizes[1], d.max_work_item_sizes[2]);
         printf("      precisions    f32, f16 storage%s%s\n", d.has_fp16 ? ", f16 arithmetic" : "",
