@@ -128,9 +128,10 @@ ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rej
     if (!path[0]) return ocx__error(OCX_ERR_IO, "binary cache disabled");
     const char *why = NULL;
     FILE *f = ocx__open_regular(path, &why);
-    if (!f && errno == EINVAL) return reject(path, why, rejected, NULL); /* a FIFO, a directory, ... */
-    if (!f) return ocx__error(OCX_ERR_IO, "binary cache: no entry %s (%s)", path, why);
     struct stat seen = {0};
+    if (!f && errno == EINVAL) /* a FIFO, a directory, ... */
+        return reject(path, why, rejected, stat(path, &seen) == 0 ? &seen : NULL);
+    if (!f) return ocx__error(OCX_ERR_IO, "binary cache: no entry %s (%s)", path, why);
     fstat(fileno(f), &seen);
     unsigned char *buf = NULL;
     long fsize = -1;
@@ -227,7 +228,7 @@ static void sweep_stale_temps(const char *dir)
     char path[4400];
     struct stat st;
     while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, ".tmp-", 5) != 0) continue;
+        if (strncmp(e->d_name, ".tmp-", 5) != 0 || strlen(e->d_name) != 11) continue; /* mkstemp's .tmp-XXXXXX */
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > CACHE_STALE_TMP_S) unlink(path);
     }

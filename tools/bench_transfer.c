@@ -2,6 +2,7 @@
  * memory (OCX_STAGING=0) against ocx's pinned staging path (OCX_STAGING=2), wall time of the
  * blocking call. This is the measurement behind the library's default (OCX_STAGING=1: staged for
  * large transfers to devices with their own memory). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +28,27 @@ static double time_transfer(bench *b, ocx_buffer *buf, float *host, size_t n, in
     return bench_median(t, reps);
 }
 
+/* Before a timed transfer, its destination poisoned (the device's buffer with NaN for a write, the
+ * host's array with 0xff bytes for a read), so that one that moves nothing cannot pass arrived(). */
+static int poison(bench *b, ocx_buffer *buf, float *host, size_t n, int write)
+{
+    if (!write) {
+        memset(host, 0xff, n * sizeof *host);
+        return 0;
+    }
+    return ocx_fill(b->ctx, NULL, n, NAN, buf, 1, 0, NULL, NULL) != OCX_OK || ocx_stream_finish(b->ctx, NULL) != OCX_OK;
+}
+
 /* After a timed transfer: the data arrived whole (a write: read back into tmp; a read: host itself),
  * as orig holds it. 0 when so; else a message and b->failures counted. */
 static int arrived(bench *b, ocx_buffer *buf, const float *host, float *tmp, const float *orig, size_t n, int write,
                    const char *how)
 {
-    if (write && ocx_buffer_read(b->ctx, NULL, buf, 0, n, tmp, 0, NULL, NULL) != OCX_OK) return 1;
+    if (write && ocx_buffer_read(b->ctx, NULL, buf, 0, n, tmp, 0, NULL, NULL) != OCX_OK) {
+        fprintf(stderr, "ocx-bench: transfer: reading back a %s write: %s\n", how, ocx_last_error());
+        b->failures++;
+        return 1;
+    }
     if (memcmp(write ? tmp : host, orig, n * sizeof *orig) == 0) return 0;
     fprintf(stderr, "ocx-bench: transfer: a %s %s of %zu floats moved wrong data; not reported\n", how,
             write ? "write" : "read", n);
@@ -61,10 +77,13 @@ int bench_transfer(bench *b)
         snprintf(size, sizeof size, "%zuMiB", n * sizeof(float) >> 20);
         for (int write = 1; write >= 0; write--) {
             char *saved = bench_env_set("OCX_STAGING", "0"); /* the user's, back for the parts after */
-            double direct = time_transfer(b, buf, host, n, write);
+            /* a write sends orig (host is a copy until the read pass), a read brings it back */
+            if (write) memcpy(host, orig, n * sizeof *host);
+            double direct = poison(b, buf, host, n, write) ? -1 : time_transfer(b, buf, host, n, write);
             int wrong = direct >= 0 && arrived(b, buf, host, tmp, orig, n, write, "direct");
             setenv("OCX_STAGING", "2", 1);
-            double staged = time_transfer(b, buf, host, n, write);
+            if (write) memcpy(host, orig, n * sizeof *host);
+            double staged = poison(b, buf, host, n, write) ? -1 : time_transfer(b, buf, host, n, write);
             wrong |= staged >= 0 && arrived(b, buf, host, tmp, orig, n, write, "staged");
             bench_env_restore("OCX_STAGING", saved);
             if (direct < 0 || staged < 0 || wrong) {

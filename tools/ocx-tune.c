@@ -189,7 +189,7 @@ static int usage(int rc)
             "                [--resume] [--seed N] [--verbose]\n"
             "Writes a device profile (default: the user profile directory, where libocx finds it unless\n"
             "OCX_PROFILE_DIR holds a profile for the device, which is read first); under simulated\n"
-            "limits (OCX_LIMIT_*, OCX_DISABLE_*) only to an --out named.\n"
+            "limits (OCX_LIMIT_WG, OCX_LIMIT_LOCAL_MEM, OCX_DISABLE_FP16/FP64) only to an --out named.\n"
             "Size classes: every one but short_k unless --classes (--quick: all, and large on CPUs);\n"
             "GEMM's large (8192^3) only on GPUs; short_k (GEMM with K <= 256, at 8192x8192x128)\n"
             "on GPUs and only when named; gemm_mma (f16 GEMM on NVIDIA tensor cores)\n"
@@ -221,7 +221,8 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     ocx_context_device_info(ctx, &info);
     char path[4096];
     if (!opt.out_path && info.limited) { /* the profile that every later run on the device reads */
-        fprintf(stderr, "ocx-tune: simulated limits (OCX_LIMIT_*, OCX_DISABLE_*) are set: what they tune is not "
+        fprintf(stderr, "ocx-tune: simulated limits (OCX_LIMIT_WG, OCX_LIMIT_LOCAL_MEM, OCX_DISABLE_FP16/FP64) shrink "
+                        "this device: what they tune is not "
                         "this device's profile; give --out FILE to write it elsewhere\n");
         ocx_context_destroy(ctx);
         return 2;
