@@ -32,14 +32,14 @@ enum { MODE_OFF, MODE_AUTO, MODE_MMA_SYNC, MODE_FORCE, MODE_EMULATE, MODE_UNCHEC
 static int vendor_mode(void)
 {
     static const struct { const char *word; int mode; } words[] = {
-        {"mma.sync", MODE_MMA_SYNC}, {"force", MODE_FORCE}, {"emulate", MODE_EMULATE}, {"unchecked", MODE_UNCHECKED},
-        {"1", MODE_AUTO}, {"yes", MODE_AUTO}, {"on", MODE_AUTO}, {"true", MODE_AUTO},
-        {"0", MODE_OFF}, {"no", MODE_OFF}, {"off", MODE_OFF}, {"false", MODE_OFF}};
+        {"mma.sync", MODE_MMA_SYNC}, {"force", MODE_FORCE}, {"emulate", MODE_EMULATE}, {"unchecked", MODE_UNCHECKED}};
     static atomic_int warned;
     const char *env = getenv("OCX_VENDOR_PATHS");
     if (!env || !*env) return MODE_AUTO;
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
         if (strcasecmp(env, words[i].word) == 0) return words[i].mode;
+    const int on = ocx__switch_word(env);
+    if (on >= 0) return on ? MODE_AUTO : MODE_OFF;
     if (atomic_exchange(&warned, 1) == 0) /* the generic switch's warning had named only the on/off words */
         ocx__warn("OCX_VENDOR_PATHS=%s is none of 0 (off), 1 (on), mma.sync, force, emulate; taken as on", env);
     return MODE_AUTO;

@@ -38,6 +38,9 @@ unsigned long ocx__env_ulong(const char *name, unsigned long def);
 /* The user's home directory, as a shell expands "~": $HOME, else the password database's entry
  * (services and containers often run without HOME). 0, with out = "", where there is none. */
 int ocx__home_dir(char *out, size_t cap);
+/* 1 for a switch's on words ("1", "yes", "on", "true", any case), 0 for its off words ("0", "no",
+ * "off", "false"), -1 for anything else. */
+int ocx__switch_word(const char *s);
 /* 1 when the environment variable is set to something other than "", "0", "no", "off", "false"
  * (with one warning for anything but "1", "yes", "on", "true"). */
 int ocx__env_flag(const char *name);

@@ -186,15 +186,23 @@ int ocx__home_dir(char *out, size_t cap)
     return out[0] != '\0';
 }
 
+int ocx__switch_word(const char *s)
+{
+    static const char *const on[] = {"1", "yes", "on", "true"}, *const off[] = {"0", "no", "off", "false"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(s, on[i]) == 0) return 1;
+        if (strcasecmp(s, off[i]) == 0) return 0;
+    }
+    return -1;
+}
+
 int ocx__env_flag(const char *name)
 {
     const char *s = getenv(name);
     if (!s || !*s) return 0;
-    if (strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0 || strcasecmp(s, "off") == 0 || strcasecmp(s, "false") == 0)
-        return 0;
-    if (strcmp(s, "1") != 0 && strcasecmp(s, "yes") != 0 && strcasecmp(s, "on") != 0 && strcasecmp(s, "true") != 0)
-        env_warn_once(name, s, "is none of 1, yes, on, true, 0, no, off, false; taken as on");
-    return 1;
+    const int w = ocx__switch_word(s);
+    if (w < 0) env_warn_once(name, s, "is none of 1, yes, on, true, 0, no, off, false; taken as on");
+    return w != 0;
 }
 
 size_t ocx__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }

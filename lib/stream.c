@@ -53,8 +53,8 @@ ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t byte
             if (err != CL_SUCCESS) s->scratch = NULL;
             else s->scratch_bytes = want;
         }
-        if (!s->scratch) s->scratch_bytes = 0;
         if (!s->scratch) {
+            s->scratch_bytes = 0;
             pthread_mutex_unlock(&s->lock);
             return ocx__cl_error(err, "clCreateBuffer (stream scratch)");
         }

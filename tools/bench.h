@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ocx.h"
@@ -74,6 +75,8 @@ void bench_header(bench *b, const char *title);
 double bench_now_ns(void);
 double bench_median(double *v, int n);
 
+/* The next state of a xorshift generator (also its value); *s must not be 0. */
+uint64_t bench_rng(uint64_t *s);
 /* Uniform random floats in [lo, hi), never exactly zero. */
 void bench_random(float *x, size_t n, float lo, float hi, unsigned seed);
 /* Fills buffer x (f32, f16 or f64) with n random values in [-1, 1) from seed (through an f32

@@ -153,11 +153,19 @@ static int run_openblas(bench *b, void *arg, cl_event *ev)
 }
 #endif
 
-/* ocx's C checked at 32 entries (its corners among them) against double products of the stored A
- * and B, before its time is reported: a fast wrong kernel must not show a rate. 0 when right. */
+/* One run of ocx's, its C checked at 32 entries (its corners among them) against double products of
+ * the stored A and B, before its time is reported: a fast wrong kernel must not show a rate. 0 when
+ * right; else said on stderr. */
 static int check_c(bench *b, const host_case *h, const char *label)
 {
     const gemm_case *g = h->g;
+    cl_event ev = NULL;
+    const int ran = run_ocx(b, (void *)g, &ev) == 0;
+    if (ev) clReleaseEvent(ev);
+    if (!ran) {
+        fprintf(stderr, "ocx-bench: gemm %s: %s\n", label, ocx_last_error());
+        return 1;
+    }
     const ocx_dtype in = ocx_buffer_dtype(g->a), out = ocx_buffer_dtype(g->c);
     /* f32 sums of up to 16384 terms (TF32X3's three products among them, which keep f32's accuracy)
      * stay far within 1e-4 of the sum of the terms' magnitudes; an f16 C adds its one rounding, 2^-11
@@ -165,7 +173,7 @@ static int check_c(bench *b, const host_case *h, const char *label)
     const double rel = in == OCX_F64 ? 1e-10 : 1e-4, rounding = out == OCX_F16 ? 1e-3 : 0;
     uint64_t s = 0x2545f4914f6cdd1dull;
     for (int t = 0; t < 32; t++) {
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        bench_rng(&s);
         const size_t i = t < 2 ? 0 : t < 4 ? g->m - 1 : (size_t)(s % g->m);
         const size_t j = t % 2 == 0 && t < 4 ? 0 : t < 4 ? g->n - 1 : (size_t)((s >> 32) % g->n);
         double want = 0, mag = 0;
@@ -258,11 +266,7 @@ int bench_gemm(bench *b)
             /* One run checked first (its C sampled), then ocx and its peers timed in turns. */
             char label[96];
             snprintf(label, sizeof label, "%s %s", size, dt);
-            cl_event first = NULL;
-            const int ran = run_ocx(b, &g, &first) == 0;
-            if (first) clReleaseEvent(first);
-            if (!ran) fprintf(stderr, "ocx-bench: gemm %s: %s\n", label, ocx_last_error());
-            if (!ran || check_c(b, &h, label)) { /* said on stderr: no row */
+            if (check_c(b, &h, label)) { /* said on stderr: no row */
                 rc = 1;
                 goto next;
             }
@@ -304,10 +308,7 @@ int bench_gemm(bench *b)
             if (obl > 0 && t[obl] > 0) bench_row(b, "gemm", "gemm", dt, size, ns, bytes, flops, "openblas", t[obl]);
             if (tc) { /* the portable kernel, checked like the rest */
                 char *saved = bench_env_set("OCX_VENDOR_PATHS", "0");
-                cl_event ev = NULL;
-                const int ok = run_ocx(b, &g, &ev) == 0;
-                if (ev) clReleaseEvent(ev);
-                double portable = ok && !check_c(b, &h, label) ? wall_ns(b, run_ocx, &g) : -1;
+                double portable = check_c(b, &h, label) ? -1 : wall_ns(b, run_ocx, &g);
                 bench_env_restore("OCX_VENDOR_PATHS", saved);
                 if (portable >= 0) bench_row(b, "gemm", op, dt, size, ns, bytes, flops, "ocx-portable", portable);
                 else rc = 1;

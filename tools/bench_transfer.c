@@ -76,16 +76,19 @@ int bench_transfer(bench *b)
         char size[32];
         snprintf(size, sizeof size, "%zuMiB", n * sizeof(float) >> 20);
         for (int write = 1; write >= 0; write--) {
-            char *saved = bench_env_set("OCX_STAGING", "0"); /* the user's, back for the parts after */
-            /* a write sends orig (host is a copy until the read pass), a read brings it back */
-            if (write) memcpy(host, orig, n * sizeof *host);
-            double direct = poison(b, buf, host, n, write) ? -1 : time_transfer(b, buf, host, n, write);
-            int wrong = direct >= 0 && arrived(b, buf, host, tmp, orig, n, write, "direct");
-            setenv("OCX_STAGING", "2", 1);
-            if (write) memcpy(host, orig, n * sizeof *host);
-            double staged = poison(b, buf, host, n, write) ? -1 : time_transfer(b, buf, host, n, write);
-            wrong |= staged >= 0 && arrived(b, buf, host, tmp, orig, n, write, "staged");
+            static const char *const staging[2] = {"0", "2"}, *const how[2] = {"direct", "staged"};
+            char *saved = bench_env_set("OCX_STAGING", staging[0]); /* the user's, back for the parts after */
+            double t[2];
+            int wrong = 0;
+            for (int m = 0; m < 2; m++) {
+                setenv("OCX_STAGING", staging[m], 1);
+                /* a write sends orig (host is a copy until the read pass), a read brings it back */
+                if (write) memcpy(host, orig, n * sizeof *host);
+                t[m] = poison(b, buf, host, n, write) ? -1 : time_transfer(b, buf, host, n, write);
+                wrong |= t[m] >= 0 && arrived(b, buf, host, tmp, orig, n, write, how[m]);
+            }
             bench_env_restore("OCX_STAGING", saved);
+            const double direct = t[0], staged = t[1];
             if (direct < 0 || staged < 0 || wrong) {
                 rc = 1;
                 continue;

@@ -81,8 +81,8 @@ static double arithmetic(const char *op)
 #define CHECKS 64
 static size_t check_index(size_t n, int t, uint64_t *s)
 {
-    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
-    return t == 0 ? 0 : t == 1 ? n - 1 : (size_t)(*s % n);
+    const uint64_t r = bench_rng(s);
+    return t == 0 ? 0 : t == 1 ? n - 1 : (size_t)(r % n);
 }
 
 /* One run of ocx's op checked at CHECKS elements before it is timed (a fast wrong kernel must not

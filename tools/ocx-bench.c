@@ -207,13 +207,19 @@ int bench_check(bench *b, const char *what, double got, double want, double tol)
     return 1;
 }
 
+uint64_t bench_rng(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
 void bench_random(float *x, size_t n, float lo, float hi, unsigned seed)
 {
     uint64_t s = 0x9e3779b97f4a7c15ull ^ seed;
     for (size_t i = 0; i < n; i++) {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
+        bench_rng(&s);
         float u = (float)((s >> 11) * (1.0 / 9007199254740992.0));
         float v = lo + (hi - lo) * u;
         x[i] = v == 0.0f ? 0.5f * (hi - lo) / 1024 + lo : v;
