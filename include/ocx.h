@@ -186,6 +186,10 @@ typedef struct ocx_device_info {
                                           0, 0 elsewhere */
 } ocx_device_info;
 
+/*! ocx_device_type_name() : @return "gpu", "cpu", "accelerator" or "other" (also for an unknown
+ *  value). Never NULL. */
+OCX_API const char *ocx_device_type_name(ocx_device_type type);
+
 /*! ocx_device_count() : number of OpenCL devices over all platforms, in *count.
  *  @return OCX_OK (also when there are none: *count = 0), or OCX_ERR_INVALID_ARGUMENT for NULL. */
 OCX_API ocx_status ocx_device_count(size_t *count);
@@ -461,8 +465,10 @@ typedef struct ocx_tune_progress {
     double elapsed_s, budget_s;              /* of the whole run */
     const char *message;                     /* "preparing", "done", "stopped" (a stop cut the entry
                                                 short: left out), "candidate failed to build",
-                                                "candidate failed to run or verify", "confirming
-                                                …" (a candidate measured again beside the defaults,
+                                                "candidate failed to run or verify", "seeds from
+                                                the profiles of …" (other devices' tuned
+                                                parameters, measured next), "confirming …" (a
+                                                candidate measured again beside the defaults,
                                                 with the rounds it won), or NULL (a candidate
                                                 measured) */
     const char *candidate;                   /* the searched parameters of the candidate just
@@ -501,7 +507,9 @@ typedef struct ocx_tune_options {
  *  keeps the entries it finished, not the one it was in, and `resume` continues it, tuning again
  *  any entry that contexts would refuse). out_path must be a regular file, absent, or a symbolic
  *  link to one (written through), in a directory we may write: checked before any tuning. Every candidate's result is checked against a
- *  host reference before it is timed. Blocks for about opt->budget_s. Contexts created afterwards
+ *  host reference before it is timed. Each entry's search starts from the built-in defaults, then
+ *  tries up to three seeds: the parameters other devices of this one's type were tuned to, from
+ *  their profiles on the search path (the device's "type" in them). Blocks for about opt->budget_s. Contexts created afterwards
  *  read the profile when it lies on the search path (see above).
  *  @return OCX_OK (also when *stop ended it: the entries finished are written, nothing if none was),
  *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, no out_path), OCX_ERR_UNSUPPORTED

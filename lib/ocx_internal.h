@@ -399,6 +399,16 @@ struct json_t;
  * file is absent. OCX_ERR_IO where it is there but cannot be read, or is refused whole (not valid
  * JSON, another schema or device): such a file is not replaced. The caller owns the jansson root. */
 ocx_status ocx__profile_resumable(ocx_context *ctx, const char *path, struct json_t **out);
+/* Where ocx-tune's search goes after the defaults: the parameters other devices of this one's type
+ * were tuned to, each from its own profile in the directories lookups read (profile.c). */
+typedef struct ocx__seed {
+    int v[OCX__MAX_PARAMS];
+    char from[64];      /* the device's normalized name (cut to fit) */
+    int same_vendor;    /* ranking: the same vendor's first, */
+    unsigned cu_apart;  /* then the nearest count of compute units */
+} ocx__seed;
+int ocx__profile_seeds(ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, const char *size_class,
+                       ocx__seed *out, int cap);
 /* Writes root (jansson dump flags) to path through a temporary file beside it and a rename, so a
  * reader sees the old file or the new one whole. The temporary's name is this call's own (process id
  * and a count), so threads of one process writing one path do not share it. 0, else an errno. */

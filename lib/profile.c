@@ -3,7 +3,7 @@
  *
  * A profile is one JSON file per device, named <normalized device name>.json:
  *   { "schema": 1, "ocx_version": "…", "date": "…", "tool": "ocx-tune …",
- *     "device": { "vendor", "name", "normalized_name", "driver_version", "compute_units",
+ *     "device": { "vendor", "name", "normalized_name", "type", "driver_version", "compute_units",
  *                 "clock_mhz", "fingerprint" },
  *     "entries": [ { "family": "gemm", "dtype": "f32", "size_class": "large",
  *                    "params": { "MWG": 64, … }, "rate": 1234.5, "unit": "GFLOP/s" }, … ] }
@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <xxhash.h>
@@ -30,6 +31,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef OCX_DATADIR
@@ -70,6 +72,7 @@ struct ocx__profiles {
     char *warned[MAX_WARNINGS]; /* "path|what" already warned about */
     int nwarned;
     const char *then; /* what follows a refusal (NULL: the next source is used) */
+    int quiet;        /* no warnings (other devices' files, read for ocx-tune's seeds) */
     memo memo[MAX_MEMO];
     int nmemo;
 };
@@ -282,6 +285,7 @@ ocx_status ocx__params_class_default(const ocx_context *ctx, const ocx__family *
 static void warn_once(struct ocx__profiles *pr, const char *path, const char *what, const char *detail,
                       const char *then)
 {
+    if (pr->quiet) return;
     char key[2048];
     snprintf(key, sizeof key, "%s|%s", path, what);
     for (int i = 0; i < pr->nwarned; i++)
@@ -723,6 +727,96 @@ void ocx__params_append(const ocx__family *fam, const int *v, const char *first,
 void ocx__params_defines(const ocx__params *p, char *buf, size_t cap)
 {
     ocx__params_append(p->family, p->v, " -D", " -D", 1, buf, cap);
+}
+
+/* ---- other devices' profiles: where ocx-tune's search starts ------------------------------------ */
+
+#define SEED_FILES 64             /* files read, at most (a directory of many profiles) */
+#define SEED_FILE_BYTES (1 << 20) /* a profile is a few KiB */
+
+static int ranks_above(const ocx__seed *a, const ocx__seed *b)
+{
+    return a->same_vendor != b->same_vendor ? a->same_vendor > b->same_vendor : a->cu_apart < b->cu_apart;
+}
+
+/* seed into out[cap] (*n so far), ranked: the same vendor's first, then the nearest count of compute
+ * units. Of two alike the higher ranked stays (whichever file was read first); past cap the lowest
+ * ranked goes. */
+static void add_seed(const ocx__seed *seed, unsigned nparams, ocx__seed *out, int cap, int *n)
+{
+    for (int i = 0; i < *n; i++)
+        if (memcmp(out[i].v, seed->v, nparams * sizeof *seed->v) == 0) {
+            if (!ranks_above(seed, &out[i])) return;
+            memmove(out + i, out + i + 1, (size_t)(*n - i - 1) * sizeof *out);
+            (*n)--;
+            break;
+        }
+    int at = *n;
+    while (at > 0 && ranks_above(seed, &out[at - 1])) at--;
+    if (at >= cap) return;
+    if (*n == cap) (*n)--;
+    memmove(out + at + 1, out + at, (size_t)(*n - at) * sizeof *out);
+    out[at] = *seed;
+    (*n)++;
+}
+
+/* The entry for (fam, dtype, class) of the profile at path, if it is one of this version's schema,
+ * made on another device of this one's type, and this device passes its checks (quietly). */
+static void seed_from(ocx_context *ctx, struct ocx__profiles *quiet, const char *path, const ocx__family *fam,
+                      ocx_dtype dtype, const char *size_class, ocx__seed *out, int cap, int *n)
+{
+    const char *why;
+    FILE *f = ocx__open_regular(path, &why);
+    if (!f) return;
+    struct stat st;
+    json_t *root = fstat(fileno(f), &st) == 0 && st.st_size <= SEED_FILE_BYTES
+                       ? json_loadf(f, JSON_REJECT_DUPLICATES, NULL)
+                       : NULL;
+    fclose(f);
+    json_t *schema = json_object_get(root, "schema"), *dev = json_object_get(root, "device");
+    json_t *type = json_object_get(dev, "type"), *name = json_object_get(dev, "normalized_name");
+    json_t *vendor = json_object_get(dev, "vendor"), *cu = json_object_get(dev, "compute_units");
+    profile_src src = {(char *)path, json_object_get(root, "entries"), root, 0};
+    ocx__seed seed;
+    if (json_is_integer(schema) && json_integer_value(schema) == PROFILE_SCHEMA && json_is_string(type) &&
+        strcmp(json_string_value(type), ocx_device_type_name(ctx->info.type)) == 0 && json_is_string(name) &&
+        strcmp(json_string_value(name), ctx->info.normalized_name) != 0 && json_is_array(src.entries) &&
+        entry_from(ctx, quiet, &src, fam, dtype, size_class, seed.v)) {
+        snprintf(seed.from, sizeof seed.from, "%s", json_string_value(name));
+        seed.same_vendor = json_is_string(vendor) && strcmp(json_string_value(vendor), ctx->info.vendor) == 0;
+        const long long units = json_is_integer(cu) ? json_integer_value(cu) : 0;
+        seed.cu_apart = units > (long long)ctx->info.compute_units ? (unsigned)(units - ctx->info.compute_units)
+                                                                   : (unsigned)(ctx->info.compute_units - units);
+        add_seed(&seed, fam->nparams, out, cap, n);
+    }
+    json_decref(root);
+}
+
+int ocx__profile_seeds(ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, const char *size_class,
+                       ocx__seed *out, int cap)
+{
+    struct ocx__profiles quiet = {.quiet = 1}; /* another device's parameters this one cannot run: no fault */
+    char own[300];
+    snprintf(own, sizeof own, "%s.json", ctx->info.normalized_name);
+    int n = 0, files = 0;
+    for (int which = 0; which < MAX_SOURCES && cap > 0; which++) {
+        char dir[4096];
+        DIR *d = dir_for(which, dir, sizeof dir) ? opendir(dir) : NULL;
+        if (!d) continue;
+        struct dirent *de;
+        while (files < SEED_FILES && (de = readdir(d)) != NULL) {
+            const size_t len = strlen(de->d_name);
+            if (de->d_name[0] == '.' || len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0 ||
+                strcmp(de->d_name, own) == 0)
+                continue;
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            files++;
+            seed_from(ctx, &quiet, path, fam, dtype, size_class, out, cap, &n);
+        }
+        closedir(d);
+    }
+    return n;
 }
 
 /* ---- public queries ---------------------------------------------------------------------------- */

@@ -239,3 +239,9 @@ const char *ocx_dtype_name(ocx_dtype dtype)
     static const char *names[OCX_DTYPE_COUNT] = {"f32", "f16", "f64", "i32", "u32"};
     return ((unsigned)dtype < OCX_DTYPE_COUNT) ? names[dtype] : "unknown";
 }
+
+const char *ocx_device_type_name(ocx_device_type type)
+{
+    static const char *names[] = {"other", "gpu", "cpu", "accelerator"};
+    return (unsigned)type < sizeof names / sizeof *names ? names[type] : "other";
+}

@@ -4,7 +4,9 @@
  *
  * Strategy (all under one wall-clock budget, shared out evenly over the entries still to do):
  *   1. Start from the built-in defaults (and the parameters currently in force, if a profile
- *      already supplies different ones): a candidate that does no better is never chosen.
+ *      already supplies different ones): a candidate that does no better is never chosen. Then
+ *      measure up to three seeds: the parameters other devices of this type were tuned to, from
+ *      their profiles in the directories lookups read (seeds()).
  *   2. Sample: draw random candidates from the space (each parameter from its ladder of legal
  *      values; on CPUs within NEAR steps of the start), discard those the family's constraints
  *      reject without building them, and evaluate them in batches, for about 40% of the entry's
@@ -1381,6 +1383,39 @@ static void climb_mirror(tuner *t, const space *sp)
     if (c.rate >= MIRROR_NEAR * best) climb(t, sp, c.v, c.rate);
 }
 
+/* 1b. Seeds: what other devices of this type were tuned to (their profiles in the directories
+ * lookups read: an installed ocx's shipped ones, say), the same vendor's first, up to SEEDS; a
+ * parameter this device's search leaves alone keeps the start's value. A cold --quick run on
+ * PoCL compiles each reduce candidate for about a second, so its reduce entry measured 10
+ * candidates (2-core AVX-512 EPYC), none better than the defaults, where a longer search found
+ * one 1.4-1.5x faster, of the kind the AVX-512 Xeon's profile holds. The defaults' rate stays
+ * what confirm() compares with. */
+#define SEEDS 3
+static void seeds(tuner *t, const space *sp, const ocx__params *start)
+{
+    const ocx__family *fam = t->def->fam;
+    ocx__seed s[SEEDS];
+    const int n = ocx__profile_seeds(t->ctx, fam, t->dtype, t->size_class, s, SEEDS);
+    cand c[SEEDS];
+    int m = 0;
+    char names[3 * sizeof s[0].from + 8] = "";
+    for (int i = 0; i < n; i++) {
+        for (unsigned p = 0; p < fam->nparams; p++)
+            if (!sp->searched[p]) s[i].v[p] = start->v[p];
+        if (fam->canonical) fam->canonical(s[i].v);
+        if (seen(t, s[i].v) || !legal(t, s[i].v)) continue;
+        mark(t, s[i].v);
+        memcpy(c[m++].v, s[i].v, sizeof c[0].v);
+        size_t l = strlen(names);
+        snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", s[i].from);
+    }
+    if (m == 0) return;
+    char line[sizeof names + 64];
+    snprintf(line, sizeof line, "seeds from the profiles of %s", names);
+    report(t, line, NULL, 0);
+    run_batch(t, c, m);
+}
+
 #define SAMPLE_MIN 8
 static void search(tuner *t, const ocx__params *start, const ocx__params *current, uint64_t *rng)
 {
@@ -1413,6 +1448,7 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
     run_batch(t, c, n);
     t->in_start = 0;
     t->default_rate = t->best_rate;
+    seeds(t, &sp, start);
 
     /* 2 and 3, then again while the entry has time: a climb that converged early (on CPUs, where
      * candidates are cheap) samples half of what is left and climbs from the best again. In --quick
@@ -1544,11 +1580,11 @@ static json_t *profile_new(const ocx_context *ctx)
     char date[64];
     date_now(date, sizeof date);
     const ocx_device_info *d = &ctx->info;
-    return json_pack("{s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s, s:i, s:i, s:s}, s:[]}", "schema", 1,
+    return json_pack("{s:i, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s}, s:[]}", "schema", 1,
                      "ocx_version", OCX_VERSION_STRING, "date", date, "tool", "ocx-tune " OCX_VERSION_STRING,
                      "device", "vendor", d->vendor, "name", d->name, "normalized_name", d->normalized_name,
-                     "driver_version", d->driver_version, "compute_units", (int)d->compute_units, "clock_mhz",
-                     (int)d->clock_mhz, "fingerprint", d->fingerprint, "entries");
+                     "type", ocx_device_type_name(d->type), "driver_version", d->driver_version, "compute_units",
+                     (int)d->compute_units, "clock_mhz", (int)d->clock_mhz, "fingerprint", d->fingerprint, "entries");
 }
 
 static int has_entry(json_t *root, const char *family, const char *dtype, const char *cls)

@@ -34,6 +34,12 @@ START_TEST(test_enumerate)
                           "normalized name '%s' has '%c'", d.normalized_name, *p);
         ck_assert_msg(strncmp(d.normalized_name, "pthread-", 8) != 0, "PoCL prefix kept: %s", d.normalized_name);
     }
+    /* The names profiles record a device's type by (their seeds for other devices' tuning). */
+    ck_assert_str_eq(ocx_device_type_name(OCX_DEVICE_GPU), "gpu");
+    ck_assert_str_eq(ocx_device_type_name(OCX_DEVICE_CPU), "cpu");
+    ck_assert_str_eq(ocx_device_type_name(OCX_DEVICE_ACCELERATOR), "accelerator");
+    ck_assert_str_eq(ocx_device_type_name(OCX_DEVICE_OTHER), "other");
+    ck_assert_str_eq(ocx_device_type_name((ocx_device_type)99), "other");
     ocx_device_info d;
     ck_status(ocx_device_get_info(count, &d), OCX_ERR_NO_DEVICE);
     ck_status(ocx_device_get_info(0, NULL), OCX_ERR_INVALID_ARGUMENT);

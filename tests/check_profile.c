@@ -1251,6 +1251,105 @@ START_TEST(test_tuning_round_trip)
 }
 END_TEST
 
+/* The profile of another device, `name`, of `type` ("": none recorded, as in files written before
+ * the key), with one f32 "all" entry of `family` whose parameters are this device's built-in ones
+ * with WG=wg (and `extra`=1 where extra is a name); written to dir/<file>.json. */
+static void write_other(const char *dir, const char *file, const char *name, const char *type, const char *vendor,
+                        int cu, const char *family, int wg, const char *extra)
+{
+    json_t *params = builtin_params(family);
+    json_object_set_new(params, "WG", json_integer(wg));
+    if (extra) json_object_set_new(params, extra, json_integer(1));
+    json_t *j = json_pack("{s:i, s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:i}, s:[{s:s, s:s, s:s, s:o, s:f, s:s}]}",
+                          "schema", 1, "ocx_version", OCX_VERSION_STRING, "date", "2026-01-01T00:00:00Z", "device",
+                          "vendor", vendor, "name", name, "normalized_name", name, "type", type, "driver_version", "1",
+                          "compute_units", cu, "entries", "family", family, "dtype", "f32", "size_class", "all",
+                          "params", params, "rate", 1.0, "unit", "GB/s");
+    ck_assert_ptr_nonnull(j);
+    if (!*type) json_object_del(json_object_get(j, "device"), "type");
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s.json", dir, file);
+    ck_assert_int_eq(json_dump_file(j, path, JSON_INDENT(1)), 0);
+    json_decref(j);
+}
+
+/* ocx-tune's seeds: the entries of other devices of this one's type, from all three directories,
+ * ranked (the same vendor's first, then the nearest count of compute units), none twice; not this
+ * device's own, nor another type's, nor a file that records no type, nor parameters this device
+ * refuses (and those without a warning: they are another device's). */
+START_TEST(test_seeds)
+{
+    const char *mine = ocx_device_type_name(dev.type), *other = dev.type == OCX_DEVICE_CPU ? "gpu" : "cpu";
+    const int cu = (int)dev.compute_units;
+    write_other(dir_env, "a", "near-a", mine, dev.vendor, cu, "reduce", 8, NULL);
+    write_other(dir_user, "b", "far-b", mine, dev.vendor, cu + 8, "reduce", 2, NULL);
+    write_other(dir_sys, "c", "vendor-c", mine, "Another Vendor", cu, "reduce", 4, NULL);
+    write_other(dir_sys, "d", "twin-d", mine, "Another Vendor", cu, "reduce", 8, NULL); /* a's, ranked below */
+    write_other(dir_env, "e", "type-e", other, dev.vendor, cu, "reduce", 32, NULL);
+    write_other(dir_env, "f", "untyped-f", "", dev.vendor, cu, "reduce", 32, NULL);
+    write_other(dir_user, "g", "bad-g", mine, dev.vendor, cu, "reduce", 32, "NO_SUCH_PARAMETER");
+    write_other(dir_user, "h", "huge-h", mine, dev.vendor, cu, "reduce", 1 << 20, NULL);
+    write_other(dir_env, "i", "vector-i", mine, dev.vendor, cu, "vector", 32, NULL); /* another family */
+    write_other(dir_env, dev.normalized_name, dev.normalized_name, mine, dev.vendor, cu, "reduce", 32, NULL);
+    char fifo[1400];
+    snprintf(fifo, sizeof fifo, "%s/fifo.json", dir_sys); /* opened, it would wait for a writer */
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    warnings_seen w = {0, ""};
+    unsetenv("OCX_QUIET");
+    ocx_set_warning_handler(collect_warning, &w);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx__seed seeds[4];
+    const int n = ocx__profile_seeds(ctx, &ocx__family_reduce, OCX_F32, "all", seeds, 4);
+    const int two = ocx__profile_seeds(ctx, &ocx__family_reduce, OCX_F32, "all", seeds + 3, 1);
+    ocx_context_destroy(ctx);
+    ocx_set_warning_handler(NULL, NULL);
+    ck_assert_msg(w.count == 0, "warned: %s", w.first);
+    ck_assert_int_eq(n, 3);
+    const char *want[] = {"near-a", "far-b", "vendor-c"};
+    const int want_wg[] = {8, 2, 4};
+    const unsigned wg = ocx__param_index(&ocx__family_reduce, "WG");
+    for (int i = 0; i < 3; i++) {
+        ck_assert_str_eq(seeds[i].from, want[i]);
+        ck_assert_int_eq(seeds[i].v[wg], want_wg[i]);
+    }
+    ck_assert_int_eq(two, 1); /* cap 1: the highest ranked */
+    ck_assert_str_eq(seeds[3].from, "near-a");
+}
+END_TEST
+
+/* A tuning run tries the seeds after the defaults and says whose they are. */
+typedef struct seeds_seen {
+    char said[256];
+    candidates_seen seen;
+} seeds_seen;
+static void note_seeds(void *user, const ocx_tune_progress *p)
+{
+    seeds_seen *s = user;
+    if (p->message && !strncmp(p->message, "seeds from", 10)) snprintf(s->said, sizeof s->said, "%s", p->message);
+    note_candidates(&s->seen, p);
+}
+
+START_TEST(test_tuning_tries_seeds)
+{
+    write_other(dir_sys, "a", "near-a", ocx_device_type_name(dev.type), dev.vendor, (int)dev.compute_units, "vector",
+                8, NULL);
+    static seeds_seen log;
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    char out[1400];
+    snprintf(out, sizeof out, "%s/tuned.json", root);
+    ocx_tune_options opt = {.families = "vector", .dtypes = "f32", .classes = "all", .budget_s = 5, .quick = 1,
+                            .out_path = out, .progress = note_seeds, .user = &log};
+    ck_ok(ocx_tune(ctx, &opt));
+    ocx_context_destroy(ctx);
+    ck_assert_str_eq(log.said, "seeds from the profiles of near-a");
+    /* the second candidate measured, after the defaults */
+    const char *second = strchr(log.seen.all + 1, '\n');
+    ck_assert_msg(second && !strncmp(second, "\nWG=8 ", 6), "candidates:%s", log.seen.all);
+}
+END_TEST
+
 /* --classes picks the size classes (and overrides --quick's choice); GEMM's large class is tuned
  * on GPUs only, so a CPU asked for nothing else tunes nothing. */
 START_TEST(test_tuning_classes)
@@ -1516,6 +1615,10 @@ START_TEST(test_shipped_profiles)
         const char *name = json_string_value(json_object_get(json_object_get(j, "device"), "normalized_name"));
         ck_assert_msg(name && strlen(name) == len - 5 && !strncmp(name, de->d_name, len - 5), "%s: device %s", path,
                       name ? name : "(none)");
+        const char *type = json_string_value(json_object_get(json_object_get(j, "device"), "type"));
+        ck_assert_msg(type && (!strcmp(type, "cpu") || !strcmp(type, "gpu") || !strcmp(type, "accelerator")),
+                      "%s: device type %s (seeds for other devices' tuning are taken by type)", path,
+                      type ? type : "(none)");
         json_t *entries = json_object_get(j, "entries"), *e;
         ck_assert_msg(json_array_size(entries) > 0, "%s: no entries", path);
         size_t i;
@@ -1650,6 +1753,8 @@ int main(void)
     tcase_add_test(core, test_warning_names_the_parameter);
     tcase_add_test(core, test_warning_handler_replaced);
     tcase_add_test(core, test_tuning_round_trip);
+    tcase_add_test(core, test_seeds);
+    tcase_add_test(core, test_tuning_tries_seeds);
     tcase_add_test(core, test_size_classes);
     tcase_add_test(core, test_gemm_size_classes);
     tcase_add_test(core, test_step_together_pairs);

@@ -11,12 +11,6 @@
 
 #include "ocx.h"
 
-static const char *type_name(ocx_device_type t)
-{
-    static const char *names[] = {"other", "gpu", "cpu", "accelerator"};
-    return (unsigned)t < 4 ? names[t] : "other";
-}
-
 static json_t *device_json(const ocx_device_info *d, int is_default)
 {
     char pd[32];
@@ -24,7 +18,7 @@ static json_t *device_json(const ocx_device_info *d, int is_default)
     return json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, "
                      "s:[I,I,I], s:I, s:b, s:b, s:b, s:b, s:b, s:I, s:[I,I]}",
                      "index", (json_int_t)d->index, "platform_device",
-                     pd, "type", type_name(d->type), "name", d->name,
+                     pd, "type", ocx_device_type_name(d->type), "name", d->name,
                      "normalized_name", d->normalized_name, "vendor", d->vendor, "driver_version",
                      d->driver_version, "device_version", d->device_version, "platform", d->platform_name,
                      "fingerprint", d->fingerprint, "compute_units", (json_int_t)d->compute_units, "clock_mhz",
@@ -194,7 +188,7 @@ int main(int argc, char **argv)
             continue;
         }
         printf("%c [%zu] %u:%u  %s  (%s)\n", i == chosen ? '*' : ' ', i, d.platform_index, d.device_index, d.name,
-               type_name(d.type));
+               ocx_device_type_name(d.type));
         printf("      vendor        %s\n", d.vendor);
         printf("      platform      %s — %s\n", d.platform_name, d.platform_version);
         printf("      driver        %s (%s)\n", d.driver_version, d.device_version);
