@@ -217,9 +217,7 @@ static ocx_status unwritable(const char *dir, const char *what)
     return ocx__error(OCX_ERR_IO, "binary cache: cannot write to %s (%s)", dir, what);
 }
 
-/* Removes the temporary files of stores that never finished (the process died between mkstemp and
- * rename): none lasts CACHE_STALE_TMP_S in a live store. */
-static void sweep_stale_temps(const char *dir)
+void ocx__sweep_stale_temps(const char *dir, int (*is_temp)(const char *name, const void *arg), const void *arg)
 {
     DIR *d = opendir(dir);
     if (!d) return;
@@ -228,11 +226,18 @@ static void sweep_stale_temps(const char *dir)
     char path[4400];
     struct stat st;
     while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, ".tmp-", 5) != 0 || strlen(e->d_name) != 11) continue; /* mkstemp's .tmp-XXXXXX */
+        if (!is_temp(e->d_name, arg)) continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > CACHE_STALE_TMP_S) unlink(path);
     }
     closedir(d);
+}
+
+/* mkstemp's names for the store's temporaries: .tmp-XXXXXX */
+static int store_temp(const char *name, const void *arg)
+{
+    (void)arg;
+    return strncmp(name, ".tmp-", 5) == 0 && strlen(name) == 11;
 }
 
 ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, size_t size)
@@ -289,7 +294,7 @@ ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, siz
         ocx__warn("binary cache: cannot store %s (rename: %s)", path, strerror(err));
         return ocx__error(OCX_ERR_IO, "binary cache: cannot store %s (rename: %s)", path, strerror(err));
     }
-    sweep_stale_temps(dir);
+    ocx__sweep_stale_temps(dir, store_temp, NULL);
     return OCX_OK;
 }
 

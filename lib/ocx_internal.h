@@ -90,6 +90,10 @@ void ocx__cache_dir(char *out, size_t cap);
 ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rejected);
 /* Stores atomically (temporary file + rename). Failure means running uncached (one warning). */
 ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, size_t size);
+/* Removes the regular files in dir that is_temp(name, arg) names and that are more than ten minutes
+ * old: temporaries of writes that never finished (the process died before its rename); none lasts
+ * that long in a live write. */
+void ocx__sweep_stale_temps(const char *dir, int (*is_temp)(const char *name, const void *arg), const void *arg);
 /* Deletes the entry for key_text that `loaded` came from (a binary the driver rejected), unless
  * another process has stored a new one there since. */
 void ocx__cache_remove(const char *key_text, const ocx__cache_blob *loaded);

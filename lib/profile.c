@@ -21,6 +21,7 @@
 #include "config.h"
 #include "ocx_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <dirent.h>
@@ -204,6 +205,20 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
     return OCX_OK;
 }
 
+/* The temporaries of ocx__json_dump_atomic for the file named arg: "<arg>.tmp-<pid>-<count>". */
+static int dump_temp(const char *name, const void *arg)
+{
+    const char *base = arg;
+    const size_t len = strlen(base);
+    if (strncmp(name, base, len) != 0 || strncmp(name + len, ".tmp-", 5) != 0) return 0;
+    const char *p = name + len + 5;
+    if (!isdigit((unsigned char)*p)) return 0;
+    while (isdigit((unsigned char)*p)) p++;
+    if (*p++ != '-' || !isdigit((unsigned char)*p)) return 0;
+    while (isdigit((unsigned char)*p)) p++;
+    return *p == '\0';
+}
+
 int ocx__json_dump_atomic(json_t *root, const char *path, size_t flags)
 {
     static atomic_uint count;
@@ -228,6 +243,16 @@ int ocx__json_dump_atomic(json_t *root, const char *path, size_t flags)
     if (close(fd) != 0 && !err) err = errno;
     if (!err && rename(tmp, path) != 0) err = errno;
     if (err) unlink(tmp);
+    if (!err) { /* those of writes whose process died before its rename (a peaks file, a profile) */
+        char dir[4400];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        if (slash == dir) dir[1] = '\0';
+        else if (slash) *slash = '\0';
+        else snprintf(dir, sizeof dir, ".");
+        ocx__sweep_stale_temps(dir, dump_temp, base);
+    }
     return err;
 }
 

@@ -2,10 +2,12 @@
  * four sources, every kind of malformed input (one test each, each falling back to the next source),
  * and tuning under simulated limits. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -1709,6 +1711,39 @@ END_TEST
 /* The temporary file is created with O_EXCL: links planted at its names (in a shared directory)
  * are skipped, never followed, so the file they point at keeps its content; json_dump_file had
  * opened the name with fopen(..., "w"), which writes through a link. */
+/* A write whose process died before its rename leaves its temporary behind (a peaks file, a
+ * profile); a later write of the same file removes those over ten minutes old. It leaves a fresh
+ * one (a write under way), names of another pattern or file, and links. */
+START_TEST(test_json_stale_temps_removed)
+{
+    char path[1300], names[5][1400];
+    snprintf(path, sizeof path, "%s/out.json", dir_env);
+    const char *suffix[5] = {".tmp-4242-7", ".tmp-4243-0", ".tmp-x", "", ".tmp-4244-1"};
+    for (int k = 0; k < 5; k++) {
+        snprintf(names[k], sizeof names[k], "%s%s%s", k == 3 ? dir_env : path, k == 3 ? "/other.json.tmp-1-1" : "",
+                 suffix[k]);
+        if (k == 4) {
+            ck_assert_int_eq(symlink(names[0], names[k]), 0);
+            continue;
+        }
+        FILE *f = fopen(names[k], "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("{\"partial", f);
+        fclose(f);
+        if (k == 1) continue; /* fresh */
+        struct timespec hour_ago[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+        ck_assert_int_eq(utimensat(AT_FDCWD, names[k], hour_ago, 0), 0);
+    }
+    json_t *root = json_pack("{s:i}", "a", 1);
+    ck_assert_int_eq(ocx__json_dump_atomic(root, path, 0), 0);
+    json_decref(root);
+    struct stat st;
+    ck_assert_msg(stat(names[0], &st) != 0, "a stale temporary stayed");
+    for (int k = 1; k < 4; k++) ck_assert_msg(stat(names[k], &st) == 0, "%s was removed", names[k]);
+    ck_assert_int_eq(lstat(names[4], &st), 0);
+}
+END_TEST
+
 START_TEST(test_json_temp_never_follows_links)
 {
     char victim[1300], path[1300], link[1400];
@@ -1771,6 +1806,7 @@ int main(void)
     tcase_add_test(core, test_tool_paths_and_resume);
     tcase_add_test(core, test_json_written_whole_from_threads);
     tcase_add_test(core, test_json_temp_never_follows_links);
+    tcase_add_test(core, test_json_stale_temps_removed);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("malformed");
     tcase_add_checked_fixture(bad, setup, teardown);
