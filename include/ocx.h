@@ -603,7 +603,8 @@ typedef struct ocx_roofline {
  *  bandwidth roof (host transfers are bound by the link, not by device memory). Pure arithmetic,
  *  no device work; thread-safe.
  *  @return OCX_OK, or OCX_ERR_INVALID_ARGUMENT: NULL, ns ≤ 0, negative or non-finite bytes/flops,
- *  both 0, or a roof it needs that is not positive (f64 on a device without fp64, unmeasured peaks). */
+ *  both 0, a roof it needs that is not positive (f64 on a device without fp64, unmeasured peaks), or
+ *  figures that overflow a double (finite inputs, such as 1e308 flops in 1 ns); *out is then zeroed. */
 OCX_API ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flops, double bytes,
                                      double ns, double bandwidth_gbps, ocx_roofline *out);
 

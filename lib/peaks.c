@@ -65,6 +65,22 @@ static double compute_roof(const ocx_peaks *p, ocx_dtype dtype)
     }
 }
 
+/* Where every figure of out is finite: finite inputs whose quotients overflow a double (flops near
+ * 1e308 in a fraction of a nanosecond, a subnormal byte count) gave an infinite efficiency. */
+static ocx_status roofline_finite(ocx_roofline *out, double flops, double bytes, double ns)
+{
+    const double v[] = {out->intensity, out->achieved_gflops, out->achieved_gbps, out->bound_gflops,
+                        out->bound_gbps, out->efficiency};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        if (!isfinite(v[i])) {
+            memset(out, 0, sizeof *out);
+            return ocx__error(OCX_ERR_INVALID_ARGUMENT,
+                              "ocx_roofline_eval: %g flops and %g bytes in %g ns overflow a double's range", flops,
+                              bytes, ns);
+        }
+    return OCX_OK;
+}
+
 ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flops, double bytes, double ns,
                              double bandwidth_gbps, ocx_roofline *out)
 {
@@ -89,7 +105,7 @@ ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flo
         out->bound_gbps = bw;
         out->efficiency = out->achieved_gbps / bw;
         out->memory_bound = 1;
-        return OCX_OK;
+        return roofline_finite(out, flops, bytes, ns);
     }
     double peak = compute_roof(peaks, dtype);
     OCX__FAIL_IF(!(peak > 0), OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: no %s compute roof on this device",
@@ -98,7 +114,7 @@ ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flo
     if (bytes == 0) { /* traffic unknown: the compute roof alone */
         out->bound_gflops = peak;
         out->efficiency = out->achieved_gflops / peak;
-        return OCX_OK;
+        return roofline_finite(out, flops, bytes, ns);
     }
     out->intensity = flops / bytes;
     double slope = bw * out->intensity;
@@ -106,7 +122,7 @@ ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flo
     out->bound_gflops = out->memory_bound ? slope : peak;
     out->bound_gbps = out->bound_gflops / out->intensity;
     out->efficiency = out->achieved_gflops / out->bound_gflops;
-    return OCX_OK;
+    return roofline_finite(out, flops, bytes, ns);
 }
 
 /* ---- the cache file ---------------------------------------------------------------------------- */

@@ -125,6 +125,13 @@ START_TEST(roofline_bad_input)
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "f64"));
     ck_status(ocx_roofline_eval(&none, OCX_F32, 1, 1, 1, 0, &r), OCX_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "bandwidth"));
+    /* finite inputs whose rates overflow a double: refused, not an infinite efficiency */
+    ck_status(ocx_roofline_eval(&p, OCX_F32, 1e308, 1e6, 1e-3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "overflow"));
+    ck_assert(r.efficiency == 0);
+    ck_status(ocx_roofline_eval(&p, OCX_F32, 0, 1e308, 1e-3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_roofline_eval(&p, OCX_F32, 1e308, 0, 1e-3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_roofline_eval(&p, OCX_F32, 1e300, 4.9e-324, 1, 0, &r), OCX_ERR_INVALID_ARGUMENT);
 }
 END_TEST
 
