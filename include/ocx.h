@@ -508,9 +508,10 @@ typedef struct ocx_tune_options {
  *  any entry that contexts would refuse). out_path must be a regular file, absent, or a symbolic
  *  link to one (written through), in a directory we may write: checked before any tuning. Every candidate's result is checked against a
  *  host reference before it is timed. Each entry's search starts from the built-in defaults, then
- *  tries up to three seeds: the parameters other devices of this one's type were tuned to, from
- *  their profiles on the search path (the device's "type" in them). Blocks for about opt->budget_s. Contexts created afterwards
- *  read the profile when it lies on the search path (see above).
+ *  tries up to three seeds (GPUs: one): the parameters other devices of this one's type were tuned
+ *  to, from their entries for the same family, dtype and size class in their profiles on the search
+ *  path (a profile that records no device "type" gives none). Blocks for about opt->budget_s.
+ *  Contexts created afterwards read the profile when it lies on the search path (see above).
  *  @return OCX_OK (also when *stop ended it: the entries finished are written, nothing if none was),
  *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, no out_path), OCX_ERR_UNSUPPORTED
  *  (nothing asked for is tunable on this device, or no entry was finished within the budget),
@@ -604,7 +605,8 @@ typedef struct ocx_roofline {
  *  no device work; thread-safe.
  *  @return OCX_OK, or OCX_ERR_INVALID_ARGUMENT: NULL, ns ≤ 0, negative or non-finite bytes/flops,
  *  both 0, a roof it needs that is not positive (f64 on a device without fp64, unmeasured peaks), or
- *  figures that overflow a double (finite inputs, such as 1e308 flops in 1 ns); *out is then zeroed. */
+ *  figures beyond a double's range (finite inputs, such as 1e308 flops in a picosecond, ns = 1e-3,
+ *  or 1e300 flops over a subnormal byte count); *out is then zeroed. */
 OCX_API ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flops, double bytes,
                                      double ns, double bandwidth_gbps, ocx_roofline *out);
 

@@ -409,7 +409,7 @@ typedef struct ocx__seed {
     int v[OCX__MAX_PARAMS];
     char from[64];      /* the device's normalized name (cut to fit) */
     int same_vendor;    /* ranking: the same vendor's first, */
-    unsigned cu_apart;  /* then the nearest count of compute units */
+    unsigned cu_apart;  /* then the nearest count of compute units (UINT_MAX: none recorded), then by name */
 } ocx__seed;
 int ocx__profile_seeds(ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, const char *size_class,
                        ocx__seed *out, int cap);

@@ -66,7 +66,8 @@ static double compute_roof(const ocx_peaks *p, ocx_dtype dtype)
 }
 
 /* Where every figure of out is finite: finite inputs whose quotients overflow a double (flops near
- * 1e308 in a fraction of a nanosecond, a subnormal byte count) gave an infinite efficiency. */
+ * 1e308 in a fraction of a nanosecond, a subnormal byte count) gave an infinite efficiency, or NaN
+ * (an intensity that underflows to 0). */
 static ocx_status roofline_finite(ocx_roofline *out, double flops, double bytes, double ns)
 {
     const double v[] = {out->intensity, out->achieved_gflops, out->achieved_gbps, out->bound_gflops,
@@ -75,7 +76,7 @@ static ocx_status roofline_finite(ocx_roofline *out, double flops, double bytes,
         if (!isfinite(v[i])) {
             memset(out, 0, sizeof *out);
             return ocx__error(OCX_ERR_INVALID_ARGUMENT,
-                              "ocx_roofline_eval: %g flops and %g bytes in %g ns overflow a double's range", flops,
+                              "ocx_roofline_eval: %g flops and %g bytes in %g ns give figures beyond a double's range", flops,
                               bytes, ns);
         }
     return OCX_OK;

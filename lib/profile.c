@@ -756,17 +756,20 @@ void ocx__params_defines(const ocx__params *p, char *buf, size_t cap)
 
 /* ---- other devices' profiles: where ocx-tune's search starts ------------------------------------ */
 
-#define SEED_FILES 64             /* files read, at most (a directory of many profiles) */
+#define SEED_FILES 64             /* files read in each directory, at most */
 #define SEED_FILE_BYTES (1 << 20) /* a profile is a few KiB */
 
+/* The same vendor's first, then the nearest count of compute units, then by name (not by the order
+ * a directory lists its files in). */
 static int ranks_above(const ocx__seed *a, const ocx__seed *b)
 {
-    return a->same_vendor != b->same_vendor ? a->same_vendor > b->same_vendor : a->cu_apart < b->cu_apart;
+    if (a->same_vendor != b->same_vendor) return a->same_vendor > b->same_vendor;
+    if (a->cu_apart != b->cu_apart) return a->cu_apart < b->cu_apart;
+    return strcmp(a->from, b->from) < 0;
 }
 
-/* seed into out[cap] (*n so far), ranked: the same vendor's first, then the nearest count of compute
- * units. Of two alike the higher ranked stays (whichever file was read first); past cap the lowest
- * ranked goes. */
+/* seed into out[cap] (*n so far), ranked (ranks_above). Of two alike the higher ranked stays;
+ * past cap the lowest ranked goes. */
 static void add_seed(const ocx__seed *seed, unsigned nparams, ocx__seed *out, int cap, int *n)
 {
     for (int i = 0; i < *n; i++)
@@ -785,10 +788,18 @@ static void add_seed(const ocx__seed *seed, unsigned nparams, ocx__seed *out, in
     (*n)++;
 }
 
+/* The devices (hashes of their names) a seed already came from: as in lookups, a device's entry in
+ * an earlier directory hides the same entry in a later one. */
+typedef struct seed_names {
+    uint64_t hash[MAX_SOURCES * SEED_FILES];
+    int count;
+} seed_names;
+
 /* The entry for (fam, dtype, class) of the profile at path, if it is one of this version's schema,
- * made on another device of this one's type, and this device passes its checks (quietly). */
+ * made on another device of this one's type that no earlier file gave a seed for, and this device
+ * passes its checks (quietly). */
 static void seed_from(ocx_context *ctx, struct ocx__profiles *quiet, const char *path, const ocx__family *fam,
-                      ocx_dtype dtype, const char *size_class, ocx__seed *out, int cap, int *n)
+                      ocx_dtype dtype, const char *size_class, seed_names *taken, ocx__seed *out, int cap, int *n)
 {
     const char *why;
     FILE *f = ocx__open_regular(path, &why);
@@ -803,15 +814,21 @@ static void seed_from(ocx_context *ctx, struct ocx__profiles *quiet, const char 
     json_t *vendor = json_object_get(dev, "vendor"), *cu = json_object_get(dev, "compute_units");
     profile_src src = {(char *)path, json_object_get(root, "entries"), root, 0};
     ocx__seed seed;
-    if (json_is_integer(schema) && json_integer_value(schema) == PROFILE_SCHEMA && json_is_string(type) &&
+    memset(&seed, 0, sizeof seed); /* v past the family's parameters: 0, as in every ocx__params */
+    uint64_t h = json_is_string(name) ? XXH64(json_string_value(name), strlen(json_string_value(name)), 0) : 0;
+    int known = 0;
+    for (int i = 0; i < taken->count; i++) known |= taken->hash[i] == h;
+    if (!known && json_is_integer(schema) && json_integer_value(schema) == PROFILE_SCHEMA && json_is_string(type) &&
         strcmp(json_string_value(type), ocx_device_type_name(ctx->info.type)) == 0 && json_is_string(name) &&
         strcmp(json_string_value(name), ctx->info.normalized_name) != 0 && json_is_array(src.entries) &&
         entry_from(ctx, quiet, &src, fam, dtype, size_class, seed.v)) {
+        if (taken->count < MAX_SOURCES * SEED_FILES) taken->hash[taken->count++] = h;
         snprintf(seed.from, sizeof seed.from, "%s", json_string_value(name));
         seed.same_vendor = json_is_string(vendor) && strcmp(json_string_value(vendor), ctx->info.vendor) == 0;
-        const long long units = json_is_integer(cu) ? json_integer_value(cu) : 0;
-        seed.cu_apart = units > (long long)ctx->info.compute_units ? (unsigned)(units - ctx->info.compute_units)
-                                                                   : (unsigned)(ctx->info.compute_units - units);
+        /* a count that is no count ranks last among its vendor's */
+        const json_int_t units = json_is_integer(cu) ? json_integer_value(cu) : 0;
+        const json_int_t own = (json_int_t)ctx->info.compute_units;
+        seed.cu_apart = units < 1 || units > INT_MAX ? UINT_MAX : (unsigned)(units > own ? units - own : own - units);
         add_seed(&seed, fam->nparams, out, cap, n);
     }
     json_decref(root);
@@ -821,15 +838,17 @@ int ocx__profile_seeds(ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype
                        ocx__seed *out, int cap)
 {
     struct ocx__profiles quiet = {.quiet = 1}; /* another device's parameters this one cannot run: no fault */
+    seed_names *taken = calloc(1, sizeof *taken);
+    if (!taken) return 0;
     char own[300];
     snprintf(own, sizeof own, "%s.json", ctx->info.normalized_name);
-    int n = 0, files = 0;
+    int n = 0;
     for (int which = 0; which < MAX_SOURCES && cap > 0; which++) {
         char dir[4096];
         DIR *d = dir_for(which, dir, sizeof dir) ? opendir(dir) : NULL;
         if (!d) continue;
         struct dirent *de;
-        while (files < SEED_FILES && (de = readdir(d)) != NULL) {
+        for (int files = 0; files < SEED_FILES && (de = readdir(d)) != NULL;) {
             const size_t len = strlen(de->d_name);
             if (de->d_name[0] == '.' || len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0 ||
                 strcmp(de->d_name, own) == 0)
@@ -837,10 +856,11 @@ int ocx__profile_seeds(ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype
             char path[4400];
             snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
             files++;
-            seed_from(ctx, &quiet, path, fam, dtype, size_class, out, cap, &n);
+            seed_from(ctx, &quiet, path, fam, dtype, size_class, taken, out, cap, &n);
         }
         closedir(d);
     }
+    free(taken);
     return n;
 }
 

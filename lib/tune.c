@@ -5,8 +5,8 @@
  * Strategy (all under one wall-clock budget, shared out evenly over the entries still to do):
  *   1. Start from the built-in defaults (and the parameters currently in force, if a profile
  *      already supplies different ones): a candidate that does no better is never chosen. Then
- *      measure up to three seeds: the parameters other devices of this type were tuned to, from
- *      their profiles in the directories lookups read (seeds()).
+ *      measure up to three seeds (GPUs: one): the parameters other devices of this type were
+ *      tuned to, from their profiles in the directories lookups read (seeds()).
  *   2. Sample: draw random candidates from the space (each parameter from its ladder of legal
  *      values; on CPUs within NEAR steps of the start), discard those the family's constraints
  *      reject without building them, and evaluate them in batches, for about 40% of the entry's
@@ -20,7 +20,7 @@
  *   4. Confirm: measure up to three of the fastest candidates (none slower in the search than the
  *      defaults) and the defaults again, in rounds (up to 15 on CPUs, whose timings are noisy);
  *      keep one only if it beat the defaults in as many rounds as a candidate no better would one
- *      time in 32 (every round, up to 5), and by more than 2% in the median of the rounds' ratios.
+ *      time in 32 (every round, up to 8), and by more than 2% in the median of the rounds' ratios.
  * Problem sizes are those of real work: beyond the caches on CPUs, at the bandwidth roof on GPUs.
  * Each batch is compiled ahead of timing, on several threads (ocx__launch's build-only mode), so
  * that compilation, the dominant cost on PoCL, neither serialises with nor disturbs the timed runs.
@@ -1384,28 +1384,32 @@ static void climb_mirror(tuner *t, const space *sp)
 }
 
 /* 1b. Seeds: what other devices of this type were tuned to (their profiles in the directories
- * lookups read: an installed ocx's shipped ones, say), the same vendor's first, up to SEEDS; a
- * parameter this device's search leaves alone keeps the start's value. A cold --quick run on
- * PoCL compiles each reduce candidate for about a second, so its reduce entry measured 10
- * candidates (2-core AVX-512 EPYC), none better than the defaults, where a longer search found
- * one 1.4-1.5x faster, of the kind the AVX-512 Xeon's profile holds. The defaults' rate stays
- * what confirm() compares with. */
-#define SEEDS 3
+ * lookups read: an installed ocx's shipped ones, say), the same vendor's first, up to SEEDS (GPUs:
+ * one, their builds taking seconds each); a parameter this device's search leaves alone keeps the
+ * start's value, and a seed that is then the start, or another seed, is passed over for the next.
+ * A cold --quick run on PoCL compiles each reduce candidate for about a second, so its reduce
+ * entry measured 10 candidates (2-core AVX-512 EPYC), none better than the defaults, where a
+ * longer search found one 1.4-1.5x faster, of the kind the AVX-512 Xeon's profile holds. The
+ * defaults' rate stays what confirm() compares with. */
+#define SEEDS(gpu) ((gpu) ? 1 : 3)
+#define SEEDS_READ 8 /* ranked seeds read, of which the first SEEDS that are new are measured */
 static void seeds(tuner *t, const space *sp, const ocx__params *start)
 {
     const ocx__family *fam = t->def->fam;
-    ocx__seed s[SEEDS];
-    const int n = ocx__profile_seeds(t->ctx, fam, t->dtype, t->size_class, s, SEEDS);
-    cand c[SEEDS];
+    ocx__seed s[SEEDS_READ];
+    const int n = ocx__profile_seeds(t->ctx, fam, t->dtype, t->size_class, s, SEEDS_READ);
+    cand c[SEEDS(0)];
     int m = 0;
-    char names[3 * sizeof s[0].from + 8] = "";
-    for (int i = 0; i < n; i++) {
+    char names[SEEDS(0) * (sizeof s[0].from + 2)] = "";
+    for (int i = 0; i < n && m < SEEDS(is_gpu(t->ctx)); i++) {
+        int v[OCX__MAX_PARAMS];
+        memcpy(v, start->v, sizeof v);
         for (unsigned p = 0; p < fam->nparams; p++)
-            if (!sp->searched[p]) s[i].v[p] = start->v[p];
-        if (fam->canonical) fam->canonical(s[i].v);
-        if (seen(t, s[i].v) || !legal(t, s[i].v)) continue;
-        mark(t, s[i].v);
-        memcpy(c[m++].v, s[i].v, sizeof c[0].v);
+            if (sp->searched[p]) v[p] = s[i].v[p];
+        if (fam->canonical) fam->canonical(v);
+        if (seen(t, v) || !legal(t, v)) continue;
+        mark(t, v);
+        memcpy(c[m++].v, v, sizeof v);
         size_t l = strlen(names);
         snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", s[i].from);
     }
@@ -1485,8 +1489,8 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
 }
 
 /* The rounds of `rounds` that a candidate must win: as many as a candidate no better than the
- * defaults wins at most one time in 32 (a sign test; all of them up to 5 rounds, then 8 of 9, 10 of
- * 12, 12 of 15). */
+ * defaults wins at most one time in 32 (a sign test; all of them up to 8 rounds, then 8 of 9, 9 of
+ * 10, 10 of 11 and of 12, 12 of 15). */
 int ocx__tune_confirm_wins(int rounds)
 {
     for (int w = 1; w <= rounds; w++) {

@@ -127,7 +127,7 @@ START_TEST(roofline_bad_input)
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "bandwidth"));
     /* finite inputs whose rates overflow a double: refused, not an infinite efficiency */
     ck_status(ocx_roofline_eval(&p, OCX_F32, 1e308, 1e6, 1e-3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
-    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "overflow"));
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "beyond a double's range"));
     ck_assert(r.efficiency == 0);
     ck_status(ocx_roofline_eval(&p, OCX_F32, 0, 1e308, 1e-3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_roofline_eval(&p, OCX_F32, 1e308, 0, 1e-3, 0, &r), OCX_ERR_INVALID_ARGUMENT);

@@ -1276,17 +1276,20 @@ static void write_other(const char *dir, const char *file, const char *name, con
 }
 
 /* ocx-tune's seeds: the entries of other devices of this one's type, from all three directories,
- * ranked (the same vendor's first, then the nearest count of compute units), none twice; not this
- * device's own, nor another type's, nor a file that records no type, nor parameters this device
- * refuses (and those without a warning: they are another device's). */
+ * ranked (the same vendor's first, then the nearest count of compute units, then by name), none
+ * twice (of two alike the higher ranked, wherever it was read), a device's entry in an earlier
+ * directory hiding its copy in a later one, as in lookups; not this device's own, nor another
+ * type's, nor a file that records no type, nor parameters this device refuses (and those without a
+ * warning: they are another device's). The best are read last, so that they must displace. */
 START_TEST(test_seeds)
 {
     const char *mine = ocx_device_type_name(dev.type), *other = dev.type == OCX_DEVICE_CPU ? "gpu" : "cpu";
     const int cu = (int)dev.compute_units;
-    write_other(dir_env, "a", "near-a", mine, dev.vendor, cu, "reduce", 8, NULL);
-    write_other(dir_user, "b", "far-b", mine, dev.vendor, cu + 8, "reduce", 2, NULL);
-    write_other(dir_sys, "c", "vendor-c", mine, "Another Vendor", cu, "reduce", 4, NULL);
-    write_other(dir_sys, "d", "twin-d", mine, "Another Vendor", cu, "reduce", 8, NULL); /* a's, ranked below */
+    write_other(dir_env, "b", "far-b", mine, dev.vendor, cu + 8, "reduce", 2, NULL);
+    write_other(dir_env, "c", "vendor-c", mine, "Another Vendor", cu, "reduce", 4, NULL);
+    write_other(dir_user, "d", "twin-d", mine, "Another Vendor", cu, "reduce", 8, NULL); /* a's, ranked below */
+    write_other(dir_sys, "a", "near-a", mine, dev.vendor, cu, "reduce", 8, NULL);
+    write_other(dir_sys, "b-again", "far-b", mine, dev.vendor, cu + 8, "reduce", 16, NULL); /* hidden by b */
     write_other(dir_env, "e", "type-e", other, dev.vendor, cu, "reduce", 32, NULL);
     write_other(dir_env, "f", "untyped-f", "", dev.vendor, cu, "reduce", 32, NULL);
     write_other(dir_user, "g", "bad-g", mine, dev.vendor, cu, "reduce", 32, "NO_SUCH_PARAMETER");
@@ -1301,35 +1304,40 @@ START_TEST(test_seeds)
     ocx_set_warning_handler(collect_warning, &w);
     ocx_context *ctx = NULL;
     ck_ok(ocx_context_create(NULL, &ctx));
-    ocx__seed seeds[4];
+    ocx__seed seeds[4], two[2];
     const int n = ocx__profile_seeds(ctx, &ocx__family_reduce, OCX_F32, "all", seeds, 4);
-    const int two = ocx__profile_seeds(ctx, &ocx__family_reduce, OCX_F32, "all", seeds + 3, 1);
+    const int n2 = ocx__profile_seeds(ctx, &ocx__family_reduce, OCX_F32, "all", two, 2);
     ocx_context_destroy(ctx);
     ocx_set_warning_handler(NULL, NULL);
     ck_assert_msg(w.count == 0, "warned: %s", w.first);
-    ck_assert_int_eq(n, 3);
     const char *want[] = {"near-a", "far-b", "vendor-c"};
     const int want_wg[] = {8, 2, 4};
     const unsigned wg = ocx__param_index(&ocx__family_reduce, "WG");
+    ck_assert_int_eq(n, 3);
     for (int i = 0; i < 3; i++) {
         ck_assert_str_eq(seeds[i].from, want[i]);
         ck_assert_int_eq(seeds[i].v[wg], want_wg[i]);
+        for (unsigned p = ocx__family_reduce.nparams; p < OCX__MAX_PARAMS; p++) ck_assert_int_eq(seeds[i].v[p], 0);
     }
-    ck_assert_int_eq(two, 1); /* cap 1: the highest ranked */
-    ck_assert_str_eq(seeds[3].from, "near-a");
+    ck_assert_int_eq(n2, 2); /* cap 2: the two highest ranked */
+    ck_assert_str_eq(two[0].from, "near-a");
+    ck_assert_str_eq(two[1].from, "far-b");
 }
 END_TEST
 
-/* A tuning run tries the seeds after the defaults and says whose they are. */
+/* A tuning run tries the seeds after the defaults and says whose they are (stopped once the
+ * seed is measured: the budget is only a bound). */
 typedef struct seeds_seen {
     char said[256];
     candidates_seen seen;
+    volatile int stop;
 } seeds_seen;
 static void note_seeds(void *user, const ocx_tune_progress *p)
 {
     seeds_seen *s = user;
     if (p->message && !strncmp(p->message, "seeds from", 10)) snprintf(s->said, sizeof s->said, "%s", p->message);
     note_candidates(&s->seen, p);
+    if (!p->message && p->candidate && !strncmp(p->candidate, "WG=8 ", 5)) s->stop = 1;
 }
 
 START_TEST(test_tuning_tries_seeds)
@@ -1341,8 +1349,8 @@ START_TEST(test_tuning_tries_seeds)
     ck_ok(ocx_context_create(NULL, &ctx));
     char out[1400];
     snprintf(out, sizeof out, "%s/tuned.json", root);
-    ocx_tune_options opt = {.families = "vector", .dtypes = "f32", .classes = "all", .budget_s = 5, .quick = 1,
-                            .out_path = out, .progress = note_seeds, .user = &log};
+    ocx_tune_options opt = {.families = "vector", .dtypes = "f32", .classes = "all", .budget_s = 60, .quick = 1,
+                            .out_path = out, .progress = note_seeds, .user = &log, .stop = &log.stop};
     ck_ok(ocx_tune(ctx, &opt));
     ocx_context_destroy(ctx);
     ck_assert_str_eq(log.said, "seeds from the profiles of near-a");
@@ -1708,42 +1716,44 @@ START_TEST(test_json_written_whole_from_threads)
 }
 END_TEST
 
-/* The temporary file is created with O_EXCL: links planted at its names (in a shared directory)
- * are skipped, never followed, so the file they point at keeps its content; json_dump_file had
- * opened the name with fopen(..., "w"), which writes through a link. */
 /* A write whose process died before its rename leaves its temporary behind (a peaks file, a
  * profile); a later write of the same file removes those over ten minutes old. It leaves a fresh
- * one (a write under way), names of another pattern or file, and links. */
+ * one (a write under way), names of another pattern or of another file (one whose name starts
+ * with this one's too), and links. */
 START_TEST(test_json_stale_temps_removed)
 {
-    char path[1300], names[5][1400];
+    char path[1300], names[6][1400];
     snprintf(path, sizeof path, "%s/out.json", dir_env);
-    const char *suffix[5] = {".tmp-4242-7", ".tmp-4243-0", ".tmp-x", "", ".tmp-4244-1"};
-    for (int k = 0; k < 5; k++) {
-        snprintf(names[k], sizeof names[k], "%s%s%s", k == 3 ? dir_env : path, k == 3 ? "/other.json.tmp-1-1" : "",
-                 suffix[k]);
-        if (k == 4) {
-            ck_assert_int_eq(symlink(names[0], names[k]), 0);
-            continue;
+    snprintf(names[0], sizeof names[0], "%s.tmp-4242-7", path); /* stale: removed */
+    snprintf(names[1], sizeof names[1], "%s.tmp-4243-0", path); /* fresh */
+    snprintf(names[2], sizeof names[2], "%s.tmp-x", path);      /* not the pattern */
+    snprintf(names[3], sizeof names[3], "%s/other.json.tmp-1-1", dir_env);
+    snprintf(names[4], sizeof names[4], "%s/out.jsonx.tmp-1-1", dir_env);
+    snprintf(names[5], sizeof names[5], "%s.tmp-4244-1", path); /* a link */
+    const struct timespec hour_ago[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+    for (int k = 0; k < 6; k++) {
+        if (k == 5) {
+            ck_assert_int_eq(symlink(names[2], names[k]), 0);
+        } else {
+            FILE *f = fopen(names[k], "w");
+            ck_assert_ptr_nonnull(f);
+            fputs("{\"partial", f);
+            fclose(f);
         }
-        FILE *f = fopen(names[k], "w");
-        ck_assert_ptr_nonnull(f);
-        fputs("{\"partial", f);
-        fclose(f);
-        if (k == 1) continue; /* fresh */
-        struct timespec hour_ago[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
-        ck_assert_int_eq(utimensat(AT_FDCWD, names[k], hour_ago, 0), 0);
+        if (k != 1) ck_assert_int_eq(utimensat(AT_FDCWD, names[k], hour_ago, AT_SYMLINK_NOFOLLOW), 0);
     }
     json_t *root = json_pack("{s:i}", "a", 1);
     ck_assert_int_eq(ocx__json_dump_atomic(root, path, 0), 0);
     json_decref(root);
     struct stat st;
     ck_assert_msg(stat(names[0], &st) != 0, "a stale temporary stayed");
-    for (int k = 1; k < 4; k++) ck_assert_msg(stat(names[k], &st) == 0, "%s was removed", names[k]);
-    ck_assert_int_eq(lstat(names[4], &st), 0);
+    for (int k = 1; k < 6; k++) ck_assert_msg(lstat(names[k], &st) == 0, "%s was removed", names[k]);
 }
 END_TEST
 
+/* The temporary file is created with O_EXCL: links planted at its names (in a shared directory)
+ * are skipped, never followed, so the file they point at keeps its content; json_dump_file had
+ * opened the name with fopen(..., "w"), which writes through a link. */
 START_TEST(test_json_temp_never_follows_links)
 {
     char victim[1300], path[1300], link[1400];
