@@ -163,9 +163,12 @@ ocx_status ocx_event_wait(size_t num, const ocx_event *events)
         if (i == 0) first = other;
         mixed = other != first;
     }
-    cl_int err = CL_SUCCESS;
-    for (size_t i = 0; i < (mixed ? num : 1); i++) {
-        const cl_int e = ocx__wait_events(mixed ? 1 : (cl_uint)num, events + i);
+    /* Where one failed, clWaitForEvents may return before the others are done (OpenCL 1.2 says
+     * only that it reports the failure; PoCL waits for them all, others need not): then each is
+     * waited for on its own, as a list that spans contexts is, so that none is left running. */
+    cl_int err = mixed ? CL_SUCCESS : ocx__wait_events((cl_uint)num, events);
+    for (size_t i = 0; (mixed || err != CL_SUCCESS) && i < num; i++) {
+        const cl_int e = ocx__wait_events(1, events + i);
         if (err == CL_SUCCESS) err = e;
     }
     OCX__CL_FORWARD(err, "clWaitForEvents");
