@@ -459,7 +459,8 @@ OCX_API ocx_status ocx_profile_user_path(const ocx_context *ctx, char *path, siz
 typedef struct ocx_tune_progress {
     const char *family, *dtype, *size_class; /* the entry being tuned */
     size_t entry, entries;                   /* its number, of how many */
-    unsigned tried, failed;                  /* candidates of this entry so far */
+    unsigned tried, failed;                  /* candidates of this entry so far, each counted
+                                                once (not the confirmation's measurements) */
     double best_rate, default_rate;          /* in `unit`; ≤ 0: none yet */
     const char *unit;                        /* "GB/s" or "GFLOP/s" */
     double elapsed_s, budget_s;              /* of the whole run */
@@ -513,8 +514,9 @@ typedef struct ocx_tune_options {
  *  path (a profile that records no device "type" gives none). Blocks for about opt->budget_s.
  *  Contexts created afterwards read the profile when it lies on the search path (see above).
  *  @return OCX_OK (also when *stop ended it: the entries finished are written, nothing if none was),
- *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, no out_path), OCX_ERR_UNSUPPORTED
- *  (nothing asked for is tunable on this device, or no entry was finished within the budget),
+ *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, a list naming none, no out_path),
+ *  OCX_ERR_UNSUPPORTED (nothing asked for is tunable on this device, or no entry was finished within
+ *  the budget), OCX_ERR_OUT_OF_MEMORY (no entry finished, the last skipped for want of memory),
  *  OCX_ERR_IO (out_path unusable; for `resume`, there but unreadable or not a profile of this
  *  version and device, which is then left as it is). */
 OCX_API ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt);

@@ -20,7 +20,8 @@
  *   4. Confirm: measure up to three of the fastest candidates (none slower in the search than the
  *      defaults) and the defaults again, in rounds (up to 15 on CPUs, whose timings are noisy);
  *      keep one only if it beat the defaults in as many rounds as a candidate no better would one
- *      time in 32 (every round, up to 8), and by more than 2% in the median of the rounds' ratios.
+ *      time in 32 (every round, up to 8; on CPUs at least 5 rounds, else the defaults stay; GPUs
+ *      take every one of up to 3), and by more than 2% in the median of the rounds' ratios.
  * Problem sizes are those of real work: beyond the caches on CPUs, at the bandwidth roof on GPUs.
  * Each batch is compiled ahead of timing, on several threads (ocx__launch's build-only mode), so
  * that compilation, the dominant cost on PoCL, neither serialises with nor disturbs the timed runs.
@@ -59,6 +60,7 @@
  * luck of those rounds. */
 #define CONFIRM_ROUNDS(gpu) ((gpu) ? 3 : 9)
 #define CONFIRM_MAX(gpu) ((gpu) ? 3 : 15)
+#define CONFIRM_MIN 5 /* CPUs: rounds below which nothing is confirmed (confirm()) */
 #define MAX_COPIES 7
 /* The reductions the reduce entries time, each a segment of its own (argmax last, into zi). */
 #define NRED 4
@@ -1152,8 +1154,6 @@ static double evaluate(tuner *t, const int *v)
         if (got > 0) rate = segments_work(t->tc) / ocx__median(ns, got); /* bytes/ns = GB/s, flop/ns = GFLOP/s */
     }
     ocx__params_force(NULL, NULL);
-    t->tried++;
-    if (rate < 0) t->failed++;
     return rate;
 }
 
@@ -1247,6 +1247,9 @@ static void run_batch(tuner *t, cand *c, int n)
         }
         double e0 = ocx__now_s();
         double r = c[i].rate = evaluate(t, c[i].v);
+        /* candidates, each once: confirm()'s measurements again of a few are not counted */
+        t->tried++;
+        t->failed += r < 0;
         const double took = ocx__now_s() - e0;
         note_cost(&t->eval_s, took);
         if (t->in_start && i == 0) t->start_s = took;
@@ -1367,14 +1370,20 @@ static void climb_mirror(tuner *t, const space *sp)
     if (!fam->mirror || t->best_rate <= 0 || stopped(t) || ocx__now_s() >= t->deadline) return;
     cand c;
     memcpy(c.v, t->best, sizeof c.v);
+    int swapped = 0;
     for (const char *const *p = fam->mirror; p[0] && p[1]; p += 2) {
         unsigned a = ocx__param_index(fam, p[0]), b = ocx__param_index(fam, p[1]);
         if (a >= fam->nparams || b >= fam->nparams) continue;
-        /* A pair searched on one side only (CPUs: VWN, not VWM) leaves no mirror image. */
+        /* A pair searched on one side only (CPUs: VWN, not VWM) leaves no mirror image; one
+         * searched on neither (GEMM "small": the tiled kernel's pairs, which its direct kernel
+         * does not read) stays as it is: swapped, the same kernel ran again under another name. */
         if (sp->searched[a] != sp->searched[b]) return;
+        if (!sp->searched[a] || c.v[a] == c.v[b]) continue;
         int x = c.v[a];
         c.v[a] = c.v[b], c.v[b] = x;
+        swapped = 1;
     }
+    if (!swapped) return;
     if (fam->canonical) fam->canonical(c.v);
     if (seen(t, c.v) || !legal(t, c.v)) return;
     mark(t, c.v);
@@ -1538,7 +1547,12 @@ static void confirm(tuner *t, const ocx__params *start)
     } while (rounds < CONFIRM_MAX(is_gpu(t->ctx)) && ocx__now_s() + (ocx__now_s() - t0) / rounds <= t->deadline);
     /* A candidate counts only if it ran in every round and beat the defaults in enough of them; of
      * those, the highest median ratio. (ocx__median sorts in place: the ratios are a copy.) */
-    const int need = ocx__tune_confirm_wins(rounds);
+    /* On CPUs fewer than CONFIRM_MIN rounds cannot reach one time in 32 (every one of 4: one time
+     * in 16; a --budget 25 run kept a "large" reduce entry after 1 round), so such an entry keeps
+     * the defaults. GPUs, whose timings move by a few percent, take every one of their rounds (3:
+     * one time in 8 for a candidate no better, which must then also lead by 2% on the median). */
+    const int too_few = !is_gpu(t->ctx) && rounds < CONFIRM_MIN;
+    const int need = too_few ? CONFIRM_MIN : ocx__tune_confirm_wins(rounds);
     double won = -1, won_rate = -1;
     int pick = -1;
     for (int i = 0; i < n; i++) {
@@ -1553,10 +1567,10 @@ static void confirm(tuner *t, const ocx__params *start)
         const double m = ocx__median(ratio, rounds), med_rate = ocx__median(rate, rounds);
         char params[400], line[512];
         searched_params(t, cand[order[i]], params, sizeof params);
-        snprintf(line, sizeof line, "confirming %s: won %d of %d rounds (%d needed), median %.3fx the defaults",
-                 params, wins, rounds, need, m);
+        snprintf(line, sizeof line, "confirming %s: won %d of %d rounds (%d needed%s), median %.3fx the defaults",
+                 params, wins, rounds, need, too_few ? ": the share held too few" : "", m);
         report(t, line, cand[order[i]], med_rate);
-        if (ran && wins >= need && m > won) won = m, won_rate = med_rate, pick = order[i];
+        if (ran && !too_few && wins >= need && m > won) won = m, won_rate = med_rate, pick = order[i];
     }
     double was = ocx__median(base, rounds);
     if (pick < 0 || won <= 1.02) { /* nothing confirmed: the defaults, never the search's unconfirmed best */
@@ -1790,21 +1804,25 @@ static int listed(const char *list, const char *word)
 }
 
 /* Every name in a list of families (classes: 0) or size classes (1) must name some tuning. */
-static ocx_status check_names(const char *list, int classes)
+/* Each name of a comma-separated list must be one of known[] (NULL-terminated); a list given but
+ * naming none (",") would tune nothing: a mistake too. */
+static ocx_status check_list(const char *list, const char *what, const char *const *known, const char *names_text)
 {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list ? list : "");
+    if (!list || !*list) return OCX_OK;
+    char *buf = strdup(list);
+    OCX__FAIL_IF(!buf, OCX_ERR_OUT_OF_MEMORY, "ocx_tune: out of host memory");
+    ocx_status st = OCX_OK;
     int names = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), names++) {
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && st == OCX_OK; tok = strtok_r(NULL, ",", &save)) {
         int ok = 0;
-        for (size_t f = 0; f < NTUNINGS; f++) ok |= !strcmp(tok, classes ? tunings[f].size_class : tunings[f].family);
-        OCX__FAIL_IF(!ok, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no %s '%s' (%s)", classes ? "size class" : "kernel family",
-                     tok, classes ? "all, small, medium, large, short_k" : "vector, reduce, gemm, gemm_mma");
+        for (const char *const *k = known; *k; k++) ok |= !strcmp(tok, *k);
+        names++;
+        if (!ok) st = ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no %s '%s' (%s)", what, tok, names_text);
     }
-    /* A list given but naming nothing (",") would tune nothing: a mistake too. */
-    OCX__FAIL_IF(list && *list && !names, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: the %s list '%s' names none",
-                 classes ? "size class" : "kernel family", list);
-    return OCX_OK;
+    if (st == OCX_OK && !names)
+        st = ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_tune: the %s list '%s' names none", what, list);
+    free(buf);
+    return st;
 }
 
 ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
@@ -1816,15 +1834,11 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FAIL_IF(!opt || !opt->out_path, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: options and out_path are required");
     /* Names in the lists that match nothing are a mistake worth reporting. */
-    OCX__FORWARD(check_names(opt->families, 0));
-    OCX__FORWARD(check_names(opt->classes, 1));
-    if (opt->dtypes && *opt->dtypes) {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", opt->dtypes);
-        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
-            OCX__FAIL_IF(strcmp(tok, "f32") && strcmp(tok, "f16") && strcmp(tok, "f64"), OCX_ERR_INVALID_ARGUMENT,
-                         "ocx_tune: dtype '%s' is not tunable (f32, f16, f64)", tok);
-    }
+    static const char *const families[] = {"vector", "reduce", "gemm", "gemm_mma", NULL};
+    static const char *const tunable[] = {"f32", "f16", "f64", NULL};
+    OCX__FORWARD(check_list(opt->families, "kernel family", families, "vector, reduce, gemm, gemm_mma"));
+    OCX__FORWARD(check_list(opt->classes, "size class", ocx__size_classes, "all, small, medium, large, short_k"));
+    OCX__FORWARD(check_list(opt->dtypes, "tunable dtype", tunable, "f32, f16, f64"));
     /* Which entries: families × dtypes (f32 and f16 unless told) × size classes (every class unless
      * told; --quick: in_quick's). */
     static const ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
@@ -1922,8 +1936,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         remaining_least -= least_cost(todo[i].def, built_by[i] >= 0, gpu);
         double least = least_cost(todo[i].def, built_by[i] >= 0 && ran[built_by[i]], gpu);
         if (ocx__now_s() + least >= end) {
-            ocx__warn("ocx_tune: %s/%s: the budget is spent; entry left out (--resume continues)",
-                      todo[i].def->family, dname);
+            ocx__warn("ocx_tune: %s/%s/%s: the budget is spent; entry left out (--resume continues)",
+                      todo[i].def->family, dname, cls);
             remaining -= weight;
             continue;
         }
@@ -1974,22 +1988,23 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
              * confirmed against the defaults, nor were they measured as long as they would be. */
             const int cut = interrupted(t);
             if (cut) {
-                ocx__warn("ocx_tune: %s/%s: stopped before it was finished; entry left out (--resume tunes it)",
-                          t->def->family, dname);
+                ocx__warn("ocx_tune: %s/%s/%s: stopped before it was finished; entry left out (--resume tunes it)",
+                          t->def->family, dname, cls);
             } else if (t->best_rate > 0) {
                 add_entry(root, t);
                 st = profile_write(root, opt->out_path); /* after every entry: Ctrl-C and --resume */
             } else if (t->tried > 0) {
-                ocx__warn("ocx_tune: %s/%s: no candidate ran correctly; entry left out", t->def->family, dname);
+                ocx__warn("ocx_tune: %s/%s/%s: no candidate ran correctly; entry left out", t->def->family, dname,
+                          cls);
             } else {
-                ocx__warn("ocx_tune: %s/%s: out of budget before the first candidate; entry left out",
-                          t->def->family, dname);
+                ocx__warn("ocx_tune: %s/%s/%s: out of budget before the first candidate; entry left out",
+                          t->def->family, dname, cls);
             }
             report(t, cut ? "stopped" : "done", NULL, 0);
         } else if (st == OCX_ERR_UNSUPPORTED || st == OCX_ERR_OUT_OF_MEMORY) {
-            ocx__warn("ocx_tune: %s/%s skipped: %s", t->def->family, dname, ocx_last_error());
+            ocx__warn("ocx_tune: %s/%s/%s skipped: %s", t->def->family, dname, cls, ocx_last_error());
             skip_st = st;
-            snprintf(skip_msg, sizeof skip_msg, "%s/%s: %s", t->def->family, dname, ocx_last_error());
+            snprintf(skip_msg, sizeof skip_msg, "%s/%s/%s: %s", t->def->family, dname, cls, ocx_last_error());
             st = OCX_OK;
         }
         ocx__gemm_nv_suspend(0);

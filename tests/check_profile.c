@@ -1121,7 +1121,8 @@ static void stop_on_candidate(void *user, const ocx_tune_progress *p)
 /* What a tuning run's progress said of its candidates: how many were measured, how many of those
  * came with their parameters and a rate, and every candidate's parameters (each after a newline). */
 typedef struct candidates_seen {
-    int measured, described;
+    int measured, described, failed;
+    unsigned tried; /* the entries' counts when done, summed */
     char all[1 << 16];
 } candidates_seen;
 static void note_candidates(void *user, const ocx_tune_progress *p)
@@ -1129,9 +1130,13 @@ static void note_candidates(void *user, const ocx_tune_progress *p)
     candidates_seen *s = user;
     if (p->message && (!strcmp(p->message, "preparing") || !strcmp(p->message, "done"))) {
         ck_assert_msg(p->candidate == NULL, "'%s' came with a candidate", p->message);
+        if (!strcmp(p->message, "done")) s->tried += p->tried;
         return;
     }
-    if (p->message) return; /* a candidate failed (its message names it) */
+    if (p->message) { /* a candidate failed (its message names it), a confirmation, the seeds */
+        s->failed += !strncmp(p->message, "candidate ", 10);
+        return;
+    }
     s->measured++;
     if (p->candidate && p->rate > 0 && !strncmp(p->candidate, "WG=", 3)) {
         s->described++;
@@ -1153,9 +1158,11 @@ START_TEST(test_tuning_round_trip)
     char log[1400];
     capture_stderr(log, sizeof log);
     ck_ok(ocx_tune(ctx, &opt));
-    /* Each measured candidate came with its searched parameters (WG first) and its rate. */
+    /* Each measured candidate came with its searched parameters (WG first) and its rate, and the
+     * entries counted each candidate once: not the confirmation's measurements again. */
     ck_assert_int_gt(seen.measured, 0);
     ck_assert_int_eq(seen.described, seen.measured);
+    ck_assert_uint_eq(seen.tried, (unsigned)(seen.measured + seen.failed));
     /* The candidates' binaries stay out of the disk cache. */
     ocx_context_stats stats;
     ck_ok(ocx_context_get_stats(ctx, &stats));
@@ -1184,7 +1191,7 @@ START_TEST(test_tuning_round_trip)
      * left it less than its least cost of the 5 s (once under make check's load), which the run
      * then says. */
     const size_t nentries = json_array_size(json_object_get(j, "entries"));
-    const int left_out = lines_with(log, "vector/f32: the budget is spent; entry left out") == 1;
+    const int left_out = lines_with(log, "vector/f32/large: the budget is spent; entry left out") == 1;
     ck_assert_msg(nentries == (dev.type == OCX_DEVICE_CPU && !left_out ? 2u : 1u), "%zu entries; left out: %d",
                   nentries, left_out);
     if (nentries == 2) {
@@ -1247,6 +1254,8 @@ START_TEST(test_tuning_round_trip)
     bad.classes = NULL;
     bad.families = "vector";
     bad.dtypes = "i32";
+    ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
+    bad.dtypes = ","; /* names none: it had tuned nothing and said "not tunable" */
     ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_tune(ctx, NULL), OCX_ERR_INVALID_ARGUMENT);
     ocx_context_destroy(ctx);
