@@ -133,6 +133,30 @@ START_TEST(test_wait_failure_named_from_events)
 }
 END_TEST
 
+/* ocx_event_wait on a failed event and a pending one, where the driver's clWaitForEvents returns at
+ * the failure without waiting for the rest (OpenCL 1.2 allows it; PoCL waits): ocx.h promises the
+ * failure after the others are done, so the pending one must be complete when it returns. It had
+ * returned at once, the other still running. */
+START_TEST(test_wait_outlasts_an_early_failure)
+{
+    cl_event ev[2] = {tuser_event(), tuser_event()};
+    gate = ev[1];
+    pthread_t opener;
+    ck_assert_int_eq(pthread_create(&opener, NULL, open_gate_later, NULL), 0);
+    fail_while_waiting = ev[0];
+    arm("clWaitForEvents", 1, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    ck_assert_int_eq(ocx_event_wait(2, ev), OCX_ERR_OPENCL);
+    arm(NULL, 0, 0);
+    fail_while_waiting = NULL;
+    cl_int status = CL_QUEUED;
+    ck_assert_int_eq(clGetEventInfo(ev[1], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL), CL_SUCCESS);
+    ck_assert_msg(status == CL_COMPLETE, "returned while the second event was pending (status %d)", (int)status);
+    pthread_join(opener, NULL);
+    clReleaseEvent(ev[0]);
+    clReleaseEvent(ev[1]);
+}
+END_TEST
+
 /* A staged read that fails at its second chunk while the first is still queued (behind a marker
  * that waits for a gate) must not return before that chunk is done: the next staged transfer
  * reuses the staging memory. It had returned at once, and the next staged write, reported OK,
@@ -295,6 +319,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, tctx_setup, tctx_teardown);
     tcase_add_test(tc, test_wait_failure_named_from_events);
+    tcase_add_test(tc, test_wait_outlasts_an_early_failure);
     tcase_add_test(tc, test_staged_read_fails_midway);
     tcase_add_test(tc, test_device_query_fails);
     tcase_add_test(tc, test_cached_binary_kept_when_out_of_memory);
