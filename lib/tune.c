@@ -90,6 +90,11 @@ typedef struct ocx__tune_case {
     ocx_buffer *zv[NRED - 1]; /* reduce: views of z's elements, one per value (red_ops but argmax) */
     ocx_buffer *zi;          /* reduce: argmax's index (u32), checked against ref_index */
     size_t ref_index;
+    /* reduce: inputs of 0s and 1s, on which each reduction is exact in any order (reduce_check):
+     * the sum of xe, the dot product with ye (counts below 2^24), and xe's first 1 */
+    ocx_buffer *xe, *ye;
+    double exact_sum, exact_dot;
+    size_t exact_index;
     /* Segments a measurement is timed in (0: one): the run leaves a marker at the end of each but
      * the last, and segment s moves seg_work[s] of the work (time_run). */
     int nmarks;
@@ -179,6 +184,7 @@ typedef struct fill_job {
     size_t n;
     double lo, hi;
     uint64_t seed;
+    double p_one; /* > 0: 1 with this probability, else 0 (random_bits), not [lo, hi) */
 } fill_job;
 
 static void fill_chunk(void *arg, size_t c)
@@ -186,8 +192,9 @@ static void fill_chunk(void *arg, size_t c)
     const fill_job *j = arg;
     uint64_t s = chunk_seed(j->seed, c);
     for (size_t i = c * CHUNK, end = chunk_end(c, j->n); i < end; i++) {
-        double v = j->lo + (j->hi - j->lo) * ((rng_next(&s) >> 11) * (1.0 / 9007199254740992.0));
-        if (v == 0) v = 0.5;
+        const double u = (rng_next(&s) >> 11) * (1.0 / 9007199254740992.0);
+        double v = j->p_one > 0 ? (u < j->p_one ? 1.0 : 0.0) : j->lo + (j->hi - j->lo) * u;
+        if (v == 0 && j->p_one <= 0) v = 0.5;
         if (j->dt == OCX_F16)
             ((uint16_t *)j->h)[i] = ocx_half_from_float((float)v);
         else if (j->dt == OCX_F64)
@@ -202,7 +209,17 @@ static void *random_host(ocx_dtype dt, size_t n, double lo, double hi, uint64_t 
 {
     void *h = malloc(n * ocx_dtype_size(dt) + 1);
     if (!h) return NULL;
-    fill_job j = {dt, h, n, lo, hi, seed};
+    fill_job j = {dt, h, n, lo, hi, seed, 0};
+    parallel(nchunks(n), MAX_THREADS, fill_chunk, &j);
+    return h;
+}
+
+/* Host data of dtype of 0s and 1s, each 1 with probability p (> 0). */
+static void *random_bits(ocx_dtype dt, size_t n, double p, uint64_t seed)
+{
+    void *h = malloc(n * ocx_dtype_size(dt) + 1);
+    if (!h) return NULL;
+    fill_job j = {dt, h, n, 0, 0, seed, p};
     parallel(nchunks(n), MAX_THREADS, fill_chunk, &j);
     return h;
 }
@@ -229,6 +246,8 @@ static void case_free(ocx__tune_case *tc)
     for (int i = 0; i < tc->ncopies; i++) ocx_buffer_destroy(tc->xs[i]), ocx_buffer_destroy(tc->ys[i]);
     for (int i = 0; i < NRED - 1; i++) ocx_buffer_destroy(tc->zv[i]);
     ocx_buffer_destroy(tc->zi);
+    ocx_buffer_destroy(tc->xe);
+    ocx_buffer_destroy(tc->ye);
     for (int i = 0; i < MAX_SEGS - 1; i++) ocx_event_release(tc->marks[i]);
     for (int i = 0; i < tc->nsub; i++) case_free(tc->sub[i]);
     ocx_buffer_destroy(tc->z);
@@ -491,6 +510,29 @@ static double segments_work(const ocx__tune_case *tc)
  * on all three, every reduction ran at 0.96-1.01x them (f32 and f16, 2^26 and 2^28). Tuned without
  * argmax, a --quick run on the 2-core Xeon chose eight streams in 16 groups a core, which ran the
  * other reductions of 2^20-2^22 f32 at 1.03-1.19x the defaults and argmax at 0.52-0.77x. */
+/* The 0-and-1 inputs of reduce_check: a random set of ones (half of them, fewer past 2^24 elements,
+ * so that the counts, and every partial sum of them, stay below 2^24, exact in f32), counted on the
+ * host. With inputs in [0.5, 1.5) the relative tolerance of 1e-5 lets a sum of 2^24 elements miss
+ * about 168 of them (a grid that leaves out an element a group, say), which this catches. */
+static ocx_status exact_inputs(ocx_context *ctx, ocx__tune_case *tc)
+{
+    const double p = tc->n <= ((size_t)1 << 24) ? 0.5 : (double)((size_t)1 << 23) / (double)tc->n;
+    void *xe = random_bits(tc->dtype, tc->n, p, 23), *ye = random_bits(tc->dtype, tc->n, p, 24);
+    ocx_status st = xe && ye ? OCX_OK : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    if (st == OCX_OK) st = upload(ctx, tc->dtype, tc->n, xe, &tc->xe);
+    if (st == OCX_OK) st = upload(ctx, tc->dtype, tc->n, ye, &tc->ye);
+    tc->exact_index = SIZE_MAX;
+    for (size_t i = 0; st == OCX_OK && i < tc->n; i++) {
+        const double x = host_value(tc->dtype, xe, i), y = host_value(tc->dtype, ye, i);
+        tc->exact_sum += x;
+        tc->exact_dot += x * y;
+        if (x == 1 && tc->exact_index == SIZE_MAX) tc->exact_index = i;
+    }
+    free(xe);
+    free(ye);
+    return st;
+}
+
 static ocx_status reduce_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t reps, const char *cls,
                               ocx__tune_case **out)
 {
@@ -516,6 +558,7 @@ static ocx_status reduce_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
     free(part);
     for (int i = 0; i < NRED - 1 && st == OCX_OK; i++) st = ocx_buffer_view(tc->z, (size_t)i, 1, &tc->zv[i]);
     if (st == OCX_OK) st = upload(ctx, OCX_U32, 1, NULL, &tc->zi);
+    if (st == OCX_OK) st = exact_inputs(ctx, tc);
     tc->nmarks = NRED - 1; /* each operation timed on its own */
     for (int i = 0; i < NRED; i++)
         tc->seg_work[i] = (red_ops[i] == OCX_REDUCE_DOT ? 2.0 : 1.0) * (double)n * (double)tc->reps * ocx_dtype_size(dt);
@@ -747,6 +790,55 @@ static ocx_status vector_check(ocx_context *ctx, ocx__tune_case *tc)
     return st;
 }
 
+/* Fills c's output with NaN of its dtype (and argmax's index with UINT32_MAX), so that a kernel
+ * that leaves any of it unwritten fails the check. */
+static ocx_status poison_outputs(ocx_context *ctx, ocx__tune_case *c)
+{
+    unsigned char poison[8];
+    if (c->out_dtype == OCX_F16) {
+        uint16_t h = 0x7e00;
+        memcpy(poison, &h, 2);
+    } else if (c->out_dtype == OCX_F64) {
+        double nan = NAN;
+        memcpy(poison, &nan, 8);
+    } else {
+        float f = NAN;
+        memcpy(poison, &f, 4);
+    }
+    const uint32_t no_index = UINT32_MAX;
+    ocx_status st = ocx_buffer_fill(ctx, NULL, c->z, 0, ocx_buffer_length(c->z), poison, 0, NULL, NULL);
+    if (st == OCX_OK && c->zi) st = ocx_buffer_fill(ctx, NULL, c->zi, 0, 1, &no_index, 0, NULL, NULL);
+    return st;
+}
+
+/* Each size's reductions again on the 0-and-1 inputs (exact_inputs), compared exactly: the sum, the
+ * dot product, the largest (1) and the index of the first 1 (ties go to the lowest index). */
+static ocx_status reduce_check(ocx_context *ctx, ocx__tune_case *tc)
+{
+    ocx_status st = OCX_OK;
+    for (int s = 0; s <= tc->nsub && st == OCX_OK; s++) {
+        ocx__tune_case *c = s < tc->nsub ? tc->sub[s] : tc;
+        st = poison_outputs(ctx, c);
+        for (int i = 0; i < NRED && st == OCX_OK; i++)
+            st = ocx_reduce(ctx, NULL, red_ops[i], c->n, c->xe, 1, c->ye, 1, i + 1 == NRED ? c->zi : c->zv[i], 0,
+                            NULL, NULL);
+        unsigned char got[3 * sizeof(double)];
+        uint32_t index = UINT32_MAX;
+        if (st == OCX_OK) st = ocx_buffer_read(ctx, NULL, c->z, 0, 3, got, 0, NULL, NULL);
+        if (st == OCX_OK) st = ocx_buffer_read(ctx, NULL, c->zi, 0, 1, &index, 0, NULL, NULL);
+        const double want[3] = {c->exact_sum, c->exact_dot, 1};
+        static const char *const what[3] = {"sum", "dot product", "largest"};
+        for (int i = 0; i < 3 && st == OCX_OK; i++)
+            if (host_value(c->out_dtype, got, (size_t)i) != want[i])
+                st = ocx__error(OCX_ERR_INTERNAL, "tune: wrong %s of %zu zeros and ones: %.17g, expected %.17g",
+                                what[i], c->n, host_value(c->out_dtype, got, (size_t)i), want[i]);
+        if (st == OCX_OK && index != c->exact_index)
+            st = ocx__error(OCX_ERR_INTERNAL, "tune: wrong argmax of %zu zeros and ones: %u, expected %zu", c->n,
+                            index, c->exact_index);
+    }
+    return st;
+}
+
 typedef struct tuning_def {
     const char *family;
     const char *size_class;
@@ -810,13 +902,13 @@ static const char *const mma_search[] = {"BM", "BN", "BK", "WM", "WN", "STAGES",
 static const tuning_def tunings[] = {
     {"vector", "all", &ocx__family_vector, vector_search, vector_setup, vector_run, "GB/s", .check = vector_check},
     {"reduce", "all", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, "GB/s", 0, NULL, 0,
-     reduce_cpu_search},
+     reduce_cpu_search, reduce_check},
     {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 0, tiled_applies, 0,
      gemm_cpu_search},
     {"gemm_mma", "all", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, "GFLOP/s", 1, mma_applies},
     {"vector", "small", &ocx__family_vector, vector_search, vector_setup, vector_run, "GB/s", .check = vector_check},
     {"reduce", "small", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, "GB/s", 0, NULL, 0,
-     reduce_cpu_small_search},
+     reduce_cpu_small_search, reduce_check},
     {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, "GFLOP/s"},
     {"gemm", "medium", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 0, tiled_applies, 0,
      gemm_cpu_search},
@@ -824,7 +916,7 @@ static const tuning_def tunings[] = {
     {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 1, tiled_applies},
     {"vector", "large", &ocx__family_vector, vector_search, vector_setup, vector_run, "GB/s", .check = vector_check},
     {"reduce", "large", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, "GB/s", 0, NULL, 0,
-     reduce_cpu_search},
+     reduce_cpu_search, reduce_check},
     /* Asked for by name only: a 60-s H200 run already ends a second or two before its budget. */
     {"gemm", "short_k", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 1, tiled_applies, 1},
     {"gemm_mma", "short_k", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, "GFLOP/s", 1, mma_applies,
@@ -1119,25 +1211,10 @@ static double evaluate(tuner *t, const int *v)
     ocx__params_force(t->def->fam, v);
     double rate = -1;
     /* Poison the output, run once (warm-up), check every checked element was written correctly. */
-    double nan = NAN;
-    unsigned char poison[8];
-    if (t->tc->out_dtype == OCX_F16) {
-        uint16_t h = 0x7e00;
-        memcpy(poison, &h, 2);
-    } else if (t->tc->out_dtype == OCX_F64) {
-        memcpy(poison, &nan, 8);
-    } else {
-        float f = NAN;
-        memcpy(poison, &f, 4);
-    }
     ocx_event ev = NULL;
     ocx_status st = OCX_OK;
-    const uint32_t no_index = UINT32_MAX;
-    for (int i = 0; i <= t->tc->nsub && st == OCX_OK; i++) { /* the case and its other sizes (the same output dtype) */
-        ocx__tune_case *c = i < t->tc->nsub ? t->tc->sub[i] : t->tc;
-        st = ocx_buffer_fill(t->ctx, NULL, c->z, 0, ocx_buffer_length(c->z), poison, 0, NULL, NULL);
-        if (st == OCX_OK && c->zi) st = ocx_buffer_fill(t->ctx, NULL, c->zi, 0, 1, &no_index, 0, NULL, NULL);
-    }
+    for (int i = 0; i <= t->tc->nsub && st == OCX_OK; i++) /* the case and its other sizes */
+        st = poison_outputs(t->ctx, i < t->tc->nsub ? t->tc->sub[i] : t->tc);
     if (st == OCX_OK) st = t->def->run(t->ctx, t->tc, &ev);
     ocx_event_release(ev);
     if (st == OCX_OK) st = ocx_stream_finish(t->ctx, NULL);
