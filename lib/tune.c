@@ -27,7 +27,7 @@
  * that compilation, the dominant cost on PoCL, neither serialises with nor disturbs the timed runs.
  * The host's own work (random inputs, references, checks) runs on up to 16 threads (parallel()).
  * Every candidate's output is checked against a host reference (on poisoned outputs) before it is
- * timed; a candidate that fails to build, to launch or to verify is dropped and counted. Timing
+ * timed (reductions also exactly, on inputs of 0s and 1s: reduce_check); a candidate that fails to build, to launch or to verify is dropped and counted. Timing
  * brackets the operation with profiling markers (so multi-kernel operations count whole), after a
  * warm-up, and takes the median of several runs on non-zero inputs.
  */
