@@ -23,9 +23,12 @@ if [ ${#missing[@]} -gt 0 ] && [ "${SKIP_APT:-0}" != 1 ]; then
 fi
 
 [ -x configure ] && [ configure -nt configure.ac ] && [ configure -nt Makefile.am ] || autoreconf -fi
-[ -f Makefile ] && [ Makefile -nt Makefile.am ] || ./configure
+[ -f Makefile ] || ./configure  # (make itself reconfigures, with the options given, when Makefile.am changes)
 make -j"$(nproc)"
 
+# The profiles shipped in profiles/ (made by ocx-tune), read as if installed, unless the caller set
+# OCX_PROFILE_DIR: ocx-info names the one for this device, if any, and ocx-bench runs with it.
+export OCX_PROFILE_DIR=${OCX_PROFILE_DIR:-$PWD/profiles}
 echo
 ./tools/ocx-info
 ./tools/ocx-bench --quick

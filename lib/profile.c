@@ -35,9 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef OCX_DATADIR
-#define OCX_DATADIR "/usr/local/share/ocx"
-#endif
+#include "ocx_paths.h" /* OCX_DATADIR: $(datadir)/ocx, made by make (Makefile.am) */
 #define PROFILE_SCHEMA 1
 #define MAX_SOURCES 3
 #define MAX_WARNINGS 64

@@ -23,7 +23,8 @@
 int bench_plot_check(const char *path)
 {
 #ifndef HAVE_CAIRO
-    fprintf(stderr, "ocx-bench: --plot %s: this ocx-bench was configured --without-cairo\n", path);
+    fprintf(stderr, "ocx-bench: --plot %s: this ocx-bench was built without cairo (configure found none, or was given "
+            "--without-cairo; apt-get install libcairo2-dev)\n", path);
     return 1;
 #else
     /* An existing file (or a link's target) is opened without O_CREAT and left as it is; only a
