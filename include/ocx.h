@@ -256,8 +256,10 @@ OCX_API ocx_status ocx_context_get_stats(const ocx_context *ctx, ocx_context_sta
 /*! ocx_context_vendor_paths() : which vendor-specific paths operations on ctx take, as OCX_PATH_*
  *  bits in *paths. A bit is set when the device is NVIDIA with compute capability >= 8.0,
  *  OCX_VENDOR_PATHS is not "0", and that path's probe kernel built and computed a known product
- *  exactly in this process (this call, or the path's first GEMM, runs the probe on the default
- *  stream; the verdict is kept per device fingerprint for the process). On compute capability 9.0
+ *  exactly in this process (this call, or the path's first GEMM, runs the probe on a stream of its
+ *  own, with the parameters a call would take and, where those fail, with the built-in ones: a bad
+ *  OCX_GEMM_MMA_PARAMS fails the calls that read it, not the verdict; the verdict is kept per device
+ *  fingerprint for the process). On compute capability 9.0
  *  the f16 kernel takes wgmma (built as sm_90a PTX); where that fails its probe, mma.sync
  *  (OCX_VENDOR_PATHS=mma.sync asks for it). OCX_PATH_NV_TENSOR_CORES has a portable fallback that
  *  gives results of the same accuracy; without OCX_PATH_NV_TF32X3, OCX_COMPUTE_TF32X3 products take

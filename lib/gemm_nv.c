@@ -350,13 +350,17 @@ static ocx_status probe(ocx_context *ctx, ocx_dtype dtype)
             ref[i * N + j] = 2.0 * s;
             hc[i * N + j] = NAN;
         }
+    /* On a stream of its own: the default stream may hold the caller's work gated on an event the
+     * caller sets only after this call returns (the probe waited for it, for ever). */
     ocx_buffer *a = NULL, *b = NULL, *c = NULL;
-    ocx_status st = ocx_buffer_create(ctx, dtype, M * K, &a);
+    ocx_stream *s = NULL;
+    ocx_status st = ocx_stream_create(ctx, &s);
+    if (st == OCX_OK) st = ocx_buffer_create(ctx, dtype, M * K, &a);
     if (st == OCX_OK) st = ocx_buffer_create(ctx, dtype, K * N, &b);
     if (st == OCX_OK) st = ocx_buffer_create(ctx, OCX_F32, M * N, &c);
-    if (st == OCX_OK) st = ocx_buffer_write(ctx, NULL, a, 0, M * K, x3 ? (const void *)fa : ha, 0, NULL, NULL);
-    if (st == OCX_OK) st = ocx_buffer_write(ctx, NULL, b, 0, K * N, x3 ? (const void *)fb : hb, 0, NULL, NULL);
-    if (st == OCX_OK) st = ocx_buffer_write(ctx, NULL, c, 0, M * N, hc, 0, NULL, NULL);
+    if (st == OCX_OK) st = ocx_buffer_write(ctx, s, a, 0, M * K, x3 ? (const void *)fa : ha, 0, NULL, NULL);
+    if (st == OCX_OK) st = ocx_buffer_write(ctx, s, b, 0, K * N, x3 ? (const void *)fb : hb, 0, NULL, NULL);
+    if (st == OCX_OK) st = ocx_buffer_write(ctx, s, c, 0, M * N, hc, 0, NULL, NULL);
     if (st == OCX_OK) {
         cl_mem none = NULL;
         ocx__arg args[] = {OCX__ARG_U64(M), OCX__ARG_U64(N), OCX__ARG_U64(K), OCX__ARG_F32(2.0f), OCX__ARG_F32(0.0f),
@@ -365,18 +369,49 @@ static ocx_status probe(ocx_context *ctx, ocx_dtype dtype)
                            OCX__ARG_MEM(c), OCX__ARG_U64(c->offset), OCX__ARG_U64(N), OCX__ARG_U64(0),
                            {OCX__ARG_VALUE, sizeof(cl_mem), &none}, OCX__ARG_I32(2 | 4)};
         ocx_event ev = NULL;
-        st = ocx__gemm_nv_launch(ctx, NULL, "all", M, N, 1, 1, 0, dtype, OCX_F32, sizeof args / sizeof *args, args, 0,
+        st = ocx__gemm_nv_launch(ctx, s, "all", M, N, 1, 1, 0, dtype, OCX_F32, sizeof args / sizeof *args, args, 0,
                                  NULL, &ev);
         if (st == OCX_OK) st = ocx_event_wait(1, &ev);
         ocx_event_release(ev);
     }
-    if (st == OCX_OK) st = ocx_buffer_read(ctx, NULL, c, 0, M * N, hc, 0, NULL, NULL);
+    if (st == OCX_OK) st = ocx_buffer_read(ctx, s, c, 0, M * N, hc, 0, NULL, NULL);
     for (int i = 0; st == OCX_OK && i < M * N; i++)
         if ((double)hc[i] != ref[i])
             st = ocx__error(OCX_ERR_INTERNAL, "C(%d,%d) = %g where %g is exact", i / N, i % N, (double)hc[i], ref[i]);
     ocx_buffer_destroy(a);
     ocx_buffer_destroy(b);
     ocx_buffer_destroy(c);
+    ocx_stream_destroy(s);
+    return st;
+}
+
+/* The probe with the family's built-in parameters for this device (*wgmma: whether they take wgmma),
+ * forced for the probe's launch. */
+static ocx_status probe_builtin(ocx_context *ctx, ocx_dtype dtype, int *wgmma)
+{
+    ocx__params p;
+    *wgmma = 0;
+    OCX__FORWARD(ocx__params_class_default(ctx, &ocx__family_gemm_mma, dtype, "all", &p));
+    *wgmma = p.v[P_WGMMA];
+    ocx__params_force(&ocx__family_gemm_mma, p.v);
+    return probe(ctx, dtype);
+}
+
+/* The verdict on the hardware: the probe with the parameters a call would take (a profile's,
+ * OCX_GEMM_MMA_PARAMS, the tuner's candidate: the build the calls then share), and where those fail
+ * or cannot be had and are not the built-in ones, again with the built-in ones. A bad
+ * OCX_GEMM_MMA_PARAMS had failed the probe and turned the tensor cores off for the rest of the
+ * process, where the call itself should fail, naming the variable. *wgmma: whether the last
+ * parameters tried take wgmma. */
+static ocx_status probe_hardware(ocx_context *ctx, ocx_dtype dtype, int *wgmma)
+{
+    ocx__params used, builtin;
+    const int looked_up = ocx__params_lookup(ctx, &ocx__family_gemm_mma, dtype, "all", &used) == OCX_OK;
+    const int differ = !looked_up || ocx__params_class_default(ctx, &ocx__family_gemm_mma, dtype, "all", &builtin) != OCX_OK ||
+                       memcmp(used.v, builtin.v, sizeof used.v) != 0;
+    *wgmma = looked_up && used.v[P_WGMMA];
+    ocx_status st = looked_up ? probe(ctx, dtype) : OCX_ERR_INVALID_ARGUMENT;
+    if (st != OCX_OK && differ) st = probe_builtin(ctx, dtype, wgmma);
     return st;
 }
 
@@ -408,10 +443,11 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
          * failed there and turned the tensor cores off for the rest of the process. */
         int build_only = ocx__launch_is_build_only();
         ocx__launch_build_only(0);
-        ocx_status st = probe(ctx, dtype);
-        ocx__params p;
-        if (st != OCX_OK && mode != MODE_EMULATE &&
-            ocx__params_lookup(ctx, &ocx__family_gemm_mma, dtype, "all", &p) == OCX_OK && p.v[P_WGMMA]) {
+        const ocx__family *forced;
+        int forced_v[OCX__MAX_PARAMS], wgmma;
+        ocx__params_forced(&forced, forced_v); /* the caller's (the tuner's candidate), put back below */
+        ocx_status st = probe_hardware(ctx, dtype, &wgmma);
+        if (st != OCX_OK && mode != MODE_EMULATE && wgmma) {
             /* wgmma failed: mma.sync, whose parameters then come from profiles or defaults without it */
             ocx__warn("the tensor-core GEMM's wgmma kernel failed its probe on '%s' (%s); trying mma.sync",
                       ctx->info.name, ocx_last_error());
@@ -422,8 +458,10 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
                 atomic_store_explicit(&nwgmma_failed, n + 1, memory_order_release);
             }
             pthread_mutex_unlock(&wgmma_lock);
-            st = probe(ctx, dtype);
+            ocx__params_force(forced, forced ? forced_v : NULL);
+            st = probe_hardware(ctx, dtype, &wgmma);
         }
+        ocx__params_force(forced, forced ? forced_v : NULL);
         ocx__launch_build_only(build_only);
         ready = st == OCX_OK;
         if (!ready)

@@ -357,6 +357,8 @@ int ocx__on_ladder(int kind, int v);
 int ocx__ladder_below(int kind, int v);
 /* Forces `values` for `fam` in the calling thread's next lookups (NULL: stop forcing). */
 void ocx__params_force(const ocx__family *fam, const int *values);
+/* The thread's forced family (NULL: none) and values, to put back with ocx__params_force. */
+void ocx__params_forced(const ocx__family **fam, int *values);
 /* Size classes of 1-D operations (vector, reduce) by element count: "small" below OCX__1D_MEDIUM
  * (launch-bound), "medium" below the large bound, "large" from there on. On GPUs the bound is
  * OCX__1D_LARGE (long enough for a GPU's steady-state bandwidth, where the best work-group count

@@ -702,6 +702,12 @@ ocx_status ocx__params_get(const ocx_context *ctx, const ocx__family *fam, ocx_d
     return ocx__params_lookup((ocx_context *)ctx, fam, dtype, NULL, out);
 }
 
+void ocx__params_forced(const ocx__family **fam, int *values)
+{
+    *fam = forced_family;
+    memcpy(values, forced_values, sizeof forced_values);
+}
+
 void ocx__params_force(const ocx__family *fam, const int *values)
 {
     forced_family = values ? fam : NULL;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const size_t sizes[] = {1, 2, 3, 7, 17, 31, 33, 64, 65, 127, 129, 257};
 #define NSIZES (sizeof sizes / sizeof *sizes)
@@ -1336,6 +1337,74 @@ START_TEST(test_wgmma_emulated)
 }
 END_TEST
 
+/* An f16 product of 40^3 (f32 C) on stream s: what the tensor-core path takes (the first such call
+ * runs the probe). */
+static ocx_status f16_product(ocx_stream *s)
+{
+    enum { N = 40 };
+    uint16_t h[N * N];
+    for (int i = 0; i < N * N; i++) h[i] = ocx_half_from_float((float)(i % 7 - 3));
+    ocx_buffer *a = NULL, *c = NULL;
+    ck_ok(ocx_buffer_create(tctx, OCX_F16, N * N, &a));
+    ck_ok(ocx_buffer_create(tctx, OCX_F32, N * N, &c));
+    ocx_status st = ocx_buffer_write(tctx, s, a, 0, N * N, h, 0, NULL, NULL); /* on s: the default may be gated */
+    if (st == OCX_OK)
+        st = ocx_gemm(tctx, s, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, N, N, N, 1.0, a, 0, N, a, 0, N, 0.0, c, 0, N, 0, NULL,
+                      NULL);
+    if (st == OCX_OK) st = ocx_stream_finish(tctx, s);
+    ocx_buffer_destroy(a);
+    ocx_buffer_destroy(c);
+    return st;
+}
+
+/* The tensor-core probe (OCX_VENDOR_PATHS=emulate stands in for an NVIDIA GPU) runs on a stream of
+ * its own: with the default stream holding the caller's work gated on an event the caller sets
+ * after the call, the first f16 GEMM, on another stream, had waited for ever (the probe used the
+ * default stream; the case's timeout then fails it). */
+START_TEST(test_probe_off_the_default_stream)
+{
+    setenv("OCX_VENDOR_PATHS", "emulate", 1);
+    cl_event gate = tuser_event();
+    ocx_buffer *f = NULL;
+    ck_ok(ocx_buffer_create(tctx, OCX_F32, 16, &f));
+    const float zero = 0;
+    ck_ok(ocx_buffer_fill(tctx, NULL, f, 0, 16, &zero, 1, &gate, NULL));
+    ocx_stream *s = NULL;
+    ck_ok(ocx_stream_create(tctx, &s));
+    ck_ok(f16_product(s));
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    ck_assert_str_eq(info.kernel, "gemm_mma");
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    ck_ok(ocx_stream_finish(tctx, NULL));
+    ocx_stream_destroy(s);
+    ocx_buffer_destroy(f);
+    clReleaseEvent(gate);
+    unsetenv("OCX_VENDOR_PATHS");
+}
+END_TEST
+
+/* A bad OCX_GEMM_MMA_PARAMS at the first f16 GEMM fails that call, naming the variable, and leaves
+ * the hardware's verdict to the built-in parameters: it had failed the probe, the call had run the
+ * portable kernel with a warning, and the tensor cores stayed off for the rest of the process. */
+START_TEST(test_probe_not_judged_by_a_setting)
+{
+    setenv("OCX_VENDOR_PATHS", "emulate", 1);
+    setenv("OCX_GEMM_MMA_PARAMS", "BM=7", 1);
+    ck_status(f16_product(NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ocx_last_error(), "OCX_GEMM_MMA_PARAMS"), "%s", ocx_last_error());
+    unsetenv("OCX_GEMM_MMA_PARAMS");
+    ck_ok(f16_product(NULL));
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    ck_assert_str_eq(info.kernel, "gemm_mma");
+    unsigned paths = 0;
+    ck_ok(ocx_context_vendor_paths(tctx, &paths));
+    ck_assert(paths & OCX_PATH_NV_TENSOR_CORES);
+    unsetenv("OCX_VENDOR_PATHS");
+}
+END_TEST
+
 static void keep_warning(const char *message, void *user)
 {
     snprintf(user, 512, "%s", message);
@@ -1850,6 +1919,8 @@ int main(void)
     tcase_add_test(core, test_tensor_core_path);
     tcase_add_test(core, test_tensor_core_emulated);
     tcase_add_test(core, test_wgmma_emulated);
+    tcase_add_test(core, test_probe_off_the_default_stream);
+    tcase_add_test(core, test_probe_not_judged_by_a_setting);
     tcase_add_test(core, test_vendor_paths_unknown_word);
     tcase_add_test(core, test_tf32x3_emulated);
     tcase_add_test(core, test_tf32x3_path);
