@@ -824,6 +824,37 @@ START_TEST(test_dot)
 }
 END_TEST
 
+/* Grids of more than 65535 work-groups in dimensions 1 and 2 (CUDA's limit for grid y and z, which
+ * an OpenCL driver on it may keep): a strided batch of 70000 products (the batch in dimension 2) and
+ * C = 2C of 600000 x 1 with K = 0 (rows in dimension 1). Every entry of C is checked: groups that
+ * were dropped leave their entries as they were. */
+START_TEST(test_grid_beyond_65535_groups)
+{
+    const size_t batch = 70000, m = 600000;
+    const float one = 1, zero = 0;
+    ocx_buffer *a = tbuffer(OCX_F32, 4, NULL), *c = NULL;
+    ck_ok(ocx_buffer_fill(tctx, NULL, a, 0, 4, &one, 0, NULL, NULL));
+    ck_ok(ocx_buffer_create(tctx, OCX_F32, 4 * batch, &c));
+    ck_ok(ocx_buffer_fill(tctx, NULL, c, 0, 4 * batch, &zero, 0, NULL, NULL));
+    ck_ok(ocx_gemm_strided_batched(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 2, 2, 2, 1.0, a, 0, 2, 0, a, 0, 2, 0,
+                                   0.0, c, 0, 2, 4, batch, 0, NULL, NULL));
+    float *h = malloc(m * sizeof *h);
+    ck_assert_ptr_nonnull(h);
+    ck_ok(ocx_buffer_read(tctx, NULL, c, 0, 4 * batch, h, 0, NULL, NULL));
+    for (size_t i = 0; i < 4 * batch; i++) ck_assert_msg(h[i] == 2, "batch entry %zu: C = %g, want 2", i / 4, h[i]);
+    ocx_buffer_destroy(c);
+    ck_ok(ocx_buffer_create(tctx, OCX_F32, m, &c));
+    ck_ok(ocx_buffer_fill(tctx, NULL, c, 0, m, &one, 0, NULL, NULL));
+    ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, m, 1, 0, 1.0, a, 0, 1, a, 0, 1, 2.0, c, 0, 1, 0, NULL,
+                   NULL));
+    ck_ok(ocx_buffer_read(tctx, NULL, c, 0, m, h, 0, NULL, NULL));
+    for (size_t i = 0; i < m; i++) ck_assert_msg(h[i] == 2, "row %zu: C = %g, want 2", i, h[i]);
+    free(h);
+    ocx_buffer_destroy(c);
+    ocx_buffer_destroy(a);
+}
+END_TEST
+
 /* Operands in cl_mems over the caller's memory, 8 bytes (f16: 2) past a 64-byte boundary
  * (CL_MEM_USE_HOST_PTR), with offsets and leading dimensions that the host finds aligned for vector
  * loads: each kernel with vector loads (tiled, pipelined, local-memory, the CPUs', gemm_dot,
@@ -1927,6 +1958,7 @@ int main(void)
     tcase_add_test(core, test_tensor_core_defaults_fit);
     tcase_add_test(core, test_tensor_core_lookups_follow_state);
     tcase_add_test(core, test_vendor_path_switch);
+    tcase_add_test(core, test_grid_beyond_65535_groups);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_checked_fixture(limits, tlimits_setup, tlimits_teardown);
