@@ -21,7 +21,7 @@
  *      defaults) and the defaults again, in rounds (up to 15 on CPUs, whose timings are noisy);
  *      keep one only if it beat the defaults in as many rounds as a candidate no better would one
  *      time in 32 (every round, up to 8; on CPUs at least 5 rounds, else the defaults stay; GPUs
- *      take every one of up to 3), and by more than 2% in the median of the rounds' ratios.
+ *      need every one of 3), and by more than 2% in the median of the rounds' ratios.
  * Problem sizes are those of real work: beyond the caches on CPUs, at the bandwidth roof on GPUs.
  * Each batch is compiled ahead of timing, on several threads (ocx__launch's build-only mode), so
  * that compilation, the dominant cost on PoCL, neither serialises with nor disturbs the timed runs.
@@ -60,7 +60,7 @@
  * luck of those rounds. */
 #define CONFIRM_ROUNDS(gpu) ((gpu) ? 3 : 9)
 #define CONFIRM_MAX(gpu) ((gpu) ? 3 : 15)
-#define CONFIRM_MIN 5 /* CPUs: rounds below which nothing is confirmed (confirm()) */
+#define CONFIRM_MIN(gpu) ((gpu) ? 3 : 5) /* rounds below which nothing is confirmed (confirm()) */
 #define MAX_COPIES 7
 /* The reductions the reduce entries time, each a segment of its own (argmax last, into zi). */
 #define NRED 4
@@ -1624,12 +1624,14 @@ static void confirm(tuner *t, const ocx__params *start)
     } while (rounds < CONFIRM_MAX(is_gpu(t->ctx)) && ocx__now_s() + (ocx__now_s() - t0) / rounds <= t->deadline);
     /* A candidate counts only if it ran in every round and beat the defaults in enough of them; of
      * those, the highest median ratio. (ocx__median sorts in place: the ratios are a copy.) */
-    /* On CPUs fewer than CONFIRM_MIN rounds cannot reach one time in 32 (every one of 4: one time
-     * in 16; a --budget 25 run kept a "large" reduce entry after 1 round), so such an entry keeps
-     * the defaults. GPUs, whose timings move by a few percent, take every one of their rounds (3:
-     * one time in 8 for a candidate no better, which must then also lead by 2% on the median). */
-    const int too_few = !is_gpu(t->ctx) && rounds < CONFIRM_MIN;
-    const int need = too_few ? CONFIRM_MIN : ocx__tune_confirm_wins(rounds);
+    /* Fewer than CONFIRM_MIN rounds keep the defaults. On CPUs fewer than 5 cannot reach one time
+     * in 32 (every one of 4: one time in 16; a --budget 25 run kept a "large" reduce entry after 1
+     * round). GPUs, whose timings move by a few percent, take every one of 3 (one time in 8 for a
+     * candidate no better, which must then also lead by 2% on the median): in a 60-s H100 run,
+     * entries confirmed in 1 round included vector "small" at 1.05x, which then ran 0.93-0.95x the
+     * defaults (tools/profile-ab, 9-11 of 11 rounds to the defaults). */
+    const int too_few = rounds < CONFIRM_MIN(is_gpu(t->ctx));
+    const int need = too_few ? CONFIRM_MIN(is_gpu(t->ctx)) : ocx__tune_confirm_wins(rounds);
     double won = -1, won_rate = -1;
     int pick = -1;
     for (int i = 0; i < n; i++) {
