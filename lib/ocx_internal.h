@@ -419,6 +419,8 @@ int ocx__profile_seeds(ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype
  * reader sees the old file or the new one whole. The temporary's name is this call's own (process id
  * and a count), so threads of one process writing one path do not share it. 0, else an errno. */
 int ocx__json_dump_atomic(struct json_t *root, const char *path, size_t flags);
+/* The directory path lies in, into dir[cap] ("." for a bare name, "/" for one at the root). */
+void ocx__parent_dir(const char *path, char *dir, size_t cap);
 /* The family table, for the tuner and for profile validation. */
 extern const ocx__family *const ocx__families[];
 int ocx__param(const ocx__params *p, const char *name);

@@ -256,9 +256,7 @@ static int peaks_load(const ocx_context *ctx, const char *path, int quick, const
 static void peaks_store(const ocx_context *ctx, const char *path, const char *tc_name, const ocx_peaks *p)
 {
     char dir[4400];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
+    ocx__parent_dir(path, dir, sizeof dir);
     json_t *root = json_pack("{s:i, s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:s, s:i}", "format", PEAKS_FORMAT,
                              "ocx_version", OCX_VERSION_STRING, "fingerprint", ctx->info.fingerprint, "device",
                              ctx->info.name, "driver", ctx->info.driver_version, "quick", p->quick, "fp16",

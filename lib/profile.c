@@ -217,6 +217,18 @@ static int dump_temp(const char *name, const void *arg)
     return *p == '\0';
 }
 
+void ocx__parent_dir(const char *path, char *dir, size_t cap)
+{
+    snprintf(dir, cap, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, cap, ".");
+}
+
 int ocx__json_dump_atomic(json_t *root, const char *path, size_t flags)
 {
     static atomic_uint count;
@@ -243,13 +255,8 @@ int ocx__json_dump_atomic(json_t *root, const char *path, size_t flags)
     if (err) unlink(tmp);
     if (!err) { /* those of writes whose process died before its rename (a peaks file, a profile) */
         char dir[4400];
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-        if (slash == dir) dir[1] = '\0';
-        else if (slash) *slash = '\0';
-        else snprintf(dir, sizeof dir, ".");
-        ocx__sweep_stale_temps(dir, dump_temp, base);
+        ocx__parent_dir(path, dir, sizeof dir);
+        ocx__sweep_stale_temps(dir, dump_temp, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
     }
     return err;
 }

@@ -204,24 +204,24 @@ static void fill_chunk(void *arg, size_t c)
     }
 }
 
+/* Host data of dtype as fill_chunk writes it for job j (its h and n set here); NULL without memory. */
+static void *host_data(fill_job j)
+{
+    j.h = malloc(j.n * ocx_dtype_size(j.dt) + 1);
+    if (j.h) parallel(nchunks(j.n), MAX_THREADS, fill_chunk, &j);
+    return j.h;
+}
+
 /* Host data of dtype with values in [lo, hi), never zero (host_value reads them back exactly). */
 static void *random_host(ocx_dtype dt, size_t n, double lo, double hi, uint64_t seed)
 {
-    void *h = malloc(n * ocx_dtype_size(dt) + 1);
-    if (!h) return NULL;
-    fill_job j = {dt, h, n, lo, hi, seed, 0};
-    parallel(nchunks(n), MAX_THREADS, fill_chunk, &j);
-    return h;
+    return host_data((fill_job){dt, NULL, n, lo, hi, seed, 0});
 }
 
 /* Host data of dtype of 0s and 1s, each 1 with probability p (> 0). */
 static void *random_bits(ocx_dtype dt, size_t n, double p, uint64_t seed)
 {
-    void *h = malloc(n * ocx_dtype_size(dt) + 1);
-    if (!h) return NULL;
-    fill_job j = {dt, h, n, 0, 0, seed, p};
-    parallel(nchunks(n), MAX_THREADS, fill_chunk, &j);
-    return h;
+    return host_data((fill_job){dt, NULL, n, 0, 0, seed, p});
 }
 
 /* Element i of host data of dtype (as random_host writes it), exactly. */
@@ -1708,19 +1708,6 @@ static void add_entry(json_t *root, const tuner *t)
                                     t->best_rate > 0 ? t->best_rate : 0.0, "unit", t->def->unit));
 }
 
-/* The directory a path lies in ("." for a bare name, "/" for one at the root). */
-static void parent_dir(const char *path, char *dir, size_t cap)
-{
-    snprintf(dir, cap, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        dir[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, cap, ".");
-}
-
 /* The file a profile written to `path` replaces: a symbolic link's target (the link stays), which,
  * like path itself, must be a regular file or absent, in a directory we may write. Checked before
  * tuning too, so that a bad path costs no tuning (and nothing but a regular file is replaced: a
@@ -1738,7 +1725,7 @@ static ocx_status out_target(const char *path, char *to, size_t cap)
         /* the kernel's protected_symlinks rule: not another user's link in a sticky, world-writable
          * directory (one in /tmp could point the profile at any file we may write) */
         struct stat ld;
-        parent_dir(to, ldir, sizeof ldir);
+        ocx__parent_dir(to, ldir, sizeof ldir);
         OCX__FAIL_IF(stat(ldir, &ld) == 0 && (ld.st_mode & S_ISVTX) && (ld.st_mode & S_IWOTH) &&
                          sb.st_uid != geteuid() && sb.st_uid != ld.st_uid,
                      OCX_ERR_IO, "ocx_tune: %s: will not follow another user's link in a sticky directory", path);
@@ -1764,7 +1751,7 @@ static ocx_status out_target(const char *path, char *to, size_t cap)
         OCX__FAIL_IF(errno != ENOENT, OCX_ERR_IO, "ocx_tune: %s: %s", path, strerror(errno));
     }
     char dir[PATH_MAX];
-    parent_dir(to, dir, sizeof dir);
+    ocx__parent_dir(to, dir, sizeof dir);
     OCX__FAIL_IF(access(dir, W_OK | X_OK) != 0, OCX_ERR_IO, "ocx_tune: cannot write %s: its directory %s: %s", path,
                  dir, strerror(errno));
     /* access() answers yes to root for any directory (/proc, a read-only or root-squashed mount), so
@@ -1885,7 +1872,7 @@ static int listed(const char *list, const char *word)
 /* Every name in a list of families (classes: 0) or size classes (1) must name some tuning. */
 /* Each name of a comma-separated list must be one of known[] (NULL-terminated); a list given but
  * naming none (",") would tune nothing: a mistake too. */
-static ocx_status check_list(const char *list, const char *what, const char *const *known, const char *names_text)
+static ocx_status check_list(const char *list, const char *what, const char *const *known)
 {
     if (!list || !*list) return OCX_OK;
     char *buf = strdup(list);
@@ -1896,7 +1883,14 @@ static ocx_status check_list(const char *list, const char *what, const char *con
         int ok = 0;
         for (const char *const *k = known; *k; k++) ok |= !strcmp(tok, *k);
         names++;
-        if (!ok) st = ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no %s '%s' (%s)", what, tok, names_text);
+        if (!ok) {
+            char all[256] = ""; /* the names it takes, for the message */
+            for (const char *const *k = known; *k; k++) {
+                const size_t l = strlen(all);
+                snprintf(all + l, sizeof all - l, "%s%s", l ? ", " : "", *k);
+            }
+            st = ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no %s '%s' (%s)", what, tok, all);
+        }
     }
     if (st == OCX_OK && !names)
         st = ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_tune: the %s list '%s' names none", what, list);
@@ -1913,11 +1907,13 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FAIL_IF(!opt || !opt->out_path, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: options and out_path are required");
     /* Names in the lists that match nothing are a mistake worth reporting. */
-    static const char *const families[] = {"vector", "reduce", "gemm", "gemm_mma", NULL};
+    const char *families[8] = {NULL}; /* the library's families (ocx__families), by name */
+    for (size_t f = 0; ocx__families[f] && f + 1 < sizeof families / sizeof *families; f++)
+        families[f] = ocx__families[f]->name;
     static const char *const tunable[] = {"f32", "f16", "f64", NULL};
-    OCX__FORWARD(check_list(opt->families, "kernel family", families, "vector, reduce, gemm, gemm_mma"));
-    OCX__FORWARD(check_list(opt->classes, "size class", ocx__size_classes, "all, small, medium, large, short_k"));
-    OCX__FORWARD(check_list(opt->dtypes, "tunable dtype", tunable, "f32, f16, f64"));
+    OCX__FORWARD(check_list(opt->families, "kernel family", families));
+    OCX__FORWARD(check_list(opt->classes, "size class", ocx__size_classes));
+    OCX__FORWARD(check_list(opt->dtypes, "tunable dtype", tunable));
     /* Which entries: families × dtypes (f32 and f16 unless told) × size classes (every class unless
      * told; --quick: in_quick's). */
     static const ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
