@@ -27,7 +27,9 @@
  * that compilation, the dominant cost on PoCL, neither serialises with nor disturbs the timed runs.
  * The host's own work (random inputs, references, checks) runs on up to 16 threads (parallel()).
  * Every candidate's output is checked against a host reference (on poisoned outputs) before it is
- * timed (reductions also exactly, on inputs of 0s and 1s: reduce_check); a candidate that fails to build, to launch or to verify is dropped and counted. Timing
+ * timed (reductions also exactly, on inputs of 0s and 1s: reduce_check; GEMM also whole on a
+ * product of odd sides: gemm_check); a candidate that fails to build, to launch or to verify is
+ * dropped and counted. Timing
  * brackets the operation with profiling markers (so multi-kernel operations count whole), after a
  * warm-up, and takes the median of several runs on non-zero inputs.
  */
@@ -102,6 +104,7 @@ typedef struct ocx__tune_case {
     double seg_work[MAX_SEGS];
     struct ocx__tune_case *sub[NVSUB]; /* CPUs' "all" entries: the other sizes, run (and checked) before this one */
     int nsub;
+    struct ocx__tune_case *odd; /* gemm: a product of odd shape, checked before timing, never timed (gemm_check) */
     ocx_buffer *xs[MAX_COPIES], *ys[MAX_COPIES]; /* vector/reduce: copies of x and y the runs cycle through */
     int ncopies;
     unsigned next;
@@ -250,6 +253,7 @@ static void case_free(ocx__tune_case *tc)
     ocx_buffer_destroy(tc->ye);
     for (int i = 0; i < MAX_SEGS - 1; i++) ocx_event_release(tc->marks[i]);
     for (int i = 0; i < tc->nsub; i++) case_free(tc->sub[i]);
+    if (tc->odd) case_free(tc->odd);
     ocx_buffer_destroy(tc->z);
     free(tc->ref);
     free(tc->refscale);
@@ -618,33 +622,29 @@ static void gemm_ref_cols(void *arg, size_t c)
     }
 }
 
-/* One product, s x s x s (short_k: s x s x 128) run reps times a measurement, with its inputs and
- * reference rows. */
-static ocx_status gemm_case(ocx_context *ctx, ocx_dtype dt, size_t s, size_t reps, const char *cls,
-                            ocx__tune_case **out)
+/* One product, m x n x k, run reps times a measurement, with its inputs and the reference of `rows`
+ * of its rows (all of them where rows = m). */
+static ocx_status gemm_product(ocx_context *ctx, ocx_dtype dt, size_t m, size_t n, size_t k, size_t rows, size_t reps,
+                               ocx__tune_case **out)
 {
-    const size_t k = !strcmp(cls, "short_k") ? 128 : s;
-    /* Checking every element of a 4096² product on the host is too slow: 16 rows spread over it, one
-     * in each band of s/16 rows at scattered offsets (so at different rows of the tiles and register
-     * tiles), every column of each; the host needs a quarter of the time 64 rows took. */
-    size_t rows = s < 16 ? s : 16;
     ocx__tune_case *tc;
-    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, s * s, rows * s, 1, &tc));
-    tc->m = tc->n = s;
+    OCX__FORWARD(case_new(ctx, dt, dt == OCX_F64 ? OCX_F64 : OCX_F32, m * n, rows * n, 1, &tc));
+    tc->m = m;
+    tc->n = n;
     tc->k = k;
     tc->reps = reps;
-    tc->seg_work[0] = 2.0 * (double)s * (double)s * (double)k * (double)reps; /* one segment */
-    /* Host copies in the storage type only (no s² doubles beside them: at 8192² that was a gigabyte
+    tc->seg_work[0] = 2.0 * (double)m * (double)n * (double)k * (double)reps; /* one segment */
+    /* Host copies in the storage type only (no m*n doubles beside them: at 8192² that was a gigabyte
      * and seconds of set-up). Each block of GEMM_COLS columns of the reference walks B's rows once,
      * widening its part of each into a row of doubles, and adds its contribution to every reference
      * row: every element sums over k in order, whichever thread computes its block. */
-    void *ha = random_host(dt, s * k, -1, 1, 31), *hb = random_host(dt, k * s, -1, 1, 32);
+    void *ha = random_host(dt, m * k, -1, 1, 31), *hb = random_host(dt, k * n, -1, 1, 32);
     ocx_status st = ha && hb ? OCX_OK : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
-    if (st == OCX_OK) st = upload(ctx, dt, s * k, ha, &tc->x);
-    if (st == OCX_OK) st = upload(ctx, dt, k * s, hb, &tc->y);
+    if (st == OCX_OK) st = upload(ctx, dt, m * k, ha, &tc->x);
+    if (st == OCX_OK) st = upload(ctx, dt, k * n, hb, &tc->y);
     if (st == OCX_OK) {
-        gemm_ref_job j = {dt, ha, hb, s, s, k, rows, tc->ref, tc->refscale};
-        parallel(ocx__div_up(s, GEMM_COLS), MAX_THREADS, gemm_ref_cols, &j);
+        gemm_ref_job j = {dt, ha, hb, m, n, k, rows, tc->ref, tc->refscale};
+        parallel(ocx__div_up(n, GEMM_COLS), MAX_THREADS, gemm_ref_cols, &j);
     }
     tc->tol = 2.0 * (double)(k + 2) * (tc->out_dtype == OCX_F64 ? ldexp(1, -53) : ldexp(1, -24));
     free(ha);
@@ -652,6 +652,16 @@ static ocx_status gemm_case(ocx_context *ctx, ocx_dtype dt, size_t s, size_t rep
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
+}
+
+/* One product, s x s x s (short_k: s x s x 128) run reps times a measurement. Checking every
+ * element of a 4096² product on the host is too slow: 16 rows spread over it, one in each band of
+ * s/16 rows at scattered offsets (so at different rows of the tiles and register tiles), every
+ * column of each; the host needs a quarter of the time 64 rows took. */
+static ocx_status gemm_case(ocx_context *ctx, ocx_dtype dt, size_t s, size_t reps, const char *cls,
+                            ocx__tune_case **out)
+{
+    return gemm_product(ctx, dt, s, s, !strcmp(cls, "short_k") ? 128 : s, s < 16 ? s : 16, reps, out);
 }
 
 /* "small" takes the direct kernel (M*N*K below the DIRECT threshold of the defaults: 128^3 on GPUs,
@@ -675,16 +685,27 @@ static ocx_status gemm_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, in
      * back as a user's calls would: timed once, a 128^3 product's segment (40 us) moved 22-120
      * GFLOP/s from run to run with the launch around it */
     static const size_t subs[NVSUB] = {128, 384}, subs_reps[NVSUB] = {32, 4};
-    return setup_sizes(ctx, dt, cls, s, 1, 1, gemm_case, subs, subs_reps, out);
+    OCX__FORWARD(setup_sizes(ctx, dt, cls, s, 1, 1, gemm_case, subs, subs_reps, out));
+    /* The sizes timed are multiples of every tile on GPUs (on CPUs 384^3 is not of most), and a
+     * candidate's partial tiles, odd leading dimensions and odd K would go unchecked where users
+     * meet them: every candidate is also checked, whole, on a product of odd sides (gemm_check).
+     * "small" is the direct kernel's, whose products are within s^3 (its DIRECT); the others'
+     * (211x197x131, primes) is above the direct threshold of every class's defaults (on GPUs
+     * 128^3), and leaves every tile partial in M and N. */
+    const int small = !strcmp(cls, "small");
+    const size_t om = small ? s - 3 : 211, on = small ? s - 5 : 197, ok = small ? s / 2 + 1 : 131;
+    ocx_status st = gemm_product(ctx, dt, om, on, ok, om, 1, &(*out)->odd);
+    if (st != OCX_OK) case_free(*out), *out = NULL;
+    return st;
 }
 /* The tensor-core entries: f16 products as gemm_setup's, and f32 ones under OCX_COMPUTE_TF32X3, each
  * of whose products may be off by 2^-19 of |a·b| (ocx.h) on top of f32's summation. */
 static ocx_status mma_setup(ocx_context *ctx, ocx_dtype dt, const char *cls, int quick, ocx__tune_case **out)
 {
     OCX__FORWARD(gemm_setup(ctx, dt, cls, quick, out));
-    if (dt == OCX_F32) {
-        (*out)->compute = OCX_COMPUTE_TF32X3;
-        (*out)->tol += ldexp(1, -18); /* twice the 2^-19: the margin gemm_setup's bound has */
+    for (ocx__tune_case *c = dt == OCX_F32 ? *out : NULL; c; c = c->odd) { /* the case and its odd product */
+        c->compute = OCX_COMPUTE_TF32X3;
+        c->tol += ldexp(1, -18); /* twice the 2^-19: the margin gemm_setup's bound has */
     }
     return OCX_OK;
 }
@@ -749,10 +770,16 @@ static ocx_status verify_output(ocx_context *ctx, ocx__tune_case *tc, double mul
     if (st == OCX_OK) {
         check_job j = {tc, host, bad, mul};
         parallel(nc, MAX_THREADS, check_chunk, &j);
-        for (size_t c = 0; c < nc && st == OCX_OK; c++)
-            if (bad[c] < tc->nref)
-                st = ocx__error(OCX_ERR_INTERNAL, "tune: wrong result at %zu: %g, expected %g", bad[c],
-                                host_value(tc->out_dtype, host, bad[c]), mul * tc->ref[bad[c]]);
+        for (size_t c = 0; c < nc && st == OCX_OK; c++) {
+            const size_t i = bad[c];
+            if (i < tc->nref && tc->m)
+                st = ocx__error(OCX_ERR_INTERNAL, "tune: %zux%zux%zu product: wrong C[%zu][%zu]: %g, expected %g", tc->m,
+                                tc->n, tc->k, ref_row(i / tc->n, tc->nref / tc->n, tc->m), i % tc->n,
+                                host_value(tc->out_dtype, host, i), mul * tc->ref[i]);
+            else if (i < tc->nref)
+                st = ocx__error(OCX_ERR_INTERNAL, "tune: wrong result at %zu: %g, expected %g", i,
+                                host_value(tc->out_dtype, host, i), mul * tc->ref[i]);
+        }
     }
     free(bad);
     free(host);
@@ -809,6 +836,23 @@ static ocx_status poison_outputs(ocx_context *ctx, ocx__tune_case *c)
     ocx_status st = ocx_buffer_fill(ctx, NULL, c->z, 0, ocx_buffer_length(c->z), poison, 0, NULL, NULL);
     if (st == OCX_OK && c->zi) st = ocx_buffer_fill(ctx, NULL, c->zi, 0, 1, &no_index, 0, NULL, NULL);
     return st;
+}
+
+/* The odd-shaped product (gemm_setup), run once after the entry's own (whose kernel it must run
+ * too, or it would check another) and compared whole with its reference. */
+static ocx_status gemm_check(ocx_context *ctx, ocx__tune_case *tc)
+{
+    ocx__tune_case *c = tc->odd;
+    ocx_params_info timed, odd;
+    OCX__FORWARD(ocx_last_params(&timed));
+    OCX__FORWARD(poison_outputs(ctx, c));
+    OCX__FORWARD(gemm_op(ctx, c, 0, c->x, c->y, NULL));
+    OCX__FORWARD(ocx_last_params(&odd));
+    OCX__FAIL_IF(strcmp(timed.kernel, odd.kernel) != 0, OCX_ERR_INTERNAL,
+                 "tune: the %zux%zux%zu check ran %s where the entry runs %s", c->m, c->n, c->k, odd.kernel,
+                 timed.kernel);
+    OCX__FORWARD(ocx_stream_finish(ctx, NULL));
+    return verify_output(ctx, c, 1.0);
 }
 
 /* Each size's reductions again on the 0-and-1 inputs (exact_inputs), compared exactly: the sum, the
@@ -904,23 +948,23 @@ static const tuning_def tunings[] = {
     {"reduce", "all", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, "GB/s", 0, NULL, 0,
      reduce_cpu_search, reduce_check},
     {"gemm", "all", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 0, tiled_applies, 0,
-     gemm_cpu_search},
-    {"gemm_mma", "all", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, "GFLOP/s", 1, mma_applies},
+     gemm_cpu_search, .check = gemm_check},
+    {"gemm_mma", "all", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, "GFLOP/s", 1, mma_applies, .check = gemm_check},
     {"vector", "small", &ocx__family_vector, vector_search, vector_setup, vector_run, "GB/s", .check = vector_check},
     {"reduce", "small", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, "GB/s", 0, NULL, 0,
      reduce_cpu_small_search, reduce_check},
-    {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, "GFLOP/s"},
+    {"gemm", "small", &ocx__family_gemm, gemm_small_search, gemm_setup, gemm_run, "GFLOP/s", .check = gemm_check},
     {"gemm", "medium", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 0, tiled_applies, 0,
-     gemm_cpu_search},
-    {"gemm_mma", "medium", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, "GFLOP/s", 1, mma_applies},
-    {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 1, tiled_applies},
+     gemm_cpu_search, .check = gemm_check},
+    {"gemm_mma", "medium", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, "GFLOP/s", 1, mma_applies, .check = gemm_check},
+    {"gemm", "large", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 1, tiled_applies, .check = gemm_check},
     {"vector", "large", &ocx__family_vector, vector_search, vector_setup, vector_run, "GB/s", .check = vector_check},
     {"reduce", "large", &ocx__family_reduce, reduce_search, reduce_setup, reduce_run, "GB/s", 0, NULL, 0,
      reduce_cpu_search, reduce_check},
     /* Asked for by name only: a 60-s H200 run already ends a second or two before its budget. */
-    {"gemm", "short_k", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 1, tiled_applies, 1},
+    {"gemm", "short_k", &ocx__family_gemm, gemm_search, gemm_setup, gemm_run, "GFLOP/s", 1, tiled_applies, 1, .check = gemm_check},
     {"gemm_mma", "short_k", &ocx__family_gemm_mma, mma_search, mma_setup, gemm_run, "GFLOP/s", 1, mma_applies,
-     1},
+     1, .check = gemm_check},
 };
 #define NTUNINGS (sizeof tunings / sizeof *tunings)
 
