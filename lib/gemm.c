@@ -184,6 +184,12 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
     if ((v[P_MWG] / v[P_MDIMC]) * (v[P_NWG] / v[P_NDIMC]) > 256) return "register tile above 256 elements";
     /* Pipelining slices of fewer than 4 k gains nothing, and PoCL 3-5 crashes on STAGE=4 KWG=1. */
     if (v[P_STAGE] >= 3 && v[P_KWG] < 4) return "pipelined stages (3, 4) need KWG >= 4";
+    /* PoCL 3.1's compiler aborts the process (the same assertion) on STAGE=3 groups of one or two
+     * work-items that take the tiles GM tile-rows at a time (GM > 1): every such set tried, f32,
+     * tiles of 4x4 to 16x16 (found by tests/check_gemm.c's test_random_params); groups of 4 or more,
+     * GM=1, and STAGE=2 and 4 built. Groups that small gain nothing from slices staged in local
+     * memory on any device. */
+    if (v[P_STAGE] == 3 && wg <= 2 && v[P_GM] > 1) return "STAGE=3 with GM > 1 needs 4 or more work-items a group";
     if (v[P_STAGE] >= 2) {
         /* One slice of each operand in local memory, in either layout, rows padded by up to
          * max(4, VW) elements (gemm.cl: LFA, LFB). */

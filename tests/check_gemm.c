@@ -525,6 +525,52 @@ START_TEST(test_stages)
 }
 END_TEST
 
+/* The tiled kernel under parameter sets drawn from the family's own table (each searched
+ * parameter a rung of its ladder, checked as a profile's would be), each on random cases: the
+ * space ocx-tune searches holds far more sets than the hand-picked ones above, and a kernel that
+ * goes wrong under one of them only at sizes the tuner does not time would reach a profile. Half
+ * the sets take STAGE=1 (what CPUs search); the local-memory stages keep to tiles of 64 or less
+ * and register tiles of 32 elements or less, whose builds take PoCL seconds, not minutes (with
+ * register tiles up to 256, some seeds took the suite from 30 s to 150 s). */
+START_TEST(test_random_params)
+{
+    static const char *const drawn[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", "GM", "PACK"};
+    const ocx__family *fam = &ocx__family_gemm;
+    uint64_t seed = test_seed(), rng = seed;
+    int sets = 0;
+    for (int tries = 0; sets < 6 && tries < 20000; tries++) {
+        ocx__params p;
+        ck_ok(ocx__params_default(tctx, fam, OCX_F32, &p));
+        for (size_t d = 0; d < sizeof drawn / sizeof *drawn; d++) {
+            const unsigned i = ocx__param_index(fam, drawn[d]);
+            const ocx__param_def *def = &fam->params[i];
+            int rungs[64], n = 0;
+            for (int v = def->min; v <= def->max && n < 64; v++)
+                if (ocx__on_ladder(def->ladder, v)) rungs[n++] = v;
+            p.v[i] = rungs[trand_next(&rng) % (uint64_t)n];
+        }
+        const int stage = p.v[ocx__param_index(fam, "STAGE")];
+        if ((stage == 1) != (sets % 2 == 0)) continue;
+        const int mwg = p.v[ocx__param_index(fam, "MWG")], nwg = p.v[ocx__param_index(fam, "NWG")],
+                  regs = mwg / p.v[ocx__param_index(fam, "MDIMC")] * (nwg / p.v[ocx__param_index(fam, "NDIMC")]);
+        if (stage != 1 && (mwg > 64 || nwg > 64 || regs > 32)) continue;
+        p.v[ocx__param_index(fam, "DIRECT")] = 1; /* the tiled kernel, whatever the size */
+        p.v[ocx__param_index(fam, "DOTN")] = 0;
+        if (ocx__params_check(fam, p.v, &tinfo, OCX_F32)) continue;
+        char env[1024] = "";
+        ocx__params_append(fam, p.v, "", ",", 0, env, sizeof env);
+        for (int c = 0; c < 3; c++) {
+            gcase g = random_case(&rng, 0);
+            if (ocx__params_check(fam, p.v, &tinfo, g.in)) g.in = g.out = OCX_F32; /* f64's local memory */
+            g.kernel_env = env;
+            check_case(&g, seed, &rng);
+        }
+        sets++;
+    }
+    ck_assert_msg(sets == 6, "seed %llu: %d parameter sets drawn", (unsigned long long)seed, sets);
+}
+END_TEST
+
 /* The end of a case run under OCX_GEMM_PARAMS on three buffers: the default stream finished, the
  * variable unset, the buffers released. */
 static void end_params_case(ocx_buffer *x, ocx_buffer *y, ocx_buffer *z)
@@ -535,6 +581,32 @@ static void end_params_case(ocx_buffer *x, ocx_buffer *y, ocx_buffer *z)
     ocx_buffer_destroy(y);
     ocx_buffer_destroy(z);
 }
+
+/* A set the random draws found: STAGE=3 in groups of two work-items, GM > 1. PoCL 3.1's compiler
+ * aborted the process on some of its builds (ParallelRegion.cc, "exit != NULL"; not on every
+ * layout and transpose); it is now refused in each, as a profile's or the variable's parameters
+ * are, with a message, and the same tiles build in groups of four. */
+START_TEST(test_stage3_small_groups_refused)
+{
+    ocx_buffer *x, *y, *z;
+    ck_ok(ocx_buffer_create(tctx, OCX_F32, 45 * 45, &x));
+    ck_ok(ocx_buffer_create(tctx, OCX_F32, 45 * 45, &y));
+    ck_ok(ocx_buffer_create(tctx, OCX_F32, 45 * 45, &z));
+    setenv("OCX_GEMM_PARAMS", "DIRECT=1,DOTN=0,STAGE=3,GM=2,MWG=16,NWG=16,KWG=8,MDIMC=1,NDIMC=2,VWM=1,VWN=1,KUNR=8", 1);
+    for (int t = 0; t < 8; t++) { /* 37 x 29 x 45 (lda = ldb = ldc = 45: room in every layout) */
+        ck_status(ocx_gemm(tctx, NULL, t & 4 ? OCX_COL_MAJOR : OCX_ROW_MAJOR, t & 1 ? OCX_OP_T : OCX_OP_N,
+                           t & 2 ? OCX_OP_T : OCX_OP_N, 37, 29, 45, 1.0, x, 0, 45, y, 0, 45, 0.0, z, 0, 45, 0, NULL, NULL),
+                  OCX_ERR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(ocx_last_error(), "4 or more work-items"), "%s", ocx_last_error());
+    }
+    end_params_case(x, y, z);
+    gcase g = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 37, 29, 45, 0, 0, 0, 0, 0, 0, 1.0, 0.0, MODE_SINGLE, 1,
+               0, 0, "DIRECT=1,DOTN=0,STAGE=3,GM=2,MWG=16,NWG=16,KWG=8,MDIMC=2,NDIMC=2,VWM=1,VWN=1,KUNR=8"};
+    uint64_t seed = test_seed(), rng = seed;
+    check_case(&g, seed, &rng);
+}
+END_TEST
+
 
 /* Copies of strided operands (PACK, lib/gemm.c: pack_plan_make), with both settings in every layout x
  * transpose, in strided batches with offsets; with PACK=1 the cases whose kernel-side B is K-fast
@@ -1935,6 +2007,8 @@ int main(void)
     tcase_add_test(core, test_batched);
     tcase_add_test(core, test_degenerate);
     tcase_add_test(core, test_stages);
+    tcase_add_test(core, test_random_params);
+    tcase_add_test(core, test_stage3_small_groups_refused);
     tcase_add_test(core, test_pipelined);
     tcase_add_test(core, test_packed);
     tcase_add_test(core, test_thin);
