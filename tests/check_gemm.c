@@ -239,11 +239,6 @@ static void check_case(const gcase *g, uint64_t seed, uint64_t *rng)
     }
 }
 
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("OCX_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : 0x5eed0000ull + (uint64_t)time(NULL);
-}
 
 /* The dtype pairs: f32, f16 → f16, f16 → f32, f64 (where the device has it). */
 static void pick_dtypes(uint64_t *rng, ocx_dtype *in, ocx_dtype *out)
@@ -534,34 +529,22 @@ END_TEST
  * register tiles up to 256, some seeds took the suite from 30 s to 150 s). */
 START_TEST(test_random_params)
 {
-    static const char *const drawn[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", "GM", "PACK"};
-    const ocx__family *fam = &ocx__family_gemm;
+    static const char *const drawn[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", "GM", "PACK",
+                                        NULL};
     uint64_t seed = test_seed(), rng = seed;
     int sets = 0;
     for (int tries = 0; sets < 6 && tries < 20000; tries++) {
-        ocx__params p;
-        ck_ok(ocx__params_default(tctx, fam, OCX_F32, &p));
-        for (size_t d = 0; d < sizeof drawn / sizeof *drawn; d++) {
-            const unsigned i = ocx__param_index(fam, drawn[d]);
-            const ocx__param_def *def = &fam->params[i];
-            int rungs[64], n = 0;
-            for (int v = def->min; v <= def->max && n < 64; v++)
-                if (ocx__on_ladder(def->ladder, v)) rungs[n++] = v;
-            p.v[i] = rungs[trand_next(&rng) % (uint64_t)n];
-        }
-        const int stage = p.v[ocx__param_index(fam, "STAGE")];
+        char env[1024];
+        ocx_dtype in, out;
+        pick_dtypes(&rng, &in, &out);
+        if (!trandom_params("gemm", in, drawn, "DIRECT=1,DOTN=0", &rng, env, sizeof env)) continue;
+        const int stage = tparam(env, "STAGE"), mwg = tparam(env, "MWG"), nwg = tparam(env, "NWG");
         if ((stage == 1) != (sets % 2 == 0)) continue;
-        const int mwg = p.v[ocx__param_index(fam, "MWG")], nwg = p.v[ocx__param_index(fam, "NWG")],
-                  regs = mwg / p.v[ocx__param_index(fam, "MDIMC")] * (nwg / p.v[ocx__param_index(fam, "NDIMC")]);
-        if (stage != 1 && (mwg > 64 || nwg > 64 || regs > 32)) continue;
-        p.v[ocx__param_index(fam, "DIRECT")] = 1; /* the tiled kernel, whatever the size */
-        p.v[ocx__param_index(fam, "DOTN")] = 0;
-        if (ocx__params_check(fam, p.v, &tinfo, OCX_F32)) continue;
-        char env[1024] = "";
-        ocx__params_append(fam, p.v, "", ",", 0, env, sizeof env);
+        if (stage != 1 && (mwg > 64 || nwg > 64 || mwg / tparam(env, "MDIMC") * (nwg / tparam(env, "NDIMC")) > 32))
+            continue;
         for (int c = 0; c < 3; c++) {
             gcase g = random_case(&rng, 0);
-            if (ocx__params_check(fam, p.v, &tinfo, g.in)) g.in = g.out = OCX_F32; /* f64's local memory */
+            g.in = in, g.out = out; /* the dtypes the set was checked for */
             g.kernel_env = env;
             check_case(&g, seed, &rng);
         }

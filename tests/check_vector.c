@@ -223,6 +223,30 @@ START_TEST(test_launch_shapes)
 }
 END_TEST
 
+/* Launch shapes drawn from the family's own table (trandom_params: the space ocx-tune searches),
+ * beyond test_launch_shapes' hand-picked ones: every operation over lengths with tails at
+ * misaligned views, and the strided ones. A failure's seed and set are on stderr before it. */
+START_TEST(test_random_params)
+{
+    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "GRID", "NT", "WPT", NULL};
+    static const size_t ns[] = {1, 31, 1003, 100003};
+    uint64_t seed = test_seed(), rng = seed;
+    int sets = 0;
+    for (int tries = 0; sets < 4 && tries < 1000; tries++) {
+        char env[512];
+        if (!trandom_params("vector", OCX_F32, drawn, NULL, &rng, env, sizeof env)) continue;
+        fprintf(stderr, "test_random_params: seed %llu: OCX_VECTOR_PARAMS=%s\n", (unsigned long long)seed, env);
+        setenv("OCX_VECTOR_PARAMS", env, 1);
+        for (size_t li = 0; li < sizeof ns / sizeof *ns; li++)
+            for (int op = 0; op < NOPS; op++) check_op(op, OCX_F32, ns[li], 1, 1, seed + 31 * li + (uint64_t)op);
+        for (int op = AXPY; op < NOPS; op++) check_op(op, OCX_F32, 1001, 3, 2, seed + 7 * (uint64_t)op);
+        unsetenv("OCX_VECTOR_PARAMS");
+        sets++;
+    }
+    ck_assert_msg(sets == 4, "seed %llu: %d parameter sets drawn", (unsigned long long)seed, sets);
+}
+END_TEST
+
 /* Conversions through ocx_copy: each pair of dtypes, random data, against the host's conversion. */
 START_TEST(test_copy_convert)
 {
@@ -528,6 +552,7 @@ int main(void)
     tcase_add_loop_test(tc, test_alignment, 0, 3);
     tcase_add_loop_test(tc, test_nan_inf, 0, 3);
     tcase_add_test(tc, test_launch_shapes);
+    tcase_add_test(tc, test_random_params);
     tcase_add_test(tc, test_copy_convert);
     tcase_add_test(tc, test_f16_edges);
     tcase_add_test(tc, test_f16_copy_bits);

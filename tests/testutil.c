@@ -1,4 +1,5 @@
 #include "testutil.h"
+#include "ocx_internal.h" /* trandom_params: the families' parameter tables */
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 ocx_context *tctx;
 ocx_device_info tinfo;
@@ -52,6 +54,51 @@ uint64_t trand_next(uint64_t *s)
     x ^= x >> 7;
     x ^= x << 17;
     return *s = x;
+}
+
+uint64_t test_seed(void)
+{
+    const char *s = getenv("OCX_TEST_SEED");
+    return s ? strtoull(s, NULL, 0) : 0x5eed0000ull + (uint64_t)time(NULL);
+}
+
+int trandom_params(const char *family, ocx_dtype dtype, const char *const *drawn, const char *fixed, uint64_t *rng,
+                   char *env, size_t cap)
+{
+    const ocx__family *fam = NULL;
+    for (const ocx__family *const *f = ocx__families; *f && !fam; f++)
+        if (!strcmp((*f)->name, family)) fam = *f;
+    ck_assert_msg(fam, "no parameter family %s", family);
+    ocx__params p;
+    ck_ok(ocx__params_default(tctx, fam, dtype, &p));
+    for (const char *const *d = drawn; *d; d++) {
+        const unsigned i = ocx__param_index(fam, *d);
+        ck_assert_msg(i < fam->nparams, "%s has no parameter %s", family, *d);
+        const ocx__param_def *def = &fam->params[i];
+        int rungs[64], n = 0;
+        /* as ocx-tune's ladders (tune.c: space_init): a long one of every value goes by doublings */
+        if (def->ladder == OCX__LADDER_POW2 || (def->ladder == OCX__LADDER_ALL && def->max - def->min > 63))
+            for (long v = def->min; v <= def->max && n < 64; v = v ? 2 * v : 1) rungs[n++] = (int)v; /* min may be 0 */
+        else
+            for (int v = def->min; v <= def->max && n < 64; v++)
+                if (ocx__on_ladder(def->ladder, v)) rungs[n++] = v;
+        /* the high bits: with the low ones, all four vector sets of one seed drew WPT=2 */
+        p.v[i] = rungs[(trand_next(rng) >> 32) % (uint64_t)n];
+    }
+    for (const ocx__param_def *def = fam->params; fixed && def < fam->params + fam->nparams; def++)
+        if (tparam(fixed, def->name) >= 0) p.v[def - fam->params] = tparam(fixed, def->name);
+    if (ocx__params_check(fam, p.v, &tinfo, dtype)) return 0;
+    env[0] = '\0';
+    ocx__params_append(fam, p.v, "", ",", 0, env, cap);
+    return 1;
+}
+
+int tparam(const char *list, const char *name)
+{
+    const size_t len = strlen(name);
+    for (const char *at = list; (at = strstr(at, name)) != NULL; at += len)
+        if ((at == list || at[-1] == ',' || at[-1] == ' ') && at[len] == '=') return atoi(at + len + 1);
+    return -1;
 }
 
 double trand_uniform(uint64_t *s, double lo, double hi)

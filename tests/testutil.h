@@ -43,6 +43,18 @@ void tno_profiles(void);
 
 /* Deterministic xorshift random numbers; the seed is printed by failing tests. */
 uint64_t trand_next(uint64_t *state);
+/* A seed for tests that draw new cases in each run: $OCX_TEST_SEED, else one from the clock (the
+ * tests print it where they fail, so that OCX_TEST_SEED=it runs the same cases again). */
+uint64_t test_seed(void);
+/* A parameter set of `family` ("gemm", "vector", "reduce") drawn at random, for tests that run the
+ * kernels beyond the hand-picked sets: each parameter named in `drawn` (NULL-terminated) a random
+ * rung of its ladder, the others tctx's defaults for dtype, then `fixed` ("NAME=V,…" or NULL) over
+ * them. Writes it to env in OCX_<FAMILY>_PARAMS's form and returns 1 where the library takes it
+ * (its checks of a profile's parameters pass on this device), else 0: draw again. */
+int trandom_params(const char *family, ocx_dtype dtype, const char *const *drawn, const char *fixed, uint64_t *rng,
+                   char *env, size_t cap);
+/* The value of parameter `name` in a "NAME=V,…" list, or -1 where it has none. */
+int tparam(const char *list, const char *name);
 /* Uniform in [lo, hi), never exactly 0. */
 double trand_uniform(uint64_t *state, double lo, double hi);
 /* Fills host data of `dtype` (f32, f16 bits, f64) with random non-zero values; also returns the
