@@ -279,23 +279,16 @@ static void forced_params(ocx_dtype dt, const char *params, const char *expect, 
 /* Parameter sets drawn from the family's own table (trandom_params: the space ocx-tune searches),
  * beyond the hand-picked ones here: every operation over lengths on both sides of the one-group
  * threshold (SOLO, drawn too) and a strided y. A failure's seed and set are on stderr before it. */
+static void random_params_body(uint64_t seed, void *user)
+{
+    static const size_t ns[] = {1, 2, 31, 4097, 100003};
+    for (size_t li = 0; li < sizeof ns / sizeof *ns; li++) check_all_ops(OCX_F32, ns[li], 1, 1, seed + li, -1, 1);
+    check_all_ops(OCX_F32, 4097, 1, 7, seed + 99, -1, 1);
+}
 START_TEST(test_random_params)
 {
     static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", NULL};
-    static const size_t ns[] = {1, 2, 31, 4097, 100003};
-    uint64_t seed = test_seed(), rng = seed;
-    int sets = 0;
-    for (int tries = 0; sets < 4 && tries < 1000; tries++) {
-        char env[512];
-        if (!trandom_params("reduce", OCX_F32, drawn, NULL, &rng, env, sizeof env)) continue;
-        fprintf(stderr, "test_random_params: seed %llu: OCX_REDUCE_PARAMS=%s\n", (unsigned long long)seed, env);
-        setenv("OCX_REDUCE_PARAMS", env, 1);
-        for (size_t li = 0; li < sizeof ns / sizeof *ns; li++) check_all_ops(OCX_F32, ns[li], 1, 1, seed + li, -1, 1);
-        check_all_ops(OCX_F32, 4097, 1, 7, seed + 99, -1, 1);
-        unsetenv("OCX_REDUCE_PARAMS");
-        sets++;
-    }
-    ck_assert_msg(sets == 4, "seed %llu: %d parameter sets drawn", (unsigned long long)seed, sets);
+    trandom_param_runs("reduce", drawn, 4, random_params_body, NULL);
 }
 END_TEST
 

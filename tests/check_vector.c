@@ -226,24 +226,17 @@ END_TEST
 /* Launch shapes drawn from the family's own table (trandom_params: the space ocx-tune searches),
  * beyond test_launch_shapes' hand-picked ones: every operation over lengths with tails at
  * misaligned views, and the strided ones. A failure's seed and set are on stderr before it. */
+static void random_params_body(uint64_t seed, void *user)
+{
+    static const size_t ns[] = {1, 31, 1003, 100003};
+    for (size_t li = 0; li < sizeof ns / sizeof *ns; li++)
+        for (int op = 0; op < NOPS; op++) check_op(op, OCX_F32, ns[li], 1, 1, seed + 31 * li + (uint64_t)op);
+    for (int op = AXPY; op < NOPS; op++) check_op(op, OCX_F32, 1001, 3, 2, seed + 7 * (uint64_t)op);
+}
 START_TEST(test_random_params)
 {
     static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "GRID", "NT", "WPT", NULL};
-    static const size_t ns[] = {1, 31, 1003, 100003};
-    uint64_t seed = test_seed(), rng = seed;
-    int sets = 0;
-    for (int tries = 0; sets < 4 && tries < 1000; tries++) {
-        char env[512];
-        if (!trandom_params("vector", OCX_F32, drawn, NULL, &rng, env, sizeof env)) continue;
-        fprintf(stderr, "test_random_params: seed %llu: OCX_VECTOR_PARAMS=%s\n", (unsigned long long)seed, env);
-        setenv("OCX_VECTOR_PARAMS", env, 1);
-        for (size_t li = 0; li < sizeof ns / sizeof *ns; li++)
-            for (int op = 0; op < NOPS; op++) check_op(op, OCX_F32, ns[li], 1, 1, seed + 31 * li + (uint64_t)op);
-        for (int op = AXPY; op < NOPS; op++) check_op(op, OCX_F32, 1001, 3, 2, seed + 7 * (uint64_t)op);
-        unsetenv("OCX_VECTOR_PARAMS");
-        sets++;
-    }
-    ck_assert_msg(sets == 4, "seed %llu: %d parameter sets drawn", (unsigned long long)seed, sets);
+    trandom_param_runs("vector", drawn, 4, random_params_body, NULL);
 }
 END_TEST
 

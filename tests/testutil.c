@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,26 @@ int trandom_params(const char *family, ocx_dtype dtype, const char *const *drawn
     env[0] = '\0';
     ocx__params_append(fam, p.v, "", ",", 0, env, cap);
     return 1;
+}
+
+void trandom_param_runs(const char *family, const char *const *drawn, int sets, void (*body)(uint64_t seed, void *user),
+                        void *user)
+{
+    char var[64] = "OCX_";
+    for (size_t i = 0; family[i] && i < 40; i++) var[4 + i] = (char)toupper((unsigned char)family[i]);
+    strcat(var, "_PARAMS");
+    uint64_t seed = test_seed(), rng = seed;
+    int done = 0;
+    for (int tries = 0; done < sets && tries < 1000; tries++) {
+        char env[512];
+        if (!trandom_params(family, OCX_F32, drawn, NULL, &rng, env, sizeof env)) continue;
+        fprintf(stderr, "random parameters: seed %llu: %s=%s\n", (unsigned long long)seed, var, env);
+        setenv(var, env, 1);
+        body(seed + (uint64_t)done, user);
+        unsetenv(var);
+        done++;
+    }
+    ck_assert_msg(done == sets, "seed %llu: %d of %d %s parameter sets drawn", (unsigned long long)seed, done, sets, family);
 }
 
 int tparam(const char *list, const char *name)

@@ -55,6 +55,10 @@ int trandom_params(const char *family, ocx_dtype dtype, const char *const *drawn
                    char *env, size_t cap);
 /* The value of parameter `name` in a "NAME=V,…" list, or -1 where it has none. */
 int tparam(const char *list, const char *name);
+/* Runs body(seed, user) under `sets` f32 parameter sets of family drawn by trandom_params (seed:
+ * test_seed()), each set in OCX_<FAMILY>_PARAMS, with the seed and the set on stderr before it. */
+void trandom_param_runs(const char *family, const char *const *drawn, int sets, void (*body)(uint64_t seed, void *user),
+                        void *user);
 /* Uniform in [lo, hi), never exactly 0. */
 double trand_uniform(uint64_t *state, double lo, double hi);
 /* Fills host data of `dtype` (f32, f16 bits, f64) with random non-zero values; also returns the
