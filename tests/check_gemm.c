@@ -239,7 +239,6 @@ static void check_case(const gcase *g, uint64_t seed, uint64_t *rng)
     }
 }
 
-
 /* The dtype pairs: f32, f16 → f16, f16 → f32, f64 (where the device has it). */
 static void pick_dtypes(uint64_t *rng, ocx_dtype *in, ocx_dtype *out)
 {
@@ -589,7 +588,6 @@ START_TEST(test_stage3_small_groups_refused)
     check_case(&g, seed, &rng);
 }
 END_TEST
-
 
 /* Copies of strided operands (PACK, lib/gemm.c: pack_plan_make), with both settings in every layout x
  * transpose, in strided batches with offsets; with PACK=1 the cases whose kernel-side B is K-fast
