@@ -385,18 +385,6 @@ static ocx_status probe(ocx_context *ctx, ocx_dtype dtype)
     return st;
 }
 
-/* The probe with the family's built-in parameters for this device (*wgmma: whether they take wgmma),
- * forced for the probe's launch. */
-static ocx_status probe_builtin(ocx_context *ctx, ocx_dtype dtype, int *wgmma)
-{
-    ocx__params p;
-    *wgmma = 0;
-    OCX__FORWARD(ocx__params_class_default(ctx, &ocx__family_gemm_mma, dtype, "all", &p));
-    *wgmma = p.v[P_WGMMA];
-    ocx__params_force(&ocx__family_gemm_mma, p.v);
-    return probe(ctx, dtype);
-}
-
 /* The verdict on the hardware: the probe with the parameters a call would take (a profile's,
  * OCX_GEMM_MMA_PARAMS, the tuner's candidate: the build the calls then share), and where those fail
  * or cannot be had and are not the built-in ones, again with the built-in ones. A bad
@@ -407,11 +395,16 @@ static ocx_status probe_hardware(ocx_context *ctx, ocx_dtype dtype, int *wgmma)
 {
     ocx__params used, builtin;
     const int looked_up = ocx__params_lookup(ctx, &ocx__family_gemm_mma, dtype, "all", &used) == OCX_OK;
-    const int differ = !looked_up || ocx__params_class_default(ctx, &ocx__family_gemm_mma, dtype, "all", &builtin) != OCX_OK ||
-                       memcmp(used.v, builtin.v, sizeof used.v) != 0;
+    const ocx_status bst = ocx__params_class_default(ctx, &ocx__family_gemm_mma, dtype, "all", &builtin);
     *wgmma = looked_up && used.v[P_WGMMA];
     ocx_status st = looked_up ? probe(ctx, dtype) : OCX_ERR_INVALID_ARGUMENT;
-    if (st != OCX_OK && differ) st = probe_builtin(ctx, dtype, wgmma);
+    if (st != OCX_OK && (bst != OCX_OK || !looked_up || memcmp(used.v, builtin.v, sizeof used.v) != 0)) {
+        /* again with the family's built-in parameters for this device, forced for the probe's launch */
+        *wgmma = bst == OCX_OK && builtin.v[P_WGMMA];
+        if (bst != OCX_OK) return bst;
+        ocx__params_force(&ocx__family_gemm_mma, builtin.v);
+        st = probe(ctx, dtype);
+    }
     return st;
 }
 

@@ -518,20 +518,46 @@ static double segments_work(const ocx__tune_case *tc)
  * so that the counts, and every partial sum of them, stay below 2^24, exact in f32), counted on the
  * host. With inputs in [0.5, 1.5) the relative tolerance of 1e-5 lets a sum of 2^24 elements miss
  * about 168 of them (a grid that leaves out an element a group, say), which this catches. */
+typedef struct count_job {
+    ocx_dtype dt;
+    const void *x, *y;
+    size_t n;
+    size_t *ones, *both, *first; /* per chunk: x's ones, the places both are 1, x's first 1 (else n) */
+} count_job;
+
+static void count_chunk(void *arg, size_t c)
+{
+    const count_job *j = arg;
+    size_t ones = 0, both = 0, first = j->n;
+    for (size_t i = c * CHUNK, end = chunk_end(c, j->n); i < end; i++) {
+        const int x = host_value(j->dt, j->x, i) == 1, y = host_value(j->dt, j->y, i) == 1;
+        ones += (size_t)x;
+        both += (size_t)(x && y);
+        if (x && first == j->n) first = i;
+    }
+    j->ones[c] = ones, j->both[c] = both, j->first[c] = first;
+}
+
 static ocx_status exact_inputs(ocx_context *ctx, ocx__tune_case *tc)
 {
     const double p = tc->n <= ((size_t)1 << 24) ? 0.5 : (double)((size_t)1 << 23) / (double)tc->n;
+    const size_t nc = nchunks(tc->n);
     void *xe = random_bits(tc->dtype, tc->n, p, 23), *ye = random_bits(tc->dtype, tc->n, p, 24);
-    ocx_status st = xe && ye ? OCX_OK : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    size_t *counts = malloc(3 * (nc + 1) * sizeof *counts);
+    ocx_status st = xe && ye && counts ? OCX_OK : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     if (st == OCX_OK) st = upload(ctx, tc->dtype, tc->n, xe, &tc->xe);
     if (st == OCX_OK) st = upload(ctx, tc->dtype, tc->n, ye, &tc->ye);
-    tc->exact_index = SIZE_MAX;
-    for (size_t i = 0; st == OCX_OK && i < tc->n; i++) {
-        const double x = host_value(tc->dtype, xe, i), y = host_value(tc->dtype, ye, i);
-        tc->exact_sum += x;
-        tc->exact_dot += x * y;
-        if (x == 1 && tc->exact_index == SIZE_MAX) tc->exact_index = i;
+    if (st == OCX_OK) { /* counted on the host's threads, as the references are (a GPU's 2^26 elements) */
+        count_job j = {tc->dtype, xe, ye, tc->n, counts, counts + nc + 1, counts + 2 * (nc + 1)};
+        parallel(nc, MAX_THREADS, count_chunk, &j);
+        tc->exact_index = SIZE_MAX;
+        for (size_t c = 0; c < nc; c++) {
+            tc->exact_sum += (double)j.ones[c];
+            tc->exact_dot += (double)j.both[c];
+            if (j.first[c] < tc->n && tc->exact_index == SIZE_MAX) tc->exact_index = j.first[c];
+        }
     }
+    free(counts);
     free(xe);
     free(ye);
     return st;
@@ -1917,7 +1943,6 @@ static int listed(const char *list, const char *word)
     return 0;
 }
 
-/* Every name in a list of families (classes: 0) or size classes (1) must name some tuning. */
 /* Each name of a comma-separated list must be one of known[] (NULL-terminated); a list given but
  * naming none (",") would tune nothing: a mistake too. */
 static ocx_status check_list(const char *list, const char *what, const char *const *known)
