@@ -1422,7 +1422,8 @@ START_TEST(test_wgmma_emulated)
 END_TEST
 
 /* An f16 product of 40^3 (f32 C) on stream s: what the tensor-core path takes (the first such call
- * runs the probe). */
+ * runs the probe). DIRECT=1: no device's direct kernel takes it (on GPUs products up to 128^3 went
+ * there, and the probe never ran). */
 static ocx_status f16_product(ocx_stream *s)
 {
     enum { N = 40 };
@@ -1432,9 +1433,11 @@ static ocx_status f16_product(ocx_stream *s)
     ck_ok(ocx_buffer_create(tctx, OCX_F16, N * N, &a));
     ck_ok(ocx_buffer_create(tctx, OCX_F32, N * N, &c));
     ocx_status st = ocx_buffer_write(tctx, s, a, 0, N * N, h, 0, NULL, NULL); /* on s: the default may be gated */
+    setenv("OCX_GEMM_PARAMS", "DIRECT=1", 1);
     if (st == OCX_OK)
         st = ocx_gemm(tctx, s, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, N, N, N, 1.0, a, 0, N, a, 0, N, 0.0, c, 0, N, 0, NULL,
                       NULL);
+    unsetenv("OCX_GEMM_PARAMS");
     if (st == OCX_OK) st = ocx_stream_finish(tctx, s);
     ocx_buffer_destroy(a);
     ocx_buffer_destroy(c);
