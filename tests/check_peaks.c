@@ -587,9 +587,13 @@ START_TEST(bench_json_and_plot)
     const char *bad3[] = {"demo", "--plot", "--json", NULL}, *bad4[] = {"demo", "--device", "", NULL};
     ck_assert_int_eq(run_bench("/dev/null", bad3), 2);
     ck_assert_int_eq(run_bench("/dev/null", bad4), 2);
-    /* OCX_BENCH_* lists with an unknown name, a bad or overflowing size, a trailing comma: refused
-     * before anything is measured (an unknown GEMM dtype had run f32 under the name given) */
+    /* OCX_BENCH_* lists with an unknown name, a bad or overflowing size, a trailing comma, a name
+     * twice: refused before anything is measured (an unknown GEMM dtype had run f32 under the name
+     * given; 13 f32s and an f16f32 had run "f16f", cut short, as f16) */
     static const char *const bad_env[][2] = {{"OCX_BENCH_GEMM_DTYPES", "f32,fp64"},
+                                             {"OCX_BENCH_GEMM_DTYPES", "f32,f32,f32,f32,f32,f32,f32,f32,f32,f32,f32,"
+                                                                       "f32,f32,f16f32"},
+                                             {"OCX_BENCH_GEMM_OPS", "NN,NT,NN"},
                                              {"OCX_BENCH_GEMM_SIZES", "16,abc"},
                                              {"OCX_BENCH_GEMM_SIZES", "16,"},
                                              {"OCX_BENCH_GEMM_OPS", "XY"},

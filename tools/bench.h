@@ -38,7 +38,7 @@ double bench_time_ns(bench *b, bench_run_fn fn, void *arg);
 
 /* The OCX_BENCH_* lists, each comma-separated. bench_env_sizes: whole numbers above 0 ("N"), with
  * dims 3 also "MxNxK" (N alone: N x N x N), at most cap of them, into list (*n = 0 when var is
- * unset or empty). bench_env_names: every name one of known (NULL-terminated). Both return 0, or 1
+ * unset or empty). bench_env_names: every name one of known (NULL-terminated), none twice. Both return 0, or 1
  * after a message naming the variable and the item. bench_vector_env and bench_gemm_env check
  * their part's variables so (main, before anything is measured). */
 int bench_env_sizes(const char *var, int dims, size_t (*list)[3], size_t cap, size_t *n);

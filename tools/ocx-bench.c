@@ -135,10 +135,13 @@ int bench_env_sizes(const char *var, int dims, size_t (*list)[3], size_t cap, si
     }
 }
 
+/* Each name known, and listed once: the parts' copies of a list are sized for the known names once
+ * each (a list of 13 "f32" had been cut inside its last name, and ran "f16f" as f16). */
 int bench_env_names(const char *var, const char *const *known)
 {
     const char *s = getenv(var);
     if (!s || !*s) return 0;
+    unsigned long long seen = 0; /* by index in known (fewer than 64) */
     for (;;) {
         size_t len = strcspn(s, ","), k = 0;
         while (known[k] && (strlen(known[k]) != len || strncmp(known[k], s, len) != 0)) k++;
@@ -148,6 +151,11 @@ int bench_env_names(const char *var, const char *const *known)
             fputc('\n', stderr);
             return 1;
         }
+        if (seen & 1ull << k) {
+            fprintf(stderr, "ocx-bench: %s: '%s' is listed twice\n", var, known[k]);
+            return 1;
+        }
+        seen |= 1ull << k;
         if (!s[len]) return 0;
         s += len + 1;
     }
