@@ -70,8 +70,8 @@ struct ocx__profiles {
     int count;
     char *warned[MAX_WARNINGS]; /* "path|what" already warned about */
     int nwarned;
-    const char *then; /* what follows a refusal (NULL: the next source is used) */
-    int quiet;        /* no warnings (other devices' files, read for ocx-tune's seeds) */
+    int resuming; /* read for ocx-tune --resume: refusals end in what that run does instead */
+    int quiet;    /* no warnings (other devices' files, read for ocx-tune's seeds) */
     memo memo[MAX_MEMO];
     int nmemo;
 };
@@ -310,8 +310,8 @@ ocx_status ocx__params_class_default(const ocx_context *ctx, const ocx__family *
 
 /* ---- profile files ---------------------------------------------------------------------------- */
 
-/* One warning per path and `what`, ending with what happens next: pr->then (a resumed file's), else
- * `then`, else "using the next source". */
+/* One warning per path and `what`, ending with what happens next: `then`, else, for a refusal of the
+ * whole file, "using the next source" (resuming: "not resumed"). */
 static void warn_once(struct ocx__profiles *pr, const char *path, const char *what, const char *detail,
                       const char *then)
 {
@@ -322,7 +322,7 @@ static void warn_once(struct ocx__profiles *pr, const char *path, const char *wh
         if (strcmp(pr->warned[i], key) == 0) return;
     if (pr->nwarned < MAX_WARNINGS) pr->warned[pr->nwarned++] = strdup(key);
     ocx__warn("profile %s: %s%s%s; %s", path, what, detail ? ": " : "", detail ? detail : "",
-              pr->then ? pr->then : then ? then : "using the next source");
+              then ? then : pr->resuming ? "not resumed" : "using the next source");
 }
 
 static int dir_for(int which, char *out, size_t cap)
@@ -418,21 +418,23 @@ static int check_root(struct ocx__profiles *pr, const ocx_device_info *dev, cons
     }
     size_t i;
     json_t *e;
+    const char *entry_ignored = pr->resuming ? "dropped from the resumed file" : "ignoring it";
     json_array_foreach(entries, i, e) {
         const ocx__family *fam;
         int d;
         const char *cls;
         if (!json_is_string(json_object_get(e, "family")) || !json_is_string(json_object_get(e, "dtype")) ||
             !json_is_string(json_object_get(e, "size_class")))
-            warn_once(pr, path, "an entry lacks family/dtype/size_class strings", NULL, NULL);
+            warn_once(pr, path, "an entry lacks family/dtype/size_class strings", NULL, entry_ignored);
         else if (!entry_key(e, &fam, &d, &cls))
             warn_once(pr, path,
                       "an entry names a family, dtype or size class this version does not have, or one its family "
                       "never looks up",
-                      NULL, NULL);
+                      NULL, entry_ignored);
         else if (entry_repeated(entries, i))
             warn_once(pr, path, "an entry repeats an earlier one's family, dtype and size class", NULL,
-                      "the first is read, the repeat ignored");
+                      pr->resuming ? "the first is kept, the repeat dropped from the resumed file"
+                                   : "the first is read, the repeat ignored");
     }
     json_t *driver = json_object_get(device, "driver_version");
     src->path = strdup(path);
@@ -528,9 +530,10 @@ static int entry_valid(ocx_context *ctx, struct ocx__profiles *pr, const profile
     /* A refused entry counts as absent: a class's then takes this file's "all" entry where a class
      * without one would (lookup_sources), so its warning cannot say "the next source". */
     warn_once(pr, src->path, what, why,
-              strcmp(size_class, "all") != 0 ? "ignoring it (the class takes this file's \"all\" entry where it "
-                                               "falls back to one, else the next source)"
-                                             : NULL);
+              pr->resuming                   ? "dropped from the resumed file (tuned again where this run covers it)"
+              : strcmp(size_class, "all") != 0 ? "ignoring it (the class takes this file's \"all\" entry where it "
+                                                 "falls back to one, else the next source)"
+                                               : NULL);
     return 0;
 }
 
@@ -959,14 +962,13 @@ ocx_status ocx__profile_resumable(ocx_context *ctx, const char *path, struct jso
     fclose(f);
     struct ocx__profiles *pr = calloc(1, sizeof *pr);
     OCX__FAIL_IF(!pr, OCX_ERR_OUT_OF_MEMORY, "ocx_tune: out of host memory");
-    pr->then = "not resumed";
+    pr->resuming = 1;
     profile_src src = {0};
     if (!load_file(pr, &ctx->info, path, &src)) { /* refused whole (warned): kept, not replaced */
         release_warnings(pr);
         return ocx__error(OCX_ERR_IO, "ocx_tune: %s is not a profile this version reads for this device (see the "
                           "warning); move it away, or run without --resume to replace it", path);
     }
-    pr->then = "dropped from the resumed file (tuned again where this run covers it)";
     json_t *kept = json_array();
     for (size_t i = 0; i < json_array_size(src.entries); i++)
         if (entry_usable(ctx, pr, &src, i)) json_array_append(kept, json_array_get(src.entries, i));
