@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <pwd.h>
 #include <stdatomic.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1084,18 +1085,35 @@ START_TEST(test_unread_entries_warned)
     json_object_set_new(json_object_get(again, "params"), "WG", json_integer(64));
     json_array_append_new(entries, bogus);
     json_array_append_new(entries, again);
+    json_array_append_new(entries, json_integer(5));
     write_json(dir_env, j);
     char log[1400];
     capture_stderr(log, sizeof log);
     expect_source(dir_env, 16);
     expect_source(dir_env, 16); /* a second context warns again: once per context */
-    ck_assert_int_eq(lines_with(log, "this version does not have"), 2); /* once a context, for both such entries */
-    ck_assert_int_eq(lines_with(log, "repeats an earlier one"), 2);
-    ocx_context *ctx = NULL; /* ocx-info's count: the entries lookups can use, 1 of the 4 */
+    /* once a context, for both such entries; each ends in what happens to that entry alone (they
+     * had ended "using the next source", while the rest of the file was used) */
+    ck_assert_int_eq(lines_with(log, "this version does not have, or one its family never looks up; ignoring it"), 2);
+    ck_assert_int_eq(lines_with(log, "repeats an earlier one's family, dtype and size class; the first is read"), 2);
+    ck_assert_int_eq(lines_with(log, "lacks family/dtype/size_class strings; ignoring it"), 2);
+    ck_assert_int_eq(lines_with(log, "using the next source"), 0);
+    ocx_context *ctx = NULL; /* ocx-info's count: the entries lookups can use, 1 of the 5 */
     ck_ok(ocx_context_create(NULL, &ctx));
     ocx_profile_info pinfo;
     ck_ok(ocx_context_profile(ctx, 0, &pinfo));
     ck_assert_uint_eq(pinfo.entries, 1);
+    /* Read for ocx-tune --resume: the file is resumed without them, and the warnings say so (they
+     * had said "not resumed") */
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    json_t *resumed = NULL;
+    ck_ok(ocx__profile_resumable(ctx, path, &resumed));
+    ck_assert_uint_eq(json_array_size(json_object_get(resumed, "entries")), 1);
+    json_decref(resumed);
+    ck_assert_int_eq(lines_with(log, "never looks up; dropped from the resumed file"), 1);
+    ck_assert_int_eq(lines_with(log, "the first is kept, the repeat dropped from the resumed file"), 1);
+    ck_assert_int_eq(lines_with(log, "lacks family/dtype/size_class strings; dropped from the resumed file"), 1);
+    ck_assert_int_eq(lines_with(log, "not resumed"), 0);
     ocx_context_destroy(ctx);
 }
 END_TEST
@@ -1526,6 +1544,25 @@ START_TEST(test_tool_paths_and_resume)
     snprintf(err, sizeof err, "%s/tune.err", root);
     const char *bad_budget[] = {"--budget", "abc", NULL};
     ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, bad_budget), 2);
+    /* a budget spent before the tuning starts: nothing tuned (it had become the default 60 s) */
+    char tiny[1400];
+    snprintf(tiny, sizeof tiny, "%s/tiny.json", root);
+    const char *tiny_budget[] = {"--kernels", "vector", "--budget", "1e-9", "--out", tiny, NULL};
+    ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, tiny_budget), 1);
+    ck_assert_msg(strstr(read_text(err), "no entry was finished") && access(tiny, F_OK) != 0, "%s", read_text(err));
+    /* another run writing the same file (its lock held here): refused before any tuning (two
+     * --resume runs had each written their own copy, the last without the other's entries) */
+    char held[1400];
+    snprintf(held, sizeof held, "%s/.tiny.json.lock", root);
+    const int hfd = open(held, O_RDWR | O_CREAT, 0644);
+    ck_assert_int_ge(hfd, 0);
+    ck_assert_int_eq(flock(hfd, LOCK_EX), 0);
+    const char *beside[] = {"--kernels", "vector", "--budget", "8", "--resume", "--out", tiny, NULL};
+    ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, beside), 1);
+    close(hfd);
+    ck_assert_msg(strstr(read_text(err), "another ocx-tune is writing") && !strstr(read_text(err), "vector/f32/all:") &&
+                      access(tiny, F_OK) != 0,
+                  "%s", read_text(err));
     /* "--out --resume": --out has no value (it wrote a profile to a file named --resume) */
     const char *out_option[] = {"--kernels", "vector", "--budget", "3", "--out", "--resume", NULL};
     ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, out_option), 2);

@@ -12,10 +12,13 @@
  * never calls OpenCL: a driver's threads do not survive a fork. OCX_TUNE_ABORT_AT=N (tests) makes
  * the first child abort once entry N is reported done. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -103,6 +106,45 @@ static int make_dirs(const char *dir)
     }
     struct stat sb;
     return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
+}
+
+/* One run at a time per output file: two runs with --resume on one file had each written the whole
+ * file from their own copy, the last without the other's entries (and each had timed its kernels
+ * beside the other's). The lock is flock() on ".NAME.lock" beside the file (the file itself is
+ * replaced by a rename at every write), which unlock_output() removes; a dead run's lock the kernel
+ * releases, and the file stays for the next run. Returns the descriptor, with the lock file's path
+ * in lock; -1 where no lock could be made (a path that is no regular file, in a directory that does
+ * not exist or cannot be written: ocx_tune refuses those itself); -2 when another run holds it. */
+static int lock_output(const char *out, char *lock, size_t cap)
+{
+    char real[PATH_MAX];
+    struct stat sb, held;
+    if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) return -1;
+    if (!realpath(out, real)) snprintf(real, sizeof real, "%s", out); /* not there yet */
+    const char *slash = strrchr(real, '/');
+    const int dirlen = slash ? (int)(slash - real) + 1 : 0;
+    snprintf(lock, cap, "%.*s.%s.lock", dirlen, real, real + dirlen);
+    for (int tries = 0; tries < 8; tries++) {
+        int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) return -1;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            const int busy = errno == EWOULDBLOCK;
+            close(fd);
+            return busy ? -2 : -1;
+        }
+        /* still the file at that path: not one that its holder removed after this open */
+        if (fstat(fd, &held) == 0 && stat(lock, &sb) == 0 && held.st_dev == sb.st_dev && held.st_ino == sb.st_ino)
+            return fd;
+        close(fd);
+    }
+    return -1;
+}
+
+static void unlock_output(int fd, const char *lock)
+{
+    if (fd < 0) return;
+    unlink(lock); /* before the lock goes: a run that opened it since finds it gone (above) */
+    close(fd);
 }
 
 /* A number within +-1e9 in strtod's forms into *out; 0 where the text is none. */
@@ -248,6 +290,14 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
         }
         opt.out_path = path;
     }
+    char lock_path[PATH_MAX + 16];
+    const int lock = lock_output(opt.out_path, lock_path, sizeof lock_path);
+    if (lock == -2) {
+        fprintf(stderr, "ocx-tune: another ocx-tune is writing %s; wait for it to end (two runs at once would "
+                        "time their kernels beside each other's)\n", opt.out_path);
+        ocx_context_destroy(ctx);
+        return 1;
+    }
     /* After a crash: continue from the file if this run wrote it (else, unless --resume was asked
      * for, it is an older profile that a fresh run replaces). */
     struct stat sb;
@@ -284,6 +334,7 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     struct timespec t_release;
     clock_gettime(CLOCK_MONOTONIC, &t_release);
     ocx_context_destroy(ctx);
+    unlock_output(lock, lock_path);
     if (verbose)
         fprintf(stderr, "ocx-tune: device released in %.1f s, %.1f s since the device was asked for\n",
                 since(&t_release), since(&t_start));
@@ -393,7 +444,9 @@ int main(int argc, char **argv)
     for (int attempt = 0;; attempt++) {
         sigprocmask(SIG_BLOCK, &held, &old);
         if (attempt > 0 && (stop_flag || end_signal)) return give_up("stopped", opt.out_path); /* after a death */
-        opt.budget_s = budget - since(&t0);
+        /* above 0 whatever has passed: ocx_tune takes a budget of 0 or less as its default, 60 s
+         * (--budget 1e-9 had run for a minute) */
+        opt.budget_s = budget - since(&t0) > 1e-3 ? budget - since(&t0) : 1e-3;
         fflush(NULL);
         const pid_t watcher = getpid();
         pid_t pid = fork();
