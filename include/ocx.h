@@ -39,7 +39,9 @@
  *                       the names); checked like a profile entry, and an unknown name, a value that
  *                       is not a number or one this device cannot run fails every call of that
  *                       family that runs a kernel with OCX_ERR_INVALID_ARGUMENT, naming the
- *                       variable (a call with nothing to compute looks nothing up)
+ *                       variable (a call that runs no kernel looks nothing up: a vector operation
+ *                       of 0 elements, a GEMM with nothing to compute; a reduction of 0 elements
+ *                       runs one, which writes its result)
  *   OCX_QUIET=1         no warnings, on stderr or to a handler (ocx_set_warning_handler).
  */
 #ifndef OCX_H

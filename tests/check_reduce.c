@@ -583,6 +583,16 @@ START_TEST(test_bad_arguments)
     ck_status(ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, 10, x, 1, NULL, 1, NULL, &i, 0, NULL),
               OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_reduce_host(tctx, NULL, OCX_REDUCE_MAX, 11, x, 1, NULL, 1, &v, NULL, 0, NULL), OCX_ERR_OUT_OF_RANGE);
+    /* A developer's override that names no parameter fails every call that runs a kernel, naming
+     * the variable; a sum of 0 elements runs one too (it writes its 0). */
+    setenv("OCX_REDUCE_PARAMS", "NOPE=1", 1);
+    const ocx_status some = ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 10, x, 1, NULL, 1, r, 0, NULL, NULL);
+    const int named = strstr(ocx_last_error(), "OCX_REDUCE_PARAMS") != NULL;
+    const ocx_status none = ocx_reduce(tctx, NULL, OCX_REDUCE_SUM, 0, x, 1, NULL, 1, r, 0, NULL, NULL);
+    unsetenv("OCX_REDUCE_PARAMS"); /* before the assertions: the suite does not fork */
+    ck_assert_int_eq(some, OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(none, OCX_ERR_INVALID_ARGUMENT);
+    ck_assert(named);
     /* the result buffer was never touched */
     float *hr = tread(r);
     uint32_t *hri = tread(ri);

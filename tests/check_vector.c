@@ -508,6 +508,16 @@ START_TEST(test_bad_arguments)
     ck_status(ocx_copy(tctx, NULL, 10, x, 1, u, 1, 0, NULL, NULL), OCX_ERR_DTYPE);
     ck_status(ocx_copy(tctx, NULL, 6, x, 2, h, 1, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
     ck_status(ocx_add(tctx, NULL, 10, x, x, z, 1, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    /* A developer's override that names no parameter fails every call that runs a kernel, naming
+     * the variable; one of 0 elements runs none and looks nothing up. */
+    setenv("OCX_VECTOR_PARAMS", "NOPE=1", 1);
+    const ocx_status some = ocx_add(tctx, NULL, 10, x, x, z, 0, NULL, NULL);
+    const int named = strstr(ocx_last_error(), "OCX_VECTOR_PARAMS") != NULL;
+    const ocx_status none = ocx_add(tctx, NULL, 0, x, x, z, 0, NULL, NULL);
+    unsetenv("OCX_VECTOR_PARAMS"); /* before the assertions: the suite does not fork */
+    ck_assert_int_eq(some, OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(none, OCX_OK);
+    ck_assert(named);
     float *g = tread(z);
     for (int i = 0; i < 10; i++) ck_assert(isnan(g[i])); /* nothing was written */
     free(g);
