@@ -52,7 +52,8 @@ static void print_profiles(size_t i)
             snprintf(cu, sizeof cu, " (measured on %u compute units; this device has %u)", p.compute_units,
                      d.compute_units);
         printf("      profile       %s (%zu entries, %s)%s%s%s\n", p.path, p.entries, p.date,
-               p.stale ? " STALE: measured with driver " : "", p.stale ? p.driver_version : "", cu);
+               p.stale ? " STALE: measured with driver " : "",
+               !p.stale ? "" : p.driver_version[0] ? p.driver_version : "(none recorded)", cu);
     }
     if (n == 0) printf("      profile       none: built-in defaults (run ocx-tune)\n");
     ocx_context_destroy(ctx);
