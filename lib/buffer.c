@@ -275,10 +275,19 @@ static ocx_status transfer(ocx_context *ctx, ocx_stream *stream, const ocx_buffe
     cl_uint nw = (cl_uint)num_wait;
     const cl_event *w = num_wait ? wait : NULL;
     cl_event e = NULL; /* stored once enqueued: *event may be an entry of the wait list */
-    cl_event *out = ocx__event_want(ctx, event) ? &e : NULL;
+    /* Blocking: its event too, which says whether the transfer ran. Behind a command on the stream
+     * that failed while it waited, PoCL's blocking read and write returned CL_SUCCESS with nothing
+     * moved (the wait list is waited for before, ocx__wait_first; the queue's earlier commands are
+     * not). A failed event is held (ocx__event_drop), not released as the wait returns. */
+    cl_event *out = blocking || ocx__event_want(ctx, event) ? &e : NULL;
     cl_int err = write ? clEnqueueWriteBuffer(q, buf->mem, b, off, bytes, src, nw, w, out)
                        : clEnqueueReadBuffer(q, buf->mem, b, off, bytes, dst, nw, w, out);
     if (err != CL_SUCCESS) return ocx__cl_error(err, what);
+    if (blocking && (err = ocx__wait_events(1, &e)) != CL_SUCCESS) {
+        ocx__event_drop(ctx, e);
+        return ocx__error(OCX_ERR_OPENCL, "%s: the transfer did not run (%s, %d): a command ahead of it on the stream "
+                          "failed", what, ocx__cl_error_name(err), (int)err);
+    }
     ocx__event_give(ctx, event, e);
     return OCX_OK;
 }

@@ -184,6 +184,53 @@ START_TEST(test_failed_wait_event)
 }
 END_TEST
 
+/* A blocking read or write queued behind a command of the stream that fails while the call waits
+ * (not behind an event of its own wait list): whether it then runs is the driver's choice (see
+ * below), but its status must say which. On PoCL both had returned OK, the read with nothing read,
+ * the write with nothing written; they now fail there, and hand back no event. */
+START_TEST(test_blocking_transfer_behind_a_failed_command)
+{
+    float v[4] = {1, 2, 3, 4}, h[4] = {5, 5, 5, 5};
+    for (int write = 0; write < 2; write++) {
+        ocx_buffer *b = tbuffer(OCX_F32, 4, v), *o = tbuffer(OCX_F32, 4, v);
+        ocx_stream *s = NULL;
+        ck_ok(ocx_stream_create(tctx, &s));
+        pthread_t t;
+        cl_event gate = late_gate(&t);
+        const float zero = 0;
+        ck_ok(ocx_buffer_fill(tctx, s, o, 0, 4, &zero, 1, &gate, NULL)); /* fails when the gate does */
+        float back[4] = {7, 7, 7, 7}, got[4];
+        ocx_event ev = NULL;
+        const ocx_status st = write ? ocx_buffer_write(tctx, s, b, 0, 4, h, 0, NULL, &ev)
+                                    : ocx_buffer_read(tctx, s, b, 0, 4, back, 0, NULL, &ev);
+        pthread_join(t, NULL);
+        ocx_stream_finish(tctx, s); /* whatever the driver answers: the fill failed */
+        ck_ok(ocx_buffer_read(tctx, NULL, b, 0, 4, got, 0, NULL, NULL));
+        const float *moved = write ? got : back, *want = write ? h : v;
+        int ran = 1, untouched = 1;
+        for (int i = 0; i < 4; i++) {
+            ran &= moved[i] == want[i];
+            untouched &= write ? got[i] == v[i] : back[i] == 7;
+        }
+        if (st == OCX_OK) {
+            ck_assert_msg(ran, "%s returned OK but moved nothing", write ? "write" : "read");
+            ocx_event_release(ev);
+        } else {
+            ck_assert_msg(st == OCX_ERR_OPENCL, "%s: status %d", write ? "write" : "read", (int)st);
+            ck_assert_ptr_nonnull(strstr(ocx_last_error(), "did not run"));
+            ck_assert_ptr_null(ev);
+            ck_assert_msg(untouched, "%s failed but moved data", write ? "write" : "read");
+        }
+        if (strstr(tinfo.platform_name, "Portable Computing Language"))
+            ck_assert_msg(st == OCX_ERR_OPENCL, "PoCL ran the %s behind the failed command", write ? "write" : "read");
+        ocx_stream_destroy(s);
+        clReleaseEvent(gate);
+        ocx_buffer_destroy(b);
+        ocx_buffer_destroy(o);
+    }
+}
+END_TEST
+
 /* Commands of ours queued behind an event that then fails: every one fails, none runs, and the
  * process lives. PoCL 3.1 freed the event of such a command inside pocl_update_event_failed and
  * then locked it (an abort, "PTHREAD ERROR in pocl_update_event_failed()") from the second command
@@ -467,6 +514,7 @@ int main(void)
     tcase_add_test(core, test_empty_calls_follow_wait_list);
     tcase_add_test(core, test_failed_wait_event);
     tcase_add_test(core, test_queued_behind_failed_event);
+    tcase_add_test(core, test_blocking_transfer_behind_a_failed_command);
     tcase_add_test(core, test_trim);
     tcase_add_test(core, test_events_chained_through_one_variable);
     tcase_add_test(core, test_wait_spans_contexts);
