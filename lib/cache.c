@@ -10,6 +10,7 @@
 #include "config.h"
 #include "ocx_internal.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -186,9 +187,7 @@ ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rej
     return OCX_OK;
 }
 
-/* mkdir for the cache directory: the default location gets its parents created; an explicit
- * OCX_CACHE_DIR only its last component (a missing parent there is the user's typo, not ours). */
-static int ensure_dir(const char *dir)
+int ocx__cache_ensure_dir(const char *dir)
 {
     struct stat st;
     if (stat(dir, &st) == 0) {
@@ -233,11 +232,41 @@ void ocx__sweep_stale_temps(const char *dir, int (*is_temp)(const char *name, co
     closedir(d);
 }
 
-/* mkstemp's names for the store's temporaries: .tmp-XXXXXX */
+int ocx__open_temp(const char *prefix, char *tmp, size_t cap)
+{
+    static atomic_uint count;
+    int fd = -1;
+    errno = EEXIST;
+    for (int tries = 0; fd < 0 && errno == EEXIST && tries < 16; tries++) {
+        const int n = snprintf(tmp, cap, "%s.tmp-%ld-%u", prefix, (long)getpid(), atomic_fetch_add(&count, 1));
+        if (n < 0 || (size_t)n >= cap) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    }
+    return fd;
+}
+
+int ocx__is_temp(const char *name, const void *arg)
+{
+    const char *base = arg;
+    const size_t len = strlen(base);
+    if (strncmp(name, base, len) != 0 || strncmp(name + len, ".tmp-", 5) != 0) return 0;
+    const char *p = name + len + 5;
+    if (!isdigit((unsigned char)*p)) return 0;
+    while (isdigit((unsigned char)*p)) p++;
+    if (*p++ != '-' || !isdigit((unsigned char)*p)) return 0;
+    while (isdigit((unsigned char)*p)) p++;
+    return *p == '\0';
+}
+
+/* The store's temporaries, "<dir>/.tmp-<pid>-<count>", and those of versions before it (mkstemp's
+ * .tmp-XXXXXX) */
 static int store_temp(const char *name, const void *arg)
 {
     (void)arg;
-    return strncmp(name, ".tmp-", 5) == 0 && strlen(name) == 11;
+    return ocx__is_temp(name, "") || (strncmp(name, ".tmp-", 5) == 0 && strlen(name) == 11);
 }
 
 ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, size_t size)
@@ -245,11 +274,12 @@ ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, siz
     char dir[4096], path[4200], tmp[4200];
     ocx__cache_dir(dir, sizeof dir);
     if (!dir[0]) return ocx__error(OCX_ERR_IO, "binary cache disabled");
-    if (ensure_dir(dir) != 0) return unwritable(dir, "mkdir");
+    if (ocx__cache_ensure_dir(dir) != 0) return unwritable(dir, "mkdir");
     ocx__cache_path(key_text, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s/.tmp-XXXXXX", dir);
-    int fd = mkstemp(tmp);
-    if (fd < 0) return unwritable(dir, "mkstemp");
+    char prefix[4100];
+    snprintf(prefix, sizeof prefix, "%s/", dir);
+    int fd = ocx__open_temp(prefix, tmp, sizeof tmp); /* "<dir>/.tmp-<pid>-<count>" */
+    if (fd < 0) return unwritable(dir, "open");
 
     uint32_t format = CACHE_FORMAT, klen = (uint32_t)strlen(key_text);
     uint64_t plen = size;

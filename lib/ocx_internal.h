@@ -88,12 +88,24 @@ void ocx__cache_dir(char *out, size_t cap);
 /* Looks `key_text` up. OCX_OK with blob filled (caller frees data), or OCX_ERR_IO when absent; a bad
  * file is deleted (returns OCX_ERR_IO and sets *rejected). */
 ocx_status ocx__cache_load(const char *key_text, ocx__cache_blob *blob, int *rejected);
+/* mkdir for the cache directory (ocx__cache_dir's; the binary cache's and the peaks' files): the
+ * default location gets its parents created; an explicit OCX_CACHE_DIR only its last component (a
+ * missing parent there is the user's typo, not ours). 0, or -1 with errno. */
+int ocx__cache_ensure_dir(const char *dir);
 /* Stores atomically (temporary file + rename). Failure means running uncached (one warning). */
 ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, size_t size);
 /* Removes the regular files in dir that is_temp(name, arg) names and that are more than ten minutes
  * old: temporaries of writes that never finished (the process died before its rename); none lasts
  * that long in a live write. */
 void ocx__sweep_stale_temps(const char *dir, int (*is_temp)(const char *name, const void *arg), const void *arg);
+/* A new file "<prefix>.tmp-<pid>-<count>" (its name in tmp) for a write that a rename ends, opened
+ * for writing; -1 with errno where none could be made. O_EXCL: a name already there (a link planted
+ * in a shared directory such as /tmp) is never followed, and another name is tried; the mode is 0666
+ * less the umask, as a plain file's (mkstemp's 0600 had kept a cache directory shared by a group
+ * from every user but the entry's writer). ocx__is_temp(name, base): 1 when name is such a
+ * temporary's for prefix <directory>/base (base "" for "<directory>/"). */
+int ocx__open_temp(const char *prefix, char *tmp, size_t cap);
+int ocx__is_temp(const char *name, const void *base);
 /* Deletes the entry for key_text that `loaded` came from (a binary the driver rejected), unless
  * another process has stored a new one there since. */
 void ocx__cache_remove(const char *key_text, const ocx__cache_blob *loaded);

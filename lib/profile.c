@@ -203,20 +203,6 @@ ocx_status ocx__params_default(const ocx_context *ctx, const ocx__family *fam, o
     return OCX_OK;
 }
 
-/* The temporaries of ocx__json_dump_atomic for the file named arg: "<arg>.tmp-<pid>-<count>". */
-static int dump_temp(const char *name, const void *arg)
-{
-    const char *base = arg;
-    const size_t len = strlen(base);
-    if (strncmp(name, base, len) != 0 || strncmp(name + len, ".tmp-", 5) != 0) return 0;
-    const char *p = name + len + 5;
-    if (!isdigit((unsigned char)*p)) return 0;
-    while (isdigit((unsigned char)*p)) p++;
-    if (*p++ != '-' || !isdigit((unsigned char)*p)) return 0;
-    while (isdigit((unsigned char)*p)) p++;
-    return *p == '\0';
-}
-
 void ocx__parent_dir(const char *path, char *dir, size_t cap)
 {
     snprintf(dir, cap, "%s", path);
@@ -231,22 +217,13 @@ void ocx__parent_dir(const char *path, char *dir, size_t cap)
 
 int ocx__json_dump_atomic(json_t *root, const char *path, size_t flags)
 {
-    static atomic_uint count;
     if (!root) return ENOMEM;
     char tmp[4400];
-    int fd = -1, err = EEXIST;
-    /* O_EXCL: a name already there (a link planted in a shared directory such as /tmp) is never
-     * followed, and another name is tried; the mode is 0666 less the umask, as a plain file's. */
-    for (int tries = 0; fd < 0 && err == EEXIST && tries < 16; tries++) {
-        const int n = snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%u", path, (long)getpid(), atomic_fetch_add(&count, 1));
-        if (n < 0 || (size_t)n >= sizeof tmp) return ENAMETOOLONG;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        err = fd < 0 ? errno : 0;
-    }
-    if (fd < 0) return err;
+    const int fd = ocx__open_temp(path, tmp, sizeof tmp);
+    if (fd < 0) return errno;
     errno = 0;
     const int dumped = json_dumpfd(root, fd, flags) == 0;
-    err = dumped ? 0 : errno ? errno : EIO;
+    int err = dumped ? 0 : errno ? errno : EIO;
     /* on disk before the rename: after a crash of the system the name then holds the old file or
      * the new one, never an empty one (the tuner's --resume would refuse that, losing its entries) */
     if (!err && fsync(fd) != 0) err = errno;
@@ -256,7 +233,7 @@ int ocx__json_dump_atomic(json_t *root, const char *path, size_t flags)
     if (!err) { /* those of writes whose process died before its rename (a peaks file, a profile) */
         char dir[4400];
         ocx__parent_dir(path, dir, sizeof dir);
-        ocx__sweep_stale_temps(dir, dump_temp, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+        ocx__sweep_stale_temps(dir, ocx__is_temp, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
     }
     return err;
 }

@@ -395,15 +395,19 @@ END_TEST
 START_TEST(test_stale_temporaries_removed)
 {
     /* A process killed between writing its temporary file and renaming it leaves the file behind; a
-     * later store removes those older than ten minutes, and leaves a fresh one (a store under way). */
+     * later store removes those older than ten minutes (of this version, .tmp-<pid>-<count>, and
+     * of earlier ones, mkstemp's .tmp-XXXXXX), and leaves a fresh one (a store under way). */
     fresh_dir("stale");
-    char old_tmp[8400], new_tmp[8400];
-    snprintf(old_tmp, sizeof old_tmp, "%s/.tmp-old123", dir);
-    snprintf(new_tmp, sizeof new_tmp, "%s/.tmp-new123", dir);
+    char old_tmp[8400], older_tmp[8400], new_tmp[8400];
+    snprintf(old_tmp, sizeof old_tmp, "%s/.tmp-4242-7", dir);
+    snprintf(older_tmp, sizeof older_tmp, "%s/.tmp-old123", dir);
+    snprintf(new_tmp, sizeof new_tmp, "%s/.tmp-4243-0", dir);
     spit(old_tmp, (const unsigned char *)"partial", 7);
+    spit(older_tmp, (const unsigned char *)"partial", 7);
     spit(new_tmp, (const unsigned char *)"partial", 7);
     struct utimbuf hour_ago = {time(NULL) - 3600, time(NULL) - 3600};
     ck_assert_int_eq(utime(old_tmp, &hour_ago), 0);
+    ck_assert_int_eq(utime(older_tmp, &hour_ago), 0);
     ocx_context_stats st = tadd_in_new_context();
     ck_assert_uint_eq(st.disk_cache_writes, 1);
     char names[8][8192];
@@ -412,7 +416,26 @@ START_TEST(test_stale_temporaries_removed)
     ck_assert_int_eq(tmp, 1);
     struct stat sb;
     ck_assert_int_ne(stat(old_tmp, &sb), 0);
+    ck_assert_int_ne(stat(older_tmp, &sb), 0);
     ck_assert_int_eq(stat(new_tmp, &sb), 0);
+}
+
+START_TEST(test_entries_take_the_umask)
+{
+    /* An entry's mode is 0666 less the umask, as a plain file's: mkstemp's 0600 had kept a cache
+     * directory shared by a group from every user but the entry's writer (each compiled every
+     * kernel again, and replaced the other's entries). */
+    fresh_dir("umask");
+    const mode_t was = umask(002);
+    ocx_context_stats st = tadd_in_new_context();
+    umask(was);
+    ck_assert_uint_eq(st.disk_cache_writes, 1);
+    char names[8][8192];
+    int tmp;
+    ck_assert_int_eq(entries(dir, names, &tmp), 1);
+    struct stat sb;
+    ck_assert_int_eq(stat(names[0], &sb), 0);
+    ck_assert_msg((sb.st_mode & 0777) == 0664, "entry mode %o", (unsigned)(sb.st_mode & 0777));
 }
 END_TEST
 
@@ -490,6 +513,7 @@ int main(void)
     tcase_add_test(core, test_not_a_regular_file);
     tcase_add_test(core, test_remove_spares_a_newer_entry);
     tcase_add_test(core, test_stale_temporaries_removed);
+    tcase_add_test(core, test_entries_take_the_umask);
     tcase_add_test(core, test_directory_without_home);
     tcase_add_test(core, test_two_processes_race);
     suite_add_tcase(s, core);
