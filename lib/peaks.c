@@ -181,20 +181,6 @@ ocx_status ocx_peaks_cache_path(const ocx_context *ctx, unsigned flags, char *pa
     return OCX_OK;
 }
 
-/* mkdir -p; 0 on success. */
-static int make_dirs(const char *dir)
-{
-    char tmp[4400];
-    snprintf(tmp, sizeof tmp, "%s", dir);
-    for (char *s = tmp + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-        *s = '/';
-    }
-    return mkdir(tmp, 0755) == 0 || errno == EEXIST ? 0 : -1;
-}
-
 /* NULL when the parsed file is a valid result for ctx in this mode (and fills *p), else why not. */
 static const char *peaks_from_json(const ocx_context *ctx, int quick, const char *tc_name, json_t *root,
                                    ocx_peaks *p)
@@ -264,7 +250,7 @@ static void peaks_store(const ocx_context *ctx, const char *path, const char *tc
                              tc_name, "global_width", (int)p->global_width);
     for (size_t i = 0; root && i < NFIELDS; i++)
         json_object_set_new(root, fields[i].name, json_real(FIELD(p, i)));
-    const int err = !root ? ENOMEM : make_dirs(dir) != 0 ? errno : ocx__json_dump_atomic(root, path, JSON_INDENT(2));
+    const int err = !root ? ENOMEM : ocx__cache_ensure_dir(dir) != 0 ? errno : ocx__json_dump_atomic(root, path, JSON_INDENT(2));
     if (err) ocx__warn("peaks cache %s could not be written (%s); the figures are not kept", path, strerror(err));
     json_decref(root);
 }

@@ -307,6 +307,23 @@ START_TEST(cache_off)
 }
 END_TEST
 
+/* An OCX_CACHE_DIR whose parent is missing (a typo) is not created, as the binary cache does not
+ * create it: the peaks' file had made the whole path, and the binary cache then wrote there. */
+START_TEST(cache_dir_typo_not_made)
+{
+    fresh_dir("typo");
+    char typo[8400];
+    snprintf(typo, sizeof typo, "%s/missing/cache", dir);
+    setenv("OCX_CACHE_DIR", typo, 1);
+    ocx_peaks p;
+    ck_ok(ocx_measure_peaks(tctx, OCX_PEAKS_QUICK, &p)); /* measured; not kept */
+    char missing[8400];
+    snprintf(missing, sizeof missing, "%s/missing", dir);
+    struct stat sb;
+    ck_assert_msg(stat(missing, &sb) != 0, "%s was created", missing);
+}
+END_TEST
+
 /* Under simulated limits the figures are not the device's: none read from its file (a limited run's
  * had been cached as the device's, a 12x slower copy roof for every later run), none written. */
 START_TEST(limited_not_cached)
@@ -656,6 +673,7 @@ int main(void)
     tcase_add_test(core, measure_then_cached_then_refresh);
     tcase_add_test(core, bad_cache_file_measured_again);
     tcase_add_test(core, cache_off);
+    tcase_add_test(core, cache_dir_typo_not_made);
     tcase_add_test(core, limited_not_cached);
     tcase_add_test(core, measure_bad_args);
     suite_add_tcase(s, core);
