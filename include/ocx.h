@@ -455,8 +455,9 @@ OCX_API ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profi
 
 /*! ocx_profile_user_path() : where ocx-tune writes ctx's device profile by default:
  *  $XDG_DATA_HOME/ocx/profiles/<device>.json, else ~/.local/share/ocx/profiles/<device>.json (~:
- *  $HOME, else the user's home directory in the password database). @return OCX_ERR_IO where there
- *  is neither XDG_DATA_HOME nor a home directory, OCX_ERR_INVALID_ARGUMENT where cap is too small. */
+ *  $HOME, else the user's home directory in the password database; a relative XDG_DATA_HOME is
+ *  ignored). @return OCX_ERR_IO where there is neither an absolute XDG_DATA_HOME nor a home
+ *  directory, OCX_ERR_INVALID_ARGUMENT where cap is too small. */
 OCX_API ocx_status ocx_profile_user_path(const ocx_context *ctx, char *path, size_t cap);
 
 /* Progress of a tuning run, passed to ocx_tune_options.progress after every candidate. */

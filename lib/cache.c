@@ -75,15 +75,7 @@ void ocx__cache_dir(char *out, size_t cap)
         snprintf(out, cap, "%s", dir);
         return;
     }
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && *xdg) {
-        snprintf(out, cap, "%s/ocx", xdg);
-        return;
-    }
-    char home[4096];
-    if (ocx__home_dir(home, sizeof home))
-        snprintf(out, cap, "%s/.cache/ocx", home);
-    else if (atomic_exchange(&warned_no_dir, 1) == 0)
+    if (!ocx__xdg_dir("XDG_CACHE_HOME", ".cache", "ocx", out, cap) && atomic_exchange(&warned_no_dir, 1) == 0)
         ocx__warn("binary cache: no directory for it (set OCX_CACHE_DIR, XDG_CACHE_HOME or HOME); running uncached");
 }
 
@@ -321,6 +313,10 @@ ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, siz
     if (rename(tmp, path) != 0) { /* the directory took the file: what stands at the entry's name refused it */
         const int err = errno;
         unlink(tmp);
+        if (err == ENAMETOOLONG) { /* the entries' names, a few bytes longer than the temporary's: every one */
+            errno = err;
+            return unwritable(dir, "rename");
+        }
         ocx__warn("binary cache: cannot store %s (rename: %s)", path, strerror(err));
         return ocx__error(OCX_ERR_IO, "binary cache: cannot store %s (rename: %s)", path, strerror(err));
     }

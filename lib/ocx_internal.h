@@ -38,6 +38,11 @@ unsigned long ocx__env_ulong(const char *name, unsigned long def);
 /* The user's home directory, as a shell expands "~": $HOME, else the password database's entry
  * (services and containers often run without HOME). 0, with out = "", where there is none. */
 int ocx__home_dir(char *out, size_t cap);
+/* A directory of the XDG base directories: "$var/sub" where $var is an absolute path (the
+ * specification has relative ones ignored: XDG_CACHE_HOME=rel had put the cache under whatever
+ * directory the process ran in), else "<home>/fallback/sub" (ocx__home_dir). 0, with out = "",
+ * where there is neither. */
+int ocx__xdg_dir(const char *var, const char *fallback, const char *sub, char *out, size_t cap);
 /* 1 for a switch's on words ("1", "yes", "on", "true", any case), 0 for its off words ("0", "no",
  * "off", "false"), -1 for anything else. */
 int ocx__switch_word(const char *s);

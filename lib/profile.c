@@ -310,13 +310,8 @@ static int dir_for(int which, char *out, size_t cap)
         env = getenv("OCX_PROFILE_DIR");
         if (env && *env) return snprintf(out, cap, "%s", env), 1;
         return 0;
-    case 1: {
-        env = getenv("XDG_DATA_HOME");
-        if (env && *env) return snprintf(out, cap, "%s/ocx/profiles", env), 1;
-        char home[2048];
-        if (ocx__home_dir(home, sizeof home)) return snprintf(out, cap, "%s/.local/share/ocx/profiles", home), 1;
-        return 0;
-    }
+    case 1:
+        return ocx__xdg_dir("XDG_DATA_HOME", ".local/share", "ocx/profiles", out, cap);
     default:
         /* OCX_PROFILE_SYSTEM_DIR stands in for the installed directory (tests). */
         env = getenv("OCX_PROFILE_SYSTEM_DIR");

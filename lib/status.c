@@ -186,6 +186,19 @@ int ocx__home_dir(char *out, size_t cap)
     return out[0] != '\0';
 }
 
+int ocx__xdg_dir(const char *var, const char *fallback, const char *sub, char *out, size_t cap)
+{
+    const char *xdg = getenv(var);
+    char home[4096];
+    if (xdg && xdg[0] == '/')
+        snprintf(out, cap, "%s/%s", xdg, sub);
+    else if (ocx__home_dir(home, sizeof home))
+        snprintf(out, cap, "%s/%s/%s", home, fallback, sub);
+    else
+        out[0] = '\0';
+    return out[0] != '\0';
+}
+
 int ocx__switch_word(const char *s)
 {
     static const char *const on[] = {"1", "yes", "on", "true"}, *const off[] = {"0", "no", "off", "false"};

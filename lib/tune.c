@@ -1864,15 +1864,10 @@ ocx_status ocx_profile_user_path(const ocx_context *ctx, char *path, size_t cap)
 {
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FAIL_IF(!path || cap == 0, OCX_ERR_INVALID_ARGUMENT, "ocx_profile_user_path: no room for the path");
-    const char *xdg = getenv("XDG_DATA_HOME");
-    char home[4096];
-    int n;
-    if (xdg && *xdg)
-        n = snprintf(path, cap, "%s/ocx/profiles/%s.json", xdg, ctx->info.normalized_name);
-    else if (ocx__home_dir(home, sizeof home))
-        n = snprintf(path, cap, "%s/.local/share/ocx/profiles/%s.json", home, ctx->info.normalized_name);
-    else
+    char dir[4096];
+    if (!ocx__xdg_dir("XDG_DATA_HOME", ".local/share", "ocx/profiles", dir, sizeof dir))
         return ocx__error(OCX_ERR_IO, "ocx_profile_user_path: neither XDG_DATA_HOME nor a home directory");
+    const int n = snprintf(path, cap, "%s/%s.json", dir, ctx->info.normalized_name);
     OCX__FAIL_IF(n < 0 || (size_t)n >= cap, OCX_ERR_INVALID_ARGUMENT, "ocx_profile_user_path: path too long");
     return OCX_OK;
 }

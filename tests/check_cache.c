@@ -458,6 +458,15 @@ START_TEST(test_directory_without_home)
     setenv("HOME", "/nonexistent-home", 1);
     ocx__cache_dir(got, sizeof got);
     ck_assert_str_eq(got, "/nonexistent-home/.cache/ocx");
+    /* a relative XDG_CACHE_HOME is ignored, as the XDG specification says (it had put the cache
+     * under whatever directory the process ran in); an absolute one is taken */
+    setenv("XDG_CACHE_HOME", "relative/cache", 1);
+    ocx__cache_dir(got, sizeof got);
+    ck_assert_str_eq(got, "/nonexistent-home/.cache/ocx");
+    setenv("XDG_CACHE_HOME", "/nonexistent-xdg", 1);
+    ocx__cache_dir(got, sizeof got);
+    ck_assert_str_eq(got, "/nonexistent-xdg/ocx");
+    unsetenv("XDG_CACHE_HOME");
 }
 END_TEST
 

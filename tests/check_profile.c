@@ -965,10 +965,12 @@ START_TEST(test_user_path)
     ck_assert_str_eq(path, want);
     ck_status(ocx_profile_user_path(ctx, path, strlen(want)), OCX_ERR_INVALID_ARGUMENT); /* no room for the NUL */
     ck_status(ocx_profile_user_path(ctx, NULL, sizeof path), OCX_ERR_INVALID_ARGUMENT);
-    setenv("XDG_DATA_HOME", "", 1);
-    ck_ok(ocx_profile_user_path(ctx, path, sizeof path));
     snprintf(want, sizeof want, "/home/y/.local/share/ocx/profiles/%s.json", dev.normalized_name);
-    ck_assert_str_eq(path, want);
+    for (int rel = 0; rel < 2; rel++) { /* empty, or relative: ignored, as the XDG specification says */
+        setenv("XDG_DATA_HOME", rel ? "data/x" : "", 1);
+        ck_ok(ocx_profile_user_path(ctx, path, sizeof path));
+        ck_assert_str_eq(path, want);
+    }
     unsetenv("XDG_DATA_HOME");
     unsetenv("HOME"); /* "~" as a shell has it: the password database's home directory (it had failed) */
     const struct passwd *pw = getpwuid(getuid());
