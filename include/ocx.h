@@ -17,6 +17,9 @@
  *     with OCX_ERR_OPENCL; one that fails later fails the command (ocx_event_wait says so). A
  *     blocking call (ocx_buffer_read/write, ocx_reduce_host) waits for its wait list before it
  *     enqueues anything: an event that fails meanwhile fails the call with OCX_ERR_OPENCL, nothing done.
+ *     Behind a command of its stream that fails while it waits, whether a blocking transfer runs is
+ *     the driver's choice; where it does not, the call fails (PoCL: OCX_ERR_OPENCL, "did not run";
+ *     a driver whose blocking enqueue itself fails says so in its own words).
  *   - Nothing blocks unless its name or documentation says so (blocking reads/writes, finish, wait).
  *   - Objects: create/destroy pairs; every destroy accepts NULL. A context may be used from several
  *     threads at once; a stream should be fed from one thread at a time.
