@@ -76,7 +76,8 @@ void ocx__cache_dir(char *out, size_t cap)
         return;
     }
     if (!ocx__xdg_dir("XDG_CACHE_HOME", ".cache", "ocx", out, cap) && atomic_exchange(&warned_no_dir, 1) == 0)
-        ocx__warn("binary cache: no directory for it (set OCX_CACHE_DIR, XDG_CACHE_HOME or HOME); running uncached");
+        ocx__warn("binary cache: no directory for it (set OCX_CACHE_DIR, an absolute XDG_CACHE_HOME, or HOME); running "
+                  "uncached");
 }
 
 void ocx__cache_path(const char *key_text, char *out, size_t cap)
@@ -194,11 +195,11 @@ int ocx__cache_ensure_dir(const char *dir)
         for (char *p = tmp + 1; *p; p++) {
             if (*p != '/') continue;
             *p = '\0';
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+            if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
             *p = '/';
         }
     }
-    return (mkdir(dir, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+    return (mkdir(dir, 0777) == 0 || errno == EEXIST) ? 0 : -1; /* less the umask, as the entries */
 }
 
 static ocx_status unwritable(const char *dir, const char *what)

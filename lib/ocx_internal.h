@@ -41,7 +41,7 @@ int ocx__home_dir(char *out, size_t cap);
 /* A directory of the XDG base directories: "$var/sub" where $var is an absolute path (the
  * specification has relative ones ignored: XDG_CACHE_HOME=rel had put the cache under whatever
  * directory the process ran in), else "<home>/fallback/sub" (ocx__home_dir). 0, with out = "",
- * where there is neither. */
+ * where there is neither, or where it does not fit in cap. */
 int ocx__xdg_dir(const char *var, const char *fallback, const char *sub, char *out, size_t cap);
 /* 1 for a switch's on words ("1", "yes", "on", "true", any case), 0 for its off words ("0", "no",
  * "off", "false"), -1 for anything else. */

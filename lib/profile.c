@@ -287,8 +287,9 @@ ocx_status ocx__params_class_default(const ocx_context *ctx, const ocx__family *
 
 /* ---- profile files ---------------------------------------------------------------------------- */
 
-/* One warning per path and `what`, ending with what happens next: `then`, else, for a refusal of the
- * whole file, "using the next source" (resuming: "not resumed"). */
+/* One warning per path and `what`, ending with what happens next: `then`, else "using the next
+ * source" (the whole file refused, or an "all" entry; resuming: "not resumed", only the whole file
+ * passing NULL there). */
 static void warn_once(struct ocx__profiles *pr, const char *path, const char *what, const char *detail,
                       const char *then)
 {

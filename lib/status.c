@@ -190,12 +190,12 @@ int ocx__xdg_dir(const char *var, const char *fallback, const char *sub, char *o
 {
     const char *xdg = getenv(var);
     char home[4096];
+    int n = -1;
     if (xdg && xdg[0] == '/')
-        snprintf(out, cap, "%s/%s", xdg, sub);
+        n = snprintf(out, cap, "%s/%s", xdg, sub);
     else if (ocx__home_dir(home, sizeof home))
-        snprintf(out, cap, "%s/%s/%s", home, fallback, sub);
-    else
-        out[0] = '\0';
+        n = snprintf(out, cap, "%s/%s/%s", home, fallback, sub);
+    if (n < 0 || (size_t)n >= cap) out[0] = '\0'; /* none, or cut short: not a directory to use */
     return out[0] != '\0';
 }
 

@@ -1866,7 +1866,8 @@ ocx_status ocx_profile_user_path(const ocx_context *ctx, char *path, size_t cap)
     OCX__FAIL_IF(!path || cap == 0, OCX_ERR_INVALID_ARGUMENT, "ocx_profile_user_path: no room for the path");
     char dir[4096];
     if (!ocx__xdg_dir("XDG_DATA_HOME", ".local/share", "ocx/profiles", dir, sizeof dir))
-        return ocx__error(OCX_ERR_IO, "ocx_profile_user_path: neither XDG_DATA_HOME nor a home directory");
+        return ocx__error(OCX_ERR_IO, "ocx_profile_user_path: neither an absolute XDG_DATA_HOME nor a home directory "
+                                      "(or a path too long)");
     const int n = snprintf(path, cap, "%s/%s.json", dir, ctx->info.normalized_name);
     OCX__FAIL_IF(n < 0 || (size_t)n >= cap, OCX_ERR_INVALID_ARGUMENT, "ocx_profile_user_path: path too long");
     return OCX_OK;

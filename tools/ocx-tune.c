@@ -125,7 +125,8 @@ static int lock_output(const char *out, char *lock, size_t cap)
     const int dirlen = slash ? (int)(slash - real) + 1 : 0;
     snprintf(lock, cap, "%.*s.%s.lock", dirlen, real, real + dirlen);
     for (int tries = 0; tries < 8; tries++) {
-        int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        /* no link followed (one planted in a shared directory); read-only, enough for flock */
+        int fd = open(lock, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0) return -1;
         if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
             const int busy = errno == EWOULDBLOCK;
