@@ -250,7 +250,9 @@ static void peaks_store(const ocx_context *ctx, const char *path, const char *tc
                              tc_name, "global_width", (int)p->global_width);
     for (size_t i = 0; root && i < NFIELDS; i++)
         json_object_set_new(root, fields[i].name, json_real(FIELD(p, i)));
-    const int err = !root ? ENOMEM : ocx__cache_ensure_dir(dir) != 0 ? errno : ocx__json_dump_atomic(root, path, JSON_INDENT(2));
+    const int err = !root                              ? ENOMEM
+                    : ocx__cache_ensure_dir(dir) != 0 ? errno
+                                                      : ocx__json_dump_atomic(root, path, JSON_INDENT(2));
     if (err) ocx__warn("peaks cache %s could not be written (%s); the figures are not kept", path, strerror(err));
     json_decref(root);
 }

@@ -21,7 +21,6 @@
 #include "config.h"
 #include "ocx_internal.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <dirent.h>
