@@ -28,7 +28,6 @@
 #include <jansson.h>
 #include <xxhash.h>
 #include <stdlib.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
