@@ -447,7 +447,8 @@ int main(int argc, char **argv)
         if (attempt > 0 && (stop_flag || end_signal)) return give_up("stopped", opt.out_path); /* after a death */
         /* above 0 whatever has passed: ocx_tune takes a budget of 0 or less as its default, 60 s
          * (--budget 1e-9 had run for a minute) */
-        opt.budget_s = budget - since(&t0) > 1e-3 ? budget - since(&t0) : 1e-3;
+        const double remaining = budget - since(&t0);
+        opt.budget_s = remaining > 1e-3 ? remaining : 1e-3;
         fflush(NULL);
         const pid_t watcher = getpid();
         pid_t pid = fork();
