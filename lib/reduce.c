@@ -59,9 +59,15 @@ static const char *const op_names[] = {"sum", "asum", "dot", "nrm2", "min", "max
  * the rest of the sum is a tree (lanes, work-items, groups). With few lanes the run grows with n:
  * in an ocx-tune run on the 2-core Xeon, 2 groups of 2 work-items with 2 lanes each (8 runs of
  * 2^21 elements) gave a dot product of 2^24 f32 elements 1.2e-5 away from the reference, against a
- * tolerance of 1e-5. The CPU defaults on 2 cores run 2^12 elements a lane at 2^24 and 24414 at 10^8,
- * within 2^15; more groups than GROUPS_PER_CU asks for make up the difference. */
-#define MAX_RUN ((size_t)1 << 15)
+ * tolerance of 1e-5. Runs of 2^15 were not short enough for f16 data: its squares (and products)
+ * have few significant bits, so the roundings of a run's additions lean one way and its error
+ * grows with the run's length, not its square root. Sums of squares of f16 values ran 1.4e-5 away
+ * (dot(x, x) of 2^20 values in [0.5, 1.5) on 2 groups of 2 work-items with 2 lanes each) and, under
+ * the CPU defaults, 3.1e-5 (strided, one lane a work-item: 5.8 million values near 2^-16); at 2^12,
+ * 3.0e-6 and 5.9e-7 (PoCL, 2-core EPYC; tests/check_reduce.c). The CPU defaults run 2^12 elements a lane at 2^24 f32, so those
+ * calls keep their grid; at 10^8, 24 groups take it where 4 did; GPUs run far shorter lanes. More
+ * groups than GROUPS_PER_CU asks for make up the difference. */
+#define MAX_RUN ((size_t)1 << 12)
 
 static int is_arg(ocx_reduce_op op) { return op == OCX_REDUCE_ARGMIN || op == OCX_REDUCE_ARGMAX; }
 

@@ -527,6 +527,46 @@ START_TEST(test_sum_1e8)
 }
 END_TEST
 
+/* Sums of squares of f16 data, whose squares have few significant bits: the roundings of one
+ * accumulator's run of additions lean one way, so a run's error grows with its length (reduce.c:
+ * MAX_RUN). Within 1e-5 under the defaults on the strided path (one lane a work-item), 5.8 million
+ * values near 2^-16 (3.1e-5 away with runs of 2^15), and under the fewest lanes on the contiguous
+ * path, 2^20 values in [0.5, 1.5) (1.4e-5 away). */
+START_TEST(test_f16_squares)
+{
+    static const struct { size_t n, inc; double scale; const char *params; } cases[] = {
+        {5842629, 2, 0x1p-16, NULL},
+        {(size_t)1 << 20, 1, 1, "WG=2,VW=2,ACC=1,GROUPS_PER_CU=1"},
+    };
+    uint64_t seed = 2026;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const size_t n = cases[c].n, inc = cases[c].inc, len = (n - 1) * inc + 1;
+        uint16_t *hx = malloc(len * sizeof *hx);
+        ck_assert_ptr_nonnull(hx);
+        trand_fill(&seed, OCX_F16, hx, NULL, len, 0.5 * cases[c].scale, 1.5 * cases[c].scale);
+        long double ref = 0;
+        for (size_t i = 0; i < n; i++) ref += (long double)tvalue(OCX_F16, hx, i * inc) * tvalue(OCX_F16, hx, i * inc);
+        ocx_buffer *x = tbuffer(OCX_F16, len, hx);
+        free(hx);
+        if (cases[c].params) setenv("OCX_REDUCE_PARAMS", cases[c].params, 1);
+        double dot = 0, nrm2 = 0;
+        const ocx_status st_dot = ocx_reduce_host(tctx, NULL, OCX_REDUCE_DOT, n, x, inc, x, inc, &dot, NULL, 0, NULL);
+        const ocx_status st_nrm2 = ocx_reduce_host(tctx, NULL, OCX_REDUCE_NRM2, n, x, inc, NULL, 1, &nrm2, NULL, 0, NULL);
+        unsetenv("OCX_REDUCE_PARAMS"); /* before the assertions: the suite does not fork */
+        ck_ok(st_dot);
+        ck_ok(st_nrm2);
+        const double want = (double)ref, want_nrm2 = sqrt(want);
+        ck_assert_msg(fabs(dot - want) <= 1e-5 * want, "f16 dot(x, x), n=%zu incx=%zu, %s: %.9g, want %.9g (rel %.3g)",
+                      n, inc, cases[c].params ? cases[c].params : "defaults", dot, want, fabs(dot - want) / want);
+        ck_assert_msg(fabs(nrm2 - want_nrm2) <= 1e-5 * want_nrm2,
+                      "f16 nrm2, n=%zu incx=%zu, %s: %.9g, want %.9g (rel %.3g)", n, inc,
+                      cases[c].params ? cases[c].params : "defaults", nrm2, want_nrm2,
+                      fabs(nrm2 - want_nrm2) / want_nrm2);
+        ocx_buffer_destroy(x);
+    }
+}
+END_TEST
+
 START_TEST(test_empty)
 {
     ocx_buffer *x = tbuffer(OCX_F32, 4, (float[]){1, 2, 3, 4});
@@ -797,6 +837,7 @@ int main(void)
     tcase_add_loop_test(tc, test_nrm2_flush_to_zero, 0, 3);
     tcase_add_loop_test(tc, test_nrm2_mixed, 0, 3);
     tcase_add_test(tc, test_sum_1e8);
+    tcase_add_test(tc, test_f16_squares);
     tcase_add_test(tc, test_empty);
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_async_chain);
