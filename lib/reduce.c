@@ -65,8 +65,10 @@ static const char *const op_names[] = {"sum", "asum", "dot", "nrm2", "min", "max
  * (dot(x, x) of 2^20 values in [0.5, 1.5) on 2 groups of 2 work-items with 2 lanes each) and, under
  * the CPU defaults, 3.1e-5 (strided, one lane a work-item: 5.8 million values near 2^-16); at 2^12,
  * 3.0e-6 and 5.9e-7 (PoCL, 2-core EPYC; tests/check_reduce.c). The CPU defaults run 2^12 elements
- * a lane at 2^24 f32, so those calls keep their grid; at 10^8, 24 groups take it where 4 did; GPUs
- * run far shorter lanes. More groups than GROUPS_PER_CU asks for make up the difference. */
+ * a lane at 2^24 f32, so those calls keep their grid; at 10^8, 24 groups take it where 4 did (f32
+ * sums of 2^26 and 10^8 ran level with the former grid: median ratios 1.02 and 1.07 in 8
+ * alternating rounds, ocx-bench); GPUs run far shorter lanes. More groups than GROUPS_PER_CU asks
+ * for make up the difference. */
 #define MAX_RUN ((size_t)1 << 12)
 
 static int is_arg(ocx_reduce_op op) { return op == OCX_REDUCE_ARGMIN || op == OCX_REDUCE_ARGMAX; }
