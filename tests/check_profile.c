@@ -359,34 +359,6 @@ START_TEST(test_gemm_size_classes)
 }
 END_TEST
 
-/* Build options are made in 512-character buffers, and a -D define that does not fit is left out
- * (profile.c: append_define_at), so a kernel would build with its own default where the host
- * assumes the profile's value. Every family's kernel parameters, each at the value of its range
- * with the longest text, must fit in half of that (the rest is for a call's own: dtype, layout,
- * kernel number); today the longest, GEMM's 14, take 143. */
-START_TEST(test_defines_fit)
-{
-    for (const ocx__family *const *f = ocx__families; *f; f++) {
-        int v[OCX__MAX_PARAMS];
-        unsigned kernel_params = 0;
-        for (unsigned i = 0; i < (*f)->nparams; i++) {
-            const ocx__param_def *d = &(*f)->params[i];
-            char lo[16], hi[16];
-            snprintf(lo, sizeof lo, "%d", d->min);
-            snprintf(hi, sizeof hi, "%d", d->max);
-            v[i] = strlen(lo) > strlen(hi) ? d->min : d->max;
-            kernel_params += !d->host;
-        }
-        char buf[512] = "";
-        ocx__params_append(*f, v, " -D", " -D", 1, buf, sizeof buf);
-        unsigned defines = 0;
-        for (const char *c = buf; (c = strstr(c, " -D")); c++) defines++;
-        ck_assert_msg(defines == kernel_params && strlen(buf) <= sizeof buf / 2, "%s: %u of %u defines, %zu characters: %s",
-                      (*f)->name, defines, kernel_params, strlen(buf), buf);
-    }
-}
-END_TEST
-
 /* The pairs the tuner's hill-climb steps together name parameters of their family (a misspelt one
  * would make it skip the pair without a word), and GEMM's pair does what it is there for: from the
  * CPU defaults of AVX-512 (8x32 register tiles), twice the work-group tile alone breaks the
@@ -1879,7 +1851,6 @@ int main(void)
     tcase_add_test(core, test_size_classes);
     tcase_add_test(core, test_gemm_size_classes);
     tcase_add_test(core, test_step_together_pairs);
-    tcase_add_test(core, test_defines_fit);
     tcase_add_test(core, test_gemm_cpu_f64_columns);
     tcase_add_test(core, test_defines_fit_options_buffers);
     tcase_add_test(core, test_class_defaults_before_all);

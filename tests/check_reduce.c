@@ -545,9 +545,13 @@ START_TEST(test_f16_squares)
         ck_assert_ptr_nonnull(hx);
         trand_fill(&seed, OCX_F16, hx, NULL, len, 0.5 * cases[c].scale, 1.5 * cases[c].scale);
         long double ref = 0;
-        for (size_t i = 0; i < n; i++) ref += (long double)tvalue(OCX_F16, hx, i * inc) * tvalue(OCX_F16, hx, i * inc);
+        for (size_t i = 0; i < n; i++) {
+            const long double v = tvalue(OCX_F16, hx, i * inc);
+            ref += v * v;
+        }
         ocx_buffer *x = tbuffer(OCX_F16, len, hx);
         free(hx);
+        const char *params = cases[c].params ? cases[c].params : "defaults";
         if (cases[c].params) setenv("OCX_REDUCE_PARAMS", cases[c].params, 1);
         double dot = 0, nrm2 = 0;
         const ocx_status st_dot = ocx_reduce_host(tctx, NULL, OCX_REDUCE_DOT, n, x, inc, x, inc, &dot, NULL, 0, NULL);
@@ -557,10 +561,9 @@ START_TEST(test_f16_squares)
         ck_ok(st_nrm2);
         const double want = (double)ref, want_nrm2 = sqrt(want);
         ck_assert_msg(fabs(dot - want) <= 1e-5 * want, "f16 dot(x, x), n=%zu incx=%zu, %s: %.9g, want %.9g (rel %.3g)",
-                      n, inc, cases[c].params ? cases[c].params : "defaults", dot, want, fabs(dot - want) / want);
+                      n, inc, params, dot, want, fabs(dot - want) / want);
         ck_assert_msg(fabs(nrm2 - want_nrm2) <= 1e-5 * want_nrm2,
-                      "f16 nrm2, n=%zu incx=%zu, %s: %.9g, want %.9g (rel %.3g)", n, inc,
-                      cases[c].params ? cases[c].params : "defaults", nrm2, want_nrm2,
+                      "f16 nrm2, n=%zu incx=%zu, %s: %.9g, want %.9g (rel %.3g)", n, inc, params, nrm2, want_nrm2,
                       fabs(nrm2 - want_nrm2) / want_nrm2);
         ocx_buffer_destroy(x);
     }
