@@ -13,6 +13,8 @@
  *     call sets *event to NULL, except where `event` is itself an entry of the wait list (calls
  *     chained through one variable, `1, &ev, &ev`): the call waits for that event, overwrites the
  *     entry with its own (keep a copy to release the old one), and leaves it as it was on failure.
+ *     Events of other streams (or of other queues of the context) may be waited for: ocx flushes the
+ *     queue behind such an event where its command is still unsubmitted, as OpenCL requires.
  *     An event of the wait list that has already failed (a negative execution status) fails the call
  *     with OCX_ERR_OPENCL; one that fails later fails the command (ocx_event_wait says so). A
  *     blocking call (ocx_buffer_read/write, ocx_reduce_host) waits for its wait list before it
@@ -294,7 +296,8 @@ OCX_API ocx_status ocx_stream_flush(ocx_context *ctx, ocx_stream *stream);
 /*! ocx_stream_finish() : blocks until all work on the stream is done. NULL: default stream. */
 OCX_API ocx_status ocx_stream_finish(ocx_context *ctx, ocx_stream *stream);
 /*! ocx_stream_marker() : an event that completes when everything enqueued on the stream so far and
- *  the events of the wait list have completed. *event is owned by the caller. */
+ *  the events of the wait list have completed. *event is owned by the caller; `event` is required
+ *  here (NULL: OCX_ERR_INVALID_ARGUMENT), the marker being the event. */
 OCX_API ocx_status ocx_stream_marker(ocx_context *ctx, ocx_stream *stream, size_t num_wait,
                                      const ocx_event *wait, ocx_event *event);
 /*! ocx_stream_cl_queue() : the command queue underneath (borrowed). NULL stream: NULL. */

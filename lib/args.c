@@ -2,7 +2,7 @@
 #include "config.h"
 #include "ocx_internal.h"
 
-ocx_status ocx__check_wait(const ocx_context *ctx, size_t num_wait, const ocx_event *wait)
+ocx_status ocx__check_wait(const ocx_context *ctx, cl_command_queue q, size_t num_wait, const ocx_event *wait)
 {
     OCX__FAIL_IF(num_wait > 0 && !wait, OCX_ERR_INVALID_ARGUMENT, "wait list: num_wait is %zu but wait is NULL",
                  num_wait);
@@ -25,6 +25,15 @@ ocx_status ocx__check_wait(const ocx_context *ctx, size_t num_wait, const ocx_ev
                         "wait list: clGetEventInfo");
         OCX__FAIL_IF(state < 0, OCX_ERR_OPENCL, "wait list: event %zu has failed (%s): what waits for it would never run",
                      i, ocx__cl_error_name(state));
+        /* OpenCL 1.2 (clFlush): a command of another queue that a wait list names must have been
+         * flushed, or a driver that holds commands until a flush may never start it, and what
+         * waits for it never runs. ocx flushes nothing after an enqueue; PoCL submits at once. A
+         * host wait (q NULL) needs none: clWaitForEvents flushes. */
+        if (!q || state != CL_QUEUED) continue;
+        cl_command_queue eq = NULL;
+        OCX__CL_FORWARD(clGetEventInfo(wait[i], CL_EVENT_COMMAND_QUEUE, sizeof eq, &eq, NULL),
+                        "wait list: clGetEventInfo");
+        if (eq && eq != q) OCX__CL_FORWARD(clFlush(eq), "wait list: clFlush of the queue of an event");
     }
     return OCX_OK;
 }
@@ -47,7 +56,7 @@ cl_int ocx__wait_events(cl_uint num, const cl_event *events)
 
 ocx_status ocx__wait_first(const ocx_context *ctx, size_t num_wait, const ocx_event *wait, const char *what)
 {
-    OCX__FORWARD(ocx__check_wait(ctx, num_wait, wait));
+    OCX__FORWARD(ocx__check_wait(ctx, NULL, num_wait, wait));
     if (num_wait == 0) return OCX_OK;
     const cl_int err = ocx__wait_events((cl_uint)num_wait, wait);
     OCX__FAIL_IF(err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, OCX_ERR_OPENCL,

@@ -123,7 +123,7 @@ static ocx_status transfer_check(ocx_context *ctx, ocx_stream *stream, const ocx
                                  const ocx_event *wait, cl_command_queue *q, size_t *byte_off, size_t *bytes)
 {
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, q));
-    OCX__FORWARD(ocx__check_wait(ctx, num_wait, wait));
+    OCX__FORWARD(ocx__check_wait(ctx, *q, num_wait, wait));
     OCX__FORWARD(ocx__check_range(ctx, buf, what, offset, count, 1));
     OCX__FAIL_IF(count > 0 && !host, OCX_ERR_INVALID_ARGUMENT, "%s: host pointer is NULL", what);
     size_t es = ocx_dtype_size(buf->dtype);

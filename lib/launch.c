@@ -16,7 +16,7 @@ ocx_status ocx__launch(ocx_context *ctx, ocx_stream *stream, const ocx__launch_d
      * &ev, &ev) as it was if it fails. */
     cl_command_queue q = NULL;
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
-    OCX__FORWARD(ocx__check_wait(ctx, num_wait, wait));
+    OCX__FORWARD(ocx__check_wait(ctx, q, num_wait, wait));
     OCX__FAIL_IF(d->dims < 1 || d->dims > 3, OCX_ERR_INTERNAL, "launch %s: %u dimensions", d->kernel, d->dims);
     int empty = 0, have_local = d->local[0] != 0;
     for (unsigned i = 0; i < d->dims; i++) {

@@ -198,8 +198,10 @@ ocx_status ocx__check_context(const ocx_context *ctx);
  * enqueue, which then overwrites it; on failure the caller keeps it. */
 void ocx__event_clear(ocx_event *event, size_t num_wait, const ocx_event *wait);
 /* Checks wait list shape: num_wait > 0 needs a non-NULL array without NULL events, each of ctx's
- * context (ctx NULL: any). */
-ocx_status ocx__check_wait(const ocx_context *ctx, size_t num_wait, const ocx_event *wait);
+ * context (ctx NULL: any). q: the queue the caller enqueues on, behind the wait list (NULL: the
+ * caller waits for the events on the host); each event's queue other than q that still holds it
+ * unsubmitted is flushed, as OpenCL requires of a wait across queues. */
+ocx_status ocx__check_wait(const ocx_context *ctx, cl_command_queue q, size_t num_wait, const ocx_event *wait);
 /* clWaitForEvents, answering CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST whenever an event has
  * failed, which not every driver does (NVIDIA's returns CL_SUCCESS for a failed user event). Every
  * wait in ocx goes through it. */

@@ -138,7 +138,7 @@ ocx_status ocx_stream_marker(ocx_context *ctx, ocx_stream *stream, size_t num_wa
     cl_command_queue q = NULL;
     ocx__event_clear(event, num_wait, wait);
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
-    OCX__FORWARD(ocx__check_wait(ctx, num_wait, wait));
+    OCX__FORWARD(ocx__check_wait(ctx, q, num_wait, wait));
     OCX__FAIL_IF(!event, OCX_ERR_INVALID_ARGUMENT, "ocx_stream_marker: event is NULL");
     cl_event e = NULL; /* stored once enqueued: *event may be an entry of the wait list */
     OCX__CL_FORWARD(clEnqueueMarkerWithWaitList(q, (cl_uint)num_wait, num_wait ? wait : NULL, &e),
@@ -152,7 +152,7 @@ cl_command_queue ocx_stream_cl_queue(const ocx_stream *stream) { return stream ?
 ocx_status ocx_event_wait(size_t num, const ocx_event *events)
 {
     if (num == 0) return OCX_OK;
-    OCX__FORWARD(ocx__check_wait(NULL, num, events));
+    OCX__FORWARD(ocx__check_wait(NULL, NULL, num, events));
     /* clWaitForEvents takes the events of one context (else CL_INVALID_CONTEXT at once, nothing
      * waited for): a list that spans contexts is waited for one event at a time, all of them. */
     cl_context first = NULL, other = NULL;

@@ -1,7 +1,8 @@
 /* check_faults — OpenCL calls made to fail on purpose: the library's error paths. This program
- * defines clCreateBuffer, clEnqueueReadBuffer, clGetDeviceInfo, clBuildProgram and clWaitForEvents itself, so the library linked
- * into it calls these, which forward to the real ones (dlsym RTLD_NEXT) except the one call that a
- * test arms to fail. Each test checks that the failure is reported, nothing is left corrupt, and
+ * defines clCreateBuffer, clEnqueueReadBuffer, clGetDeviceInfo, clBuildProgram, clWaitForEvents and
+ * clFlush itself, so the library linked into it calls these, which forward to the real ones (dlsym
+ * RTLD_NEXT) except the one call that a test arms to fail (armed at 0, a function's calls are only
+ * counted). Each test checks that the failure is reported, nothing is left corrupt, and
  * the next call works. */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <dlfcn.h>
@@ -79,6 +80,12 @@ CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *list)
     return REAL(clWaitForEvents)(n, list);
 }
 
+CL_API_ENTRY cl_int CL_API_CALL clFlush(cl_command_queue q)
+{
+    if (should_fail("clFlush")) return fail_err;
+    return REAL(clFlush)(q);
+}
+
 static cl_event gate;
 static void *open_gate_later(void *arg)
 {
@@ -154,6 +161,58 @@ START_TEST(test_wait_outlasts_an_early_failure)
     pthread_join(opener, NULL);
     clReleaseEvent(ev[0]);
     clReleaseEvent(ev[1]);
+}
+END_TEST
+
+/* A wait list that names a command of another stream still held unsubmitted (queued behind a user
+ * event) flushes that stream, as OpenCL requires of a wait across queues (a driver that submits only
+ * on a flush would otherwise never run it, nor what waits for it); one of the same stream, or a
+ * wait on the host, needs no flush. PoCL submits at once, so only the count of flushes shows it. */
+START_TEST(test_wait_across_streams_flushes)
+{
+    const size_t n = 1000;
+    ocx_stream *a = NULL, *b = NULL;
+    ck_ok(ocx_stream_create(tctx, &a));
+    ck_ok(ocx_stream_create(tctx, &b));
+    ocx_buffer *x = tpoisoned(OCX_F32, n), *y = tpoisoned(OCX_F32, n), *w = tpoisoned(OCX_F32, n);
+    cl_event g = tuser_event();
+    ocx_event ea = NULL, eb = NULL, ec = NULL;
+    ck_ok(ocx_fill(tctx, a, n, 3.0, x, 1, 1, &g, &ea)); /* held on stream a until g completes */
+    arm("clFlush", 0, 0);
+    ocx_status across = ocx_copy(tctx, b, n, x, 1, y, 1, 1, &ea, &eb);
+    const int flushed_across = calls;
+    /* still queued after the call: it was when the call looked (a status only moves on), so the call
+     * had to flush (PoCL holds it so until g completes; a driver may have submitted it by itself) */
+    cl_int status = CL_COMPLETE;
+    ck_assert_int_eq(clGetEventInfo(ea, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL), CL_SUCCESS);
+    arm("clFlush", 0, 0);
+    ocx_status same = ocx_fill(tctx, a, n, 5.0, w, 1, 1, &ea, &ec);
+    const int flushed_same = calls;
+    arm(NULL, 0, 0);
+    clSetUserEventStatus(g, CL_COMPLETE);
+    ck_ok(across);
+    ck_ok(same);
+    ck_ok(ocx_event_wait(1, &eb));
+    ck_ok(ocx_event_wait(1, &ec));
+    ck_assert_msg(flushed_across == 1 || (flushed_across == 0 && status != CL_QUEUED),
+                  "a wait on another stream's command (status %d after) flushed %d times", (int)status, flushed_across);
+    ck_assert_msg(flushed_same == 0, "a wait on the same stream flushed %d times", flushed_same);
+    float hy[1000], hw[1000];
+    ck_ok(ocx_buffer_read(tctx, b, y, 0, n, hy, 0, NULL, NULL));
+    ck_ok(ocx_buffer_read(tctx, a, w, 0, n, hw, 0, NULL, NULL));
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_float_eq(hy[i], 3.0f);
+        ck_assert_float_eq(hw[i], 5.0f);
+    }
+    ocx_event_release(ea);
+    ocx_event_release(eb);
+    ocx_event_release(ec);
+    clReleaseEvent(g);
+    ocx_buffer_destroy(x);
+    ocx_buffer_destroy(y);
+    ocx_buffer_destroy(w);
+    ocx_stream_destroy(a);
+    ocx_stream_destroy(b);
 }
 END_TEST
 
@@ -320,6 +379,7 @@ int main(void)
     tcase_add_checked_fixture(tc, tctx_setup, tctx_teardown);
     tcase_add_test(tc, test_wait_failure_named_from_events);
     tcase_add_test(tc, test_wait_outlasts_an_early_failure);
+    tcase_add_test(tc, test_wait_across_streams_flushes);
     tcase_add_test(tc, test_staged_read_fails_midway);
     tcase_add_test(tc, test_device_query_fails);
     tcase_add_test(tc, test_cached_binary_kept_when_out_of_memory);
