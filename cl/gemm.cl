@@ -39,7 +39,8 @@
  *   B is K-fast; 0: sbn == 1), AV BV (global vector widths: up to 4, dividing the tile's fast extent),
  *   IDX32 (1: every element index fits 32 bits), CT (STAGE=1 only; 1: the kernel's C is the transpose
  *   of the caller's, element (m, n) stored at C[offC + n*ldc + m]: gemm.c gives a thin product's
- *   large operand the role that the kernel streams best).
+ *   large operand the role that the kernel streams best), PANEL (STAGE=1 only; 1: both operands come
+ *   as panel copies, gemm_pack.cl's gemm_pack_panel: see the STAGE=1 code).
  * flags (argument): bit 0: the base offsets come from offs; bit 1 (A), bit 2 (B): the slow stride and
  * every base offset are multiples of AV / BV, so vector loads are aligned if the buffer is (checked
  * here: ADDR_FLAGS); else every load of that operand takes the checked scalar path. Kept out of the
@@ -106,6 +107,9 @@
 #endif
 #ifndef CT
 #define CT 0
+#endif
+#ifndef PANEL
+#define PANEL 0
 #endif
 
 /* The loop over a local slice's k: KUNR iterations unrolled (1: none; at least the trip count: all). */
@@ -413,14 +417,38 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
 
 #if STAGE == 1
     VT(VWN) acc[MWI][NVW];
-    const IDX r0 = m0 + (IDX)tm, last = r0 + (IDX)((MWI - 1) * MDIMC);
-    const IDX first = last < M ? r0 : r0 - (last - M + (IDX)MDIMC) / (IDX)MDIMC * (IDX)MDIMC;
-    const size_t arow = (size_t)(oa + first * sam), astep = (size_t)MDIMC * (size_t)sam;
-    IDX own[NVW], at[NVW]; /* first column each vector owns, and where it is loaded from */
 #pragma unroll
     for (int i = 0; i < MWI; i++)
 #pragma unroll
         for (int g = 0; g < NVW; g++) acc[i][g] = (VT(VWN))0;
+    IDX own[NVW], at[NVW]; /* first column each vector owns, and where it is loaded from */
+#if PANEL
+    /* Both operands copied into panels (the host's PANEL): the work-item's rows r0 .. r0+MWI-1 are
+     * panel r0/MWI of A, each k's MWI values side by side (sak = MWI, sam the panels' distance), and
+     * its columns c0 .. c0+NWI-1 panel c0/NWI of B (sbk = NWI, sbn likewise), so that each walks two
+     * runs of memory, k after k; rows and columns past M and N are zeros in the copies. */
+#define RSTEP 1
+    const IDX r0 = m0 + (IDX)(tm * MWI), first = r0, c0 = n0 + (IDX)(tn * NWI);
+    if (r0 >= M || c0 >= N) return; /* owns nothing; its panels may not exist */
+#pragma unroll
+    for (int g = 0; g < NVW; g++) own[g] = at[g] = c0 + (IDX)(g * VWN);
+    const global SA *ak = A + oa + r0 / (IDX)MWI * sam, *bk = B + ob + c0 / (IDX)NWI * sbn;
+    for (IDX k = 0; k < K; k++, ak += sak, bk += sbk) {
+        VT(VWN) b[NVW];
+#pragma unroll
+        for (int g = 0; g < NVW; g++) b[g] = GLDU(VWN, bk + g * VWN);
+#pragma unroll
+        for (int i = 0; i < MWI; i++) {
+            const R a = (R)LDA_(ak, i);
+#pragma unroll
+            for (int g = 0; g < NVW; g++) acc[i][g] = a * b[g] + acc[i][g];
+        }
+    }
+#else
+#define RSTEP MDIMC
+    const IDX r0 = m0 + (IDX)tm, last = r0 + (IDX)((MWI - 1) * MDIMC);
+    const IDX first = last < M ? r0 : r0 - (last - M + (IDX)MDIMC) / (IDX)MDIMC * (IDX)MDIMC;
+    const size_t arow = (size_t)(oa + first * sam), astep = (size_t)MDIMC * (size_t)sam;
 #pragma unroll
     for (int g = 0; g < NVW; g++) {
         own[g] = n0 + (IDX)((g * NDIMC + tn) * VWN);
@@ -467,6 +495,7 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
             for (int g = 0; g < NVW; g++) acc[i][g] = a * b[g] + acc[i][g];
         }
     }
+#endif /* PANEL */
     /* The stores run as plain loops over a private copy: unrolling them only costs compile time. */
     VT(VWN) out[MWI][NVW];
 #pragma unroll
@@ -474,7 +503,7 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
 #pragma unroll
         for (int g = 0; g < NVW; g++) out[i][g] = acc[i][g];
     for (int i = 0; i < MWI; i++) {
-        const IDX m = first + (IDX)(i * MDIMC);
+        const IDX m = first + (IDX)(i * RSTEP);
         if (m < r0 || m >= M) continue;
         global SC *crow = CROW(m);
         for (int g = 0; g < NVW; g++) {

@@ -42,7 +42,7 @@
  * costs about 1.1% (doc/performance.md: "Where the rest of the 8192³ gap goes"). */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
        P_PACK, P_GM, P_PACKN, P_KSPLIT, P_DOTN, P_DDOT, P_DVW, P_DROWS, P_COLS,
-       P_CVW, P_KBLK, P_COUNT };
+       P_CVW, P_KBLK, P_PANEL, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max  ladder host */
     {"MWG", 64, 64, 1, 256, OCX__LADDER_POW2_3, 0}, /* 3x: AVX2 CPUs (gemm_device_defaults) */
@@ -162,6 +162,10 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * 47-66; 3072^3 54 / - / 149. 1024^3 in blocks of 256 ran 71-77 against 44-117 in one pass (not
      * blocked at 512). */
     {"KBLK", 0, 512, 0, 65536, 0, 1, 1},
+    /* Panels (host-only; 0: never): the CPU kernel (STAGE=1) reads both operands from panel copies
+     * (gemm_core) where M*N/(M + N) is PANEL or more and M*N*K at least 2*PANEL^3; ocx_last_params()
+     * reports 0 where a call took none. Unused by the other stages. */
+    {"PANEL", 0, 384, 0, 65536, 0, 1, 1},
 };
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
@@ -181,7 +185,9 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
     if (v[P_NWG] % (v[P_NDIMC] * v[P_VWN])) return "NWG must be a multiple of NDIMC*VWN";
     if (wg > dev->max_work_group_size || wg > dev->max_work_item_sizes[0])
         return "MDIMC*NDIMC exceeds the device's work-group size";
-    if ((v[P_MWG] / v[P_MDIMC]) * (v[P_NWG] / v[P_NDIMC]) > 256) return "register tile above 256 elements";
+    /* STAGE=1: up to 384 (AVX-512: a 12x32 tile is 24 of its 32 vector registers) */
+    if ((v[P_MWG] / v[P_MDIMC]) * (v[P_NWG] / v[P_NDIMC]) > (v[P_STAGE] == 1 ? 384 : 256))
+        return v[P_STAGE] == 1 ? "register tile above 384 elements" : "register tile above 256 elements";
     /* Pipelining slices of fewer than 4 k gains nothing, and PoCL 3-5 crashes on STAGE=4 KWG=1. */
     if (v[P_STAGE] >= 3 && v[P_KWG] < 4) return "pipelined stages (3, 4) need KWG >= 4";
     /* PoCL 3.1's compiler aborts the process (the same assertion) on STAGE=3 groups of one or two
@@ -551,19 +557,25 @@ typedef struct operand {
 /* Entries a copy of x holds: an operand that every batch entry shares (stride 0) is copied once. */
 static size_t copied_entries(const operand *x, size_t batch) { return x->o.stride == 0 ? 1 : batch; }
 
-/* Where a copy of operand x would go: its row pitch (an odd multiple of 64 bytes) and its elements
- * (0: larger than the device's largest allocation; the kernel then reads x in place). */
-static size_t pack_size(const ocx_context *ctx, const operand *x, size_t es, size_t batch, size_t *pitch)
+/* Where a copy of operand x would go: its row pitch (an odd multiple of 64 bytes), or with panels
+ * of w rows (w > 0) w itself, and its elements (0: larger than the device's largest allocation; the
+ * kernel then reads x in place). */
+static size_t pack_size(const ocx_context *ctx, const operand *x, size_t es, size_t batch, size_t w, size_t *pitch)
 {
-    const size_t align = 64 / es;
     batch = copied_entries(x, batch);
-    size_t p = ocx__round_up(x->cols, align);
-    if ((p * es) % 128 == 0) p += align;
-    *pitch = p;
-    if (x->rows > SIZE_MAX / p || x->rows * p > SIZE_MAX / es / batch ||
-        x->rows * p * batch * es > ctx->info.max_alloc_bytes)
+    size_t rows = x->rows, p; /* rows (panels) of p elements */
+    if (w) {
+        if (x->cols > SIZE_MAX / w) return 0;
+        rows = ocx__div_up(x->rows, w), p = w * x->cols, *pitch = w;
+    } else {
+        const size_t align = 64 / es;
+        p = ocx__round_up(x->cols, align);
+        if ((p * es) % 128 == 0) p += align;
+        *pitch = p;
+    }
+    if (rows > SIZE_MAX / p || rows * p > SIZE_MAX / es / batch || rows * p * batch * es > ctx->info.max_alloc_bytes)
         return 0;
-    return x->rows * p * batch;
+    return rows * p * batch;
 }
 
 /* A copy of an operand, planned (and its kernel built) before the stream is locked, so that a first
@@ -578,21 +590,23 @@ typedef struct pack_plan {
     ocx__launch_desc d; /* the copy's launch, its kernel built */
 } pack_plan;
 
-/* Plans a copy of operand x to element `at` of the scratch buffer with row pitch `pitch`, builds
- * its kernel, and points x at the copy. local_t: a transpose goes through local memory
- * (gemm_pack_tl); widen: x is f16, the copy f32. */
+/* Plans a copy of operand x to element `at` of the scratch buffer with row pitch `pitch` (panel:
+ * in panels of `pitch` rows, gemm_pack_panel), builds its kernel, and points x at the copy. local_t:
+ * a transpose goes through local memory (gemm_pack_tl); widen: x is f16, the copy f32. */
 static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int local_t, int widen, size_t at,
-                                 size_t pitch, pack_plan *pl)
+                                 size_t pitch, int panel, pack_plan *pl)
 {
     const size_t es = ocx_dtype_size(x->buf->dtype);
     batch = copied_entries(x, batch);
-    const size_t per_entry = x->rows * pitch;
-    const int t = x->sc != 1; /* a transpose (sc != 1, so sr == 1) */
+    const size_t per_entry = panel ? ocx__div_up(x->rows, pitch) * pitch * x->cols : x->rows * pitch;
+    const int t = !panel && x->sc != 1; /* a transpose (sc != 1, so sr == 1) */
     local_t = t && local_t && ctx->info.max_work_group_size >= 256 && ctx->info.max_work_item_sizes[0] >= 32 &&
               ctx->info.max_work_item_sizes[1] >= 8;
-    /* one kernel a program (cl/gemm_pack.cl says why): 0 gemm_pack, 1 gemm_pack_t, 2 gemm_pack_tl */
-    snprintf(pl->options, sizeof pl->options, "-DESIZE=%zu -DPACK_KIND=%d%s", es, local_t ? 2 : t,
+    /* one kernel a program (cl/gemm_pack.cl says why): 0 gemm_pack, 1 gemm_pack_t, 2 gemm_pack_tl,
+     * 3 gemm_pack_panel */
+    snprintf(pl->options, sizeof pl->options, "-DESIZE=%zu -DPACK_KIND=%d%s", es, panel ? 3 : local_t ? 2 : t,
              widen ? " -DWIDEN=1" : "");
+    if (panel) ocx__append_define(pl->options, sizeof pl->options, " -D", "PW", (int)pitch);
     pl->orig = *x;
     pl->copy = (ocx_buffer){ctx->context, NULL, widen ? OCX_F32 : x->buf->dtype, at, per_entry * batch, NULL, 0};
     const cl_ulong u[8] = {x->buf->offset + x->o.base, x->sr, x->sc, x->o.stride, at, x->rows, x->cols, pitch};
@@ -606,7 +620,11 @@ static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int
     if (wg > ctx->info.max_work_group_size) wg = ctx->info.max_work_group_size;
     if (wg > ctx->info.max_work_item_sizes[0]) wg = ctx->info.max_work_item_sizes[0];
     const unsigned nargs = sizeof pl->args / sizeof *pl->args;
-    if (local_t)
+    if (panel)
+        pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack_panel", 3,
+                                   {ocx__div_up(x->cols, 16), ocx__div_up(x->rows, pitch), batch}, {0}, nargs,
+                                   pl->args, NULL};
+    else if (local_t)
         pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack_tl", 3,
                                    {ocx__round_up(x->rows, 32), ocx__div_up(x->cols, 32) * 8, batch}, {32, 8, 1},
                                    nargs, pl->args, NULL};
@@ -620,8 +638,8 @@ static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int
     OCX__FORWARD(ocx__kernel_get(ctx, pl->d.source, pl->d.options, pl->d.kernel, &pl->d.prebuilt));
     x->buf = &pl->copy;
     x->o = (batch_offs){NULL, 0, batch > 1 ? per_entry : 0};
-    x->sr = pitch;
-    x->sc = 1;
+    x->sr = panel ? pitch * x->cols : pitch; /* panel: the panels' distance; element (r, c) of panel */
+    x->sc = panel ? pitch : 1;               /* r/pitch at c*pitch + r%pitch in it */
     return OCX_OK;
 }
 
@@ -659,7 +677,7 @@ static ocx__launch_desc product_launch(gemm_kernel kind, const ocx__params *p, c
 
 /* The -D defines of a GEMM program: dtypes, every kernel parameter, and the call's layout. */
 static void gemm_defines(ocx_context *ctx, const ocx__params *p, ocx_dtype dtype, int ctype, int native_f16, int akf,
-                         int bkf, int av, int bv, int idx32, int ct, char *options, size_t cap)
+                         int bkf, int av, int bv, int idx32, int ct, int panel, char *options, size_t cap)
 {
     ocx__dtype_defines(ctx, dtype, options, cap);
     ocx__append_define(options, cap, " -D", "CTYPE", ctype);
@@ -667,9 +685,9 @@ static void gemm_defines(ocx_context *ctx, const ocx__params *p, ocx_dtype dtype
     /* Every kernel parameter becomes a -D define (host-only ones such as DIRECT must not force a
      * rebuild). */
     ocx__params_defines(p, options, cap);
-    const char *const names[] = {"AKF", "BKF", "AV", "BV", "IDX32", "CT"};
-    const int values[] = {akf, bkf, av, bv, idx32, ct};
-    for (int i = 0; i < 6; i++) ocx__append_define(options, cap, " -D", names[i], values[i]);
+    const char *const names[] = {"AKF", "BKF", "AV", "BV", "IDX32", "CT", "PANEL"};
+    const int values[] = {akf, bkf, av, bv, idx32, ct, panel};
+    for (int i = 0; i < 7; i++) ocx__append_define(options, cap, " -D", names[i], values[i]);
 }
 
 /* The problem C = op(A) op(B) as C^T = op(B)^T op(A)^T: the operands trade places (with their batch
@@ -992,8 +1010,22 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     /* STAGE=1 reads A K-fast; the local-memory kernels store both slices k-major, so they read A
      * M-fast (xa then describes op(A)^T: rows along k). */
     const int cpu_k = p.v[P_STAGE] == 1;
+    /* PANEL: the CPU kernel reads both operands from panel copies, A's rows MWI to a panel and B's
+     * columns NWI, each panel k after k (gemm_pack_panel), so that a work-item walks two runs of
+     * memory where it walked MWI rows of A and rows of B a pitch apart (a new page every k at 1024
+     * columns). PoCL (2-core AVX-512 Xeon, f32 NN, device time) ran 1024^3 at 340-350 GFLOP/s in
+     * 8x32 tiles where the strided kernel ran 259-267 (doc/performance.md, "Panels"). The copies
+     * cost (M + N)*K element moves and two launches against the M*N*K multiply-adds they speed up,
+     * so panels are taken where M*N/(M + N) is PANEL or more (CPUs 384: 768^2 and up, square) and
+     * M*N*K at least 2*PANEL^3: calls alternating with and without them in one process
+     * (tools/profile-ab, 11 rounds, wall time) ran 1024^3 at 1.15x, 1536^3 at 1.25x and 2048^3 at
+     * 1.35x (11 of 11 rounds each), 768^3 at 1.03x (6 of 11), 640^3 at 0.92x, 512^3 at 0.97x,
+     * 384^3 at 0.84x and 128^3 at 0.6x. xb is then op(B)^T (rows along n). */
+    const double pmin = (double)p.v[P_PANEL];
+    const int panel = packing && cpu_k && pmin > 0 && (double)km * (double)kn >= pmin * (double)(km + kn) &&
+                      volume >= 2 * pmin * pmin * pmin;
     operand xa = cpu_k ? (operand){ka, koa, km, k, sam, sak} : (operand){ka, koa, k, km, sak, sam};
-    operand xb = {kb, kob, k, kn, sbk, sbn};
+    operand xb = panel ? (operand){kb, kob, kn, k, sbn, sbk} : (operand){kb, kob, k, kn, sbk, sbn};
     size_t copy_bytes = 0;
     /* f16 operands of the CPU kernel (STAGE=1) in f32 arithmetic are both copied, widened to f32 as
      * they go (gemm_pack.cl: WIDEN), and the kernel runs on f32: each element is converted once, not
@@ -1010,23 +1042,25 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     while (packing) {
         const size_t es = widen ? ocx_dtype_size(OCX_F32) : ocx_dtype_size(a->dtype); /* of a copy */
         const size_t packn = (size_t)p.v[P_PACKN];
-        const int want_a = widen || (xa.sc != 1 && kn >= packn &&
+        const int want_a = panel || widen || (xa.sc != 1 && kn >= packn &&
                                      (cpu_k ? (double)km * (double)k * (double)es >= 4194304.0
                                             : k > OCX__GEMM_SHORT_K));
-        const int want_b =
-            widen || (sbn != 1 ? cpu_k || km >= packn : cpu_k && km >= packn && k >= 1024 && sbk * es % 4096 == 0);
+        const int want_b = panel || widen ||
+                           (sbn != 1 ? cpu_k || km >= packn : cpu_k && km >= packn && k >= 1024 && sbk * es % 4096 == 0);
+        const size_t wa = panel ? (size_t)(p.v[P_MWG] / p.v[P_MDIMC]) : 0, wb = panel ? (size_t)(p.v[P_NWG] / p.v[P_NDIMC]) : 0;
         size_t pa = 0, pb = 0;
-        size_t na = want_a ? pack_size(ctx, &xa, es, batch, &pa) : 0;
-        size_t nb = want_b ? pack_size(ctx, &xb, es, batch, &pb) : 0;
+        size_t na = want_a ? pack_size(ctx, &xa, es, batch, wa, &pa) : 0;
+        size_t nb = want_b ? pack_size(ctx, &xb, es, batch, wb, &pb) : 0;
         const size_t at_b = ocx__round_up(na, 64 / es); /* B's copy starts 64-byte aligned */
         if (na && nb && (at_b + nb) * es > ctx->info.max_alloc_bytes) nb = 0; /* A's copy alone */
-        if (widen && !(na && nb)) { /* the copies as f16 operands have them, if any */
-            widen = 0;
+        if ((widen || panel) && !(na && nb)) { /* panels, and widening, take both copies or neither */
+            if (!widen) break;
+            widen = 0; /* the copies as f16 operands have them, if any */
             continue;
         }
         copy_bytes = (nb ? (na ? at_b : 0) + nb : na) * es;
-        if (na) OCX__FORWARD(pack_plan_make(ctx, &xa, batch, !cpu_k, widen, 0, pa, &plans[0]));
-        if (nb) OCX__FORWARD(pack_plan_make(ctx, &xb, batch, !cpu_k, widen, na ? at_b : 0, pb, &plans[1]));
+        if (na) OCX__FORWARD(pack_plan_make(ctx, &xa, batch, !cpu_k, widen, 0, pa, panel, &plans[0]));
+        if (nb) OCX__FORWARD(pack_plan_make(ctx, &xb, batch, !cpu_k, widen, na ? at_b : 0, pb, panel, &plans[1]));
         planned[0] = na != 0, planned[1] = nb != 0;
         break;
     }
@@ -1052,7 +1086,13 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (packing) {
             ka = xa.buf, koa = xa.o;
             sam = cpu_k ? xa.sr : xa.sc, sak = cpu_k ? xa.sc : xa.sr;
-            kb = xb.buf, kob = xb.o, sbk = xb.sr, sbn = xb.sc;
+            kb = xb.buf, kob = xb.o;
+            sbk = panel ? xb.sc : xb.sr, sbn = panel ? xb.sr : xb.sc;
+        }
+        const int panels_in = panel && planned[0] && planned[1];
+        if (tiled && p.v[P_PANEL] && !panels_in) { /* ocx_last_params(): 0 where none were taken */
+            p.v[P_PANEL] = 0;
+            ocx__params_record(&p, a->dtype, cls);
         }
         /* Bands of tile-rows (GM) only where a local-memory kernel reads both operands MN-fast: on
          * the H200 a K-fast operand under bands ran up to 7% slower (GM in the table above). */
@@ -1081,7 +1121,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         const int native = compute == OCX_COMPUTE_F16;
         /* split K: the chunks' partial products are written as they are, gemm_sum transposes (CT) */
         gemm_defines(ctx, &p, widen ? OCX_F32 : a->dtype, parts > 1 ? dtype_code(acc) : dtype_code(c->dtype), native,
-                     akf, bkf, av, bv, idx32, parts > 1 ? 0 : ct, options, sizeof options);
+                     akf, bkf, av, bv, idx32, parts > 1 ? 0 : ct, tiled && panels_in, options, sizeof options);
         if (dot || cols) {
             const size_t ol = strlen(options);
             snprintf(options + ol, sizeof options - ol, " -DNB=%zu -DBK1=%d -DDDOT=%d -DDVW=%d -DDROWS=%d",
@@ -1092,7 +1132,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             nv ? OCX_OK : ocx__kernel_get(ctx, tiled ? "gemm" : "gemm_direct", options, names[kind], &kernel);
         if (st == OCX_OK && !nv) ocx__params_kernel(names[kind]);
         if (st == OCX_OK && parts > 1) { /* gemm_sum (a small program of its own), built for the caller's C */
-            gemm_defines(ctx, &p, a->dtype, dtype_code(c->dtype), native, akf, bkf, av, bv, idx32, ct, sum_options,
+            gemm_defines(ctx, &p, a->dtype, dtype_code(c->dtype), native, akf, bkf, av, bv, idx32, ct, 0, sum_options,
                          sizeof sum_options);
             st = ocx__kernel_get(ctx, "gemm_direct", sum_options, "gemm_sum", &sum);
         }
@@ -1151,7 +1191,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             }
         }
         if (!left_out) break;
-        if (left_out == 2 && planned[0] && !widen) { /* B's alone: A's copy stays in the buffer */
+        if (left_out == 2 && planned[0] && !widen && !panel) { /* B's alone: A's copy stays in the buffer */
             xb = plans[1].orig;
             planned[1] = 0;
         } else {

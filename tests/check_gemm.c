@@ -822,6 +822,58 @@ START_TEST(test_k_blocks)
 }
 END_TEST
 
+/* Panels (PANEL, the CPU kernel; PANEL=1 takes them on any product of two rows and two columns or
+ * more): both operands copied into panels of MWI rows and NWI columns. Every layout x transpose, M
+ * and N off every panel width (2 and 3 among them: the thin fits and the C^T path; N = 1: none), K
+ * in one pass and in blocks (KBLK=16), single products and strided batches (one A shared or not),
+ * the dtypes random_case draws (f16 widened from 2^20 on, copied as f16 below), AVX-512's 12-row
+ * tiles on 2 work-items and the 8-row ones on 8; ocx_last_params() reports PANEL=1 for each, and
+ * PANEL=0 for a batch of offset arrays (nothing copied), for a scratch buffer too small for the
+ * copies (the operands read in place) and, under the CPUs' threshold (384), for a product below it. */
+#define CPU_PANELS "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=1"
+#define CPU_PANELS_12 "DIRECT=1,STAGE=1,MWG=24,NWG=32,MDIMC=2,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=1,KBLK=16"
+START_TEST(test_panels)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    const size_t ms[4] = {2, 37, 101, 131}, ns[4] = {45, 3, 103, 1}, ks[4] = {67, 105, 40, 257};
+    int checked = 0;
+    for (int c = 0; c < 26; c++) {
+        gcase g = random_case(&rng, 0);
+        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
+        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        g.m = ms[c % 4], g.n = ns[(c / 2) % 4], g.k = ks[(c / 3) % 4];
+        g.mode = c >= 24 ? MODE_ARRAYS : c % 3 == 0 ? MODE_STRIDED : MODE_SINGLE;
+        g.batch = g.mode == MODE_SINGLE ? 1 : 2;
+        g.stride0_a = g.mode == MODE_STRIDED && c % 2 == 0;
+        if (g.alpha == 0) g.alpha = -0.5; /* alpha = 0 reads neither A nor B */
+        g.kernel_env = c % 2 ? CPU_PANELS_12 : CPU_PANELS;
+        const int limited = c == 22 || c == 23;
+        if (limited) setenv("OCX_LIMIT_SCRATCH", "1", 1);
+        check_case(&g, seed, &rng);
+        unsetenv("OCX_LIMIT_SCRATCH");
+        ocx_params_info info;
+        ck_ok(ocx_last_params(&info));
+        if (strcmp(info.kernel, "gemm_tiled") != 0) continue; /* NVIDIA's tensor cores took an f16 product */
+        checked++;
+        /* PANEL=1: M*N/(M + N) >= 1, which a product of one row or column never reaches */
+        const int panels = !limited && g.mode != MODE_ARRAYS && g.m * g.n >= g.m + g.n;
+        const char *want = panels ? " PANEL=1" : " PANEL=0";
+        ck_assert_msg(strstr(info.params, want), "case %d (%zu x %zu x %zu, mode %d): '%s' lacks%s", c, g.m, g.n, g.k,
+                      (int)g.mode, info.params, want);
+    }
+    ck_assert_int_ge(checked, 1); /* all 26 on CPUs */
+    setenv("OCX_GEMM_PARAMS", "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,PANEL=384", 1);
+    ocx_buffer *x = tpoisoned(OCX_F32, 100 * 100), *y = tpoisoned(OCX_F32, 100 * 100), *z = tpoisoned(OCX_F32, 100 * 100);
+    ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 100, 100, 100, 1, x, 0, 100, y, 0, 100, 0, z, 0, 100,
+                   0, NULL, NULL));
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    ck_assert_msg(strstr(info.params, " PANEL=0"), "100^3 under PANEL=384: %s", info.params);
+    end_params_case(x, y, z);
+}
+END_TEST
+
 /* Pads every leading dimension to a multiple of `to` elements (e.g. 8: the tensor-core kernel's 16-byte
  * copies). */
 static void pad_ld(gcase *g, size_t to)
@@ -2001,6 +2053,7 @@ int main(void)
     tcase_add_test(core, test_thin);
     tcase_add_test(core, test_split_k);
     tcase_add_test(core, test_k_blocks);
+    tcase_add_test(core, test_panels);
     tcase_add_test(core, test_dot);
     tcase_add_test(core, test_kernel_named);
     tcase_add_test(core, test_host_memory);
