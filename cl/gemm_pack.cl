@@ -95,26 +95,69 @@ kernel void gemm_pack_t(const global TS *restrict src, const ulong off, const ul
 #define PW 8
 #endif
 #define PB 16
+/* RV: the widest vector (up to 16 elements) that divides PW; LDV, STV: n elements as one vector. */
+#if PW % 16 == 0
+#define RV 16
+#elif PW % 8 == 0
+#define RV 8
+#elif PW % 4 == 0
+#define RV 4
+#elif PW % 2 == 0
+#define RV 2
+#else
+#define RV 1
+#endif
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#if WIDEN
+#define LDV_1(p) vload_half(0, (p))
+#define LDV_2(p) vload_half2(0, (p))
+#define LDV_4(p) vload_half4(0, (p))
+#define LDV_8(p) vload_half8(0, (p))
+#define LDV_16(p) vload_half16(0, (p))
+#else
+#define LDV_1(p) (*(p))
+#define LDV_2(p) vload2(0, (p))
+#define LDV_4(p) vload4(0, (p))
+#define LDV_8(p) vload8(0, (p))
+#define LDV_16(p) vload16(0, (p))
+#endif
+#define STV_1(p, v) (*(p) = (v))
+#define STV_2(p, v) vstore2((v), 0, (p))
+#define STV_4(p, v) vstore4((v), 0, (p))
+#define STV_8(p, v) vstore8((v), 0, (p))
+#define STV_16(p, v) vstore16((v), 0, (p))
+#define LDV(n, p) CAT(LDV_, n)(p)
+#define STV(n, p, v) CAT(STV_, n)(p, v)
 kernel void gemm_pack_panel(const global TS *restrict src, const ulong off, const ulong sr, const ulong sc,
                             const ulong stride, global T *restrict dst, const ulong at, const ulong rows,
                             const ulong cols, const ulong pitch)
 {
-    const ulong c0 = get_global_id(0) * PB, p = get_global_id(1), b = get_global_id(2), r0 = p * PW;
+    /* Where each column is a run (sr == 1), dimension 0 walks the panels, so that neighbouring
+     * work-items read neighbouring runs of the same PB columns; else it walks the columns. */
+    const int by_panel = sr == 1;
+    const ulong g0 = get_global_id(0), g1 = get_global_id(1), b = get_global_id(2); /* (PoCL 3.1 fails to link a
+                                                                                    * get_global_id of a variable dimension) */
+    const ulong c0 = (by_panel ? g1 : g0) * PB, p = by_panel ? g0 : g1;
+    const ulong r0 = p * PW;
     if (c0 >= cols) return;
     const ulong panels = (rows + PW - 1) / PW;
     const global TS *s = src + off + b * stride + r0 * sr + c0 * sc;
     global T *d = dst + at + ((b * panels + p) * cols + c0) * PW;
     if (r0 + PW <= rows && c0 + PB <= cols && (sr == 1 || sc == 1)) {
-        if (sr == 1) {
+        if (sr == 1) { /* PB runs of PW, copied as vectors */
 #pragma unroll
             for (int j = 0; j < PB; j++)
 #pragma unroll
-                for (int i = 0; i < PW; i++) d[j * PW + i] = LD(s, j * sc + i);
-        } else {
+                for (int i = 0; i < PW; i += RV) STV(RV, d + j * PW + i, LDV(RV, s + j * sc + i));
+        } else { /* PW runs of PB, transposed in registers */
+            T t[PW][PB];
 #pragma unroll
-            for (int i = 0; i < PW; i++)
+            for (int i = 0; i < PW; i++) STV(PB, t[i], LDV(PB, s + i * sr));
 #pragma unroll
-                for (int j = 0; j < PB; j++) d[j * PW + i] = LD(s, i * sr + j);
+            for (int j = 0; j < PB; j++)
+#pragma unroll
+                for (int i = 0; i < PW; i++) d[j * PW + i] = t[i][j];
         }
         return;
     }

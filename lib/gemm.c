@@ -620,11 +620,12 @@ static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int
     if (wg > ctx->info.max_work_group_size) wg = ctx->info.max_work_group_size;
     if (wg > ctx->info.max_work_item_sizes[0]) wg = ctx->info.max_work_item_sizes[0];
     const unsigned nargs = sizeof pl->args / sizeof *pl->args;
-    if (panel)
+    if (panel) { /* dimension 0 over the panels where each column is a run (sr == 1), else the columns */
+        const size_t blocks = ocx__div_up(x->cols, 16), panels = ocx__div_up(x->rows, pitch);
         pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack_panel", 3,
-                                   {ocx__div_up(x->cols, 16), ocx__div_up(x->rows, pitch), batch}, {0}, nargs,
+                                   {x->sr == 1 ? panels : blocks, x->sr == 1 ? blocks : panels, batch}, {0}, nargs,
                                    pl->args, NULL};
-    else if (local_t)
+    } else if (local_t)
         pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack_tl", 3,
                                    {ocx__round_up(x->rows, 32), ocx__div_up(x->cols, 32) * 8, batch}, {32, 8, 1},
                                    nargs, pl->args, NULL};
