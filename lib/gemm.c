@@ -303,7 +303,7 @@ static void gemm_device_defaults(const ocx_device_info *dev, ocx_dtype dtype, in
  * work-items keeps each one's register tile. On PoCL (2-core AVX-512 EPYC, 1024^3 f32) the former
  * CPU defaults' 8x32 tile on one work-item ran 183-187 GFLOP/s, 32x32 on 4 work-items 257-314 (the
  * group's items share B's columns in the cache); single steps from 8x32 reached it only through
- * 4x32 register tiles (16x32 on one work-item breaks the 256-element limit). */
+ * 4x32 register tiles (16x32 on one work-item breaks the register tile's limit). */
 static const char *const gemm_step_together[] = {"MWG", "MDIMC", "NWG", "NDIMC", NULL};
 /* The tiling with M and N exchanged (tune.c: climb_mirror). */
 static const char *const gemm_mirror[] = {"MWG", "NWG", "MDIMC", "NDIMC", "VWM", "VWN", NULL};
@@ -1014,14 +1014,14 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
     /* PANEL: the CPU kernel reads both operands from panel copies, A's rows MWI to a panel and B's
      * columns NWI, each panel k after k (gemm_pack_panel), so that a work-item walks two runs of
      * memory where it walked MWI rows of A and rows of B a pitch apart (a new page every k at 1024
-     * columns). PoCL (2-core AVX-512 Xeon, f32 NN, device time) ran 1024^3 at 340-350 GFLOP/s in
-     * 8x32 tiles where the strided kernel ran 259-267 (doc/performance.md, "Panels"). The copies
+     * columns). PoCL (2-core AVX-512 Xeon, f32, kernel time) ran 1024^3 at 55-57% of the FMA peak
+     * in the strided kernel; a kernel reading panels copied beforehand ran it at 72-77%. The copies
      * cost (M + N)*K element moves and two launches against the M*N*K multiply-adds they speed up,
      * so panels are taken where M*N/(M + N) is PANEL or more (CPUs 384: 768^2 and up, square) and
      * M*N*K at least 2*PANEL^3: calls alternating with and without them in one process
-     * (tools/profile-ab, 11 rounds, wall time) ran 1024^3 at 1.15x, 1536^3 at 1.25x and 2048^3 at
-     * 1.35x (11 of 11 rounds each), 768^3 at 1.03x (6 of 11), 640^3 at 0.92x, 512^3 at 0.97x,
-     * 384^3 at 0.84x and 128^3 at 0.6x. xb is then op(B)^T (rows along n). */
+     * (tools/profile-ab, 11 rounds, wall time) ran 768^3 at 1.12x (9 of 11 rounds), 1024^3 1.21x,
+     * 1536^3 1.25x and 2048^3 1.33x (11 of 11 each), 640^3 0.99x, 512^3 0.97x, 384^3 0.83x and
+     * 256^3 0.74x (doc/performance.md, "Panels"). xb is then op(B)^T (rows along n). */
     const double pmin = (double)p.v[P_PANEL];
     const int panel = packing && cpu_k && pmin > 0 && (double)km * (double)kn >= pmin * (double)(km + kn) &&
                       volume >= 2 * pmin * pmin * pmin;
