@@ -286,6 +286,17 @@ static gcase random_case(uint64_t *rng, int combo)
     return g;
 }
 
+/* random_case's draw with the layout and both transposes from c's three low bits: every
+ * combination over eight consecutive c. */
+static gcase layout_case(uint64_t *rng, int c)
+{
+    gcase g = random_case(rng, 0);
+    g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+    g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
+    g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+    return g;
+}
+
 START_TEST(test_random_combos)
 {
     uint64_t seed = test_seed() + (uint64_t)_i * 7919u, rng = seed;
@@ -604,10 +615,7 @@ START_TEST(test_packed)
 {
     uint64_t seed = test_seed(), rng = seed;
     for (int c = 0; c < 16; c++) {
-        gcase g = random_case(&rng, 0);
-        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
-        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
-        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        gcase g = layout_case(&rng, c);
         g.m = 37, g.n = 45, g.k = 67;
         g.offa = c % 3, g.offb = c % 5;
         if (g.alpha == 0) g.alpha = -0.5; /* alpha = 0 reads neither A nor B */
@@ -671,10 +679,7 @@ START_TEST(test_thin)
     uint64_t seed = test_seed(), rng = seed;
     const size_t thin[] = {1, 2, 3, 5, 16, 17}, rows6[] = {5, 7, 13, 49, 70, 99};
     for (int c = 0; c < 12; c++) {
-        gcase g = random_case(&rng, 0);
-        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
-        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
-        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        gcase g = layout_case(&rng, c);
         g.m = rows6[c % 6];
         g.n = 20 + (size_t)c;
         g.k = 33 + (size_t)c;
@@ -683,10 +688,7 @@ START_TEST(test_thin)
         check_case(&g, seed, &rng);
     }
     for (int c = 0; c < 24; c++) {
-        gcase g = random_case(&rng, 0);
-        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
-        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
-        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        gcase g = layout_case(&rng, c);
         g.m = c & 8 ? thin[c % 6] : 70 + (size_t)c;
         g.n = c & 8 ? 61 + (size_t)c : thin[c % 6];
         g.k = 33 + (size_t)c;
@@ -735,10 +737,7 @@ START_TEST(test_split_k)
     uint64_t seed = test_seed(), rng = seed;
     const size_t ks[4] = {32, 67, 301, 1031};
     for (int c = 0; c < 16; c++) {
-        gcase g = random_case(&rng, 0);
-        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
-        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
-        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        gcase g = layout_case(&rng, c);
         g.m = 1 + (size_t)c % 13, g.n = 2 + (size_t)(c * 5) % 15, g.k = ks[c % 4];
         g.mode = MODE_SINGLE, g.batch = 1;
         if (g.alpha == 0) g.alpha = -1;
@@ -796,10 +795,7 @@ START_TEST(test_k_blocks)
     const size_t ms[5] = {1, 5, 7, 13, 33}, ns[3] = {2, 17, 31}, ks[4] = {49, 67, 301, 1031};
     int checked = 0;
     for (int c = 0; c < 32; c++) {
-        gcase g = random_case(&rng, 0);
-        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
-        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
-        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        gcase g = layout_case(&rng, c);
         g.m = ms[c % 5], g.n = ns[c % 3], g.k = ks[(c / 2) % 4];
         g.mode = c % 8 < 5 ? MODE_SINGLE : c % 8 < 7 ? MODE_STRIDED : MODE_ARRAYS;
         g.batch = g.mode == MODE_SINGLE ? 1 : 3;
@@ -838,10 +834,7 @@ START_TEST(test_panels)
     const size_t ms[4] = {2, 37, 101, 131}, ns[4] = {45, 3, 103, 1}, ks[4] = {67, 105, 40, 257};
     int checked = 0;
     for (int c = 0; c < 26; c++) {
-        gcase g = random_case(&rng, 0);
-        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
-        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
-        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        gcase g = layout_case(&rng, c);
         g.m = ms[c % 4], g.n = ns[(c / 2) % 4], g.k = ks[(c / 3) % 4];
         g.mode = c >= 24 ? MODE_ARRAYS : c % 3 == 0 ? MODE_STRIDED : MODE_SINGLE;
         g.batch = g.mode == MODE_SINGLE ? 1 : 2;
@@ -1076,10 +1069,7 @@ START_TEST(test_scratch_fallback)
     ck_ok(ocx_stream_create(tctx, &s));
     setenv("OCX_LIMIT_SCRATCH", "1", 1);
     for (int c = 0; c < 24; c++) {
-        gcase g = random_case(&rng, 0);
-        g.layout = c & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
-        g.opa = c & 2 ? OCX_OP_T : OCX_OP_N;
-        g.opb = c & 4 ? OCX_OP_T : OCX_OP_N;
+        gcase g = layout_case(&rng, c);
         const int e = c / 8;
         /* e = 0: one tile (split K, copies with PACKN=1); 1: both dimensions past PACKN (copies);
          * 2: a few rows (gemm_cols, split K) */
