@@ -20,11 +20,10 @@
  * the CPU kernel, which then runs on f32 operands (lib/gemm.c: widen).
  *
  * Parameters (-D): ESIZE  bytes of an element (2, 4 or 8); PACK_KIND  the one kernel built: 0
- * gemm_pack, 1 gemm_pack_t, 2 gemm_pack_tl, 3 gemm_pack_panel (PW: its panels' rows); WIDEN  1: f16 in,
- * f32 out. One kernel a program,
- * because fetching a program's binary for the disk cache makes PoCL compile every kernel in it: the
- * unused gemm_pack_t cost 0.2 s of the first 1024^3 NN GEMM with empty caches (1.66-1.96 s against
- * 1.83-2.25).
+ * gemm_pack, 1 gemm_pack_t, 2 gemm_pack_tl, 3 gemm_pack_panel (PW: its panels' rows); WIDEN  1:
+ * f16 in, f32 out. One kernel a program, because fetching a program's binary for the disk cache
+ * makes PoCL compile every kernel in it: the unused gemm_pack_t cost 0.2 s of the first 1024^3 NN
+ * GEMM with empty caches (1.66-1.96 s against 1.83-2.25).
  */
 #ifndef ESIZE
 #define ESIZE 4
@@ -87,10 +86,14 @@ kernel void gemm_pack_t(const global TS *restrict src, const ulong off, const ul
 /* gemm_pack_panel (lib/gemm.c: PANEL, for the CPU kernel): the rows in panels of PW, each panel
  * column after column with its PW values side by side: element (r, c) goes to
  * dst[at + (b*panels + r/PW)*PW*cols + c*PW + r%PW]; rows from `rows` to the last panel's end are
- * written as zeros (`pitch` is PW). Work-item (c/PB, panel, b) writes PB columns of its panel, one
- * run of PB*PW elements; a whole block reads PW runs of PB elements (sc == 1) or PB runs of PW
- * (sr == 1), with constant offsets. With PW an argument and every element bounds-checked, PoCL
- * (2-core AVX-512 Xeon) took 3 ms to copy each operand of a 1024^3 product, half the product's time. */
+ * written as zeros (`pitch` is PW). A work-item writes PB columns of one panel, one run of PB*PW
+ * elements; a whole block reads PB runs of PW elements as vectors (sr == 1) or PW runs of PB,
+ * transposed in registers (sc == 1). Where sr == 1 dimension 0 of the launch walks the panels, so
+ * that neighbouring work-items read neighbouring runs of the same PB columns (work-item (panel,
+ * c/PB, b)); else it walks the columns (work-item (c/PB, panel, b)). PoCL (2-core AVX-512 Xeon,
+ * 1024 x 1024 f32, kernel time) took 3 ms an operand with PW an argument and every element
+ * checked, half the product's time; 619 us (a K-fast A, sc == 1) and 445 us (an N-fast B, sr == 1)
+ * with PW a define, element by element, the launch walking the columns; 388 and 345 us so. */
 #ifndef PW
 #define PW 8
 #endif
@@ -133,13 +136,11 @@ kernel void gemm_pack_panel(const global TS *restrict src, const ulong off, cons
                             const ulong stride, global T *restrict dst, const ulong at, const ulong rows,
                             const ulong cols, const ulong pitch)
 {
-    /* Where each column is a run (sr == 1), dimension 0 walks the panels, so that neighbouring
-     * work-items read neighbouring runs of the same PB columns; else it walks the columns. */
+    /* dimension 0: the panels where sr == 1, else the columns (both ids read: PoCL 3.1 failed to
+     * link a kernel calling get_global_id with a dimension known only at run time) */
     const int by_panel = sr == 1;
-    const ulong g0 = get_global_id(0), g1 = get_global_id(1), b = get_global_id(2); /* (PoCL 3.1 fails to link a
-                                                                                    * get_global_id of a variable dimension) */
-    const ulong c0 = (by_panel ? g1 : g0) * PB, p = by_panel ? g0 : g1;
-    const ulong r0 = p * PW;
+    const ulong g0 = get_global_id(0), g1 = get_global_id(1), b = get_global_id(2);
+    const ulong c0 = (by_panel ? g1 : g0) * PB, p = by_panel ? g0 : g1, r0 = p * PW;
     if (c0 >= cols) return;
     const ulong panels = (rows + PW - 1) / PW;
     const global TS *s = src + off + b * stride + r0 * sr + c0 * sc;

@@ -1048,7 +1048,9 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                                             : k > OCX__GEMM_SHORT_K));
         const int want_b = panel || widen ||
                            (sbn != 1 ? cpu_k || km >= packn : cpu_k && km >= packn && k >= 1024 && sbk * es % 4096 == 0);
-        const size_t wa = panel ? (size_t)(p.v[P_MWG] / p.v[P_MDIMC]) : 0, wb = panel ? (size_t)(p.v[P_NWG] / p.v[P_NDIMC]) : 0;
+        /* panels: A's rows MWI to a panel, B's columns NWI (0: rows with a pitch) */
+        const size_t wa = panel ? (size_t)(p.v[P_MWG] / p.v[P_MDIMC]) : 0;
+        const size_t wb = panel ? (size_t)(p.v[P_NWG] / p.v[P_NDIMC]) : 0;
         size_t pa = 0, pb = 0;
         size_t na = want_a ? pack_size(ctx, &xa, es, batch, wa, &pa) : 0;
         size_t nb = want_b ? pack_size(ctx, &xb, es, batch, wb, &pb) : 0;
