@@ -773,12 +773,12 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     is deterministic; its rounding differs from one pass over K). `event` is then the summing
  *     kernel's: it completes when C is written, and its profiling time covers that kernel alone.
  *   - For the tiled kernel without local memory (GEMM parameter STAGE=1, the CPUs' default) a K
- *     above twice the parameter KBLK (CPUs 512; GPUs 0: never) runs as one launch per block of KBLK
- *     (rounded up to a multiple of 16) along K, each adding into C (beta applied by the first;
- *     ocx_last_params() reports the block length, 0 for one pass): not for offset-array batches
- *     nor an f16 C. `event`
- *     is then the last block's (its profiling time covers that launch alone); an OpenCL failure
- *     after the first block leaves C part summed.
+ *     above twice the block length, the parameter KBLK (CPUs 512; GPUs 0: never), four times that
+ *     where the kernel reads panels, runs as one launch per block (rounded up to a multiple of 16)
+ *     along K, each adding into C (beta applied by the first; ocx_last_params() reports the block
+ *     length, 0 for one pass): not for offset-array batches nor an f16 C. `event` is then the
+ *     last block's (its profiling time covers that launch alone); an OpenCL failure after the
+ *     first block leaves C part summed.
  *   - The scratch buffer (copies, partial products) is kept between calls, as large as the most
  *     used at once on the stream, until ocx_stream_trim() or until the stream is destroyed (the
  *     default stream's: the context); without the memory the operands are read in place and K is

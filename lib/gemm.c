@@ -1019,8 +1019,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * cost (M + N)*K element moves and two launches against the M*N*K multiply-adds they speed up,
      * so panels are taken where M*N/(M + N) is PANEL or more (CPUs 384: 768^2 and up, square) and
      * M*N*K at least 2*PANEL^3: calls alternating with and without them in one process
-     * (tools/profile-ab, 11 rounds, wall time) ran 768^3 at 1.12x (9 of 11 rounds), 1024^3 1.21x,
-     * 1536^3 1.25x and 2048^3 1.33x (11 of 11 each), 640^3 0.99x, 512^3 0.97x, 384^3 0.83x and
+     * (tools/profile-ab, 11 rounds, wall time) ran 768^3 at 1.05x (7 of 11 rounds), 1024^3 1.15x
+     * (10), 1536^3 1.32x and 2048^3 1.40x (11 each), 640^3 0.98x, 512^3 1.00x, 384^3 0.86x and
      * 256^3 0.74x (doc/performance.md, "Panels"). xb is then op(B)^T (rows along n). */
     const double pmin = (double)p.v[P_PANEL];
     const int panel = packing && cpu_k && pmin > 0 && (double)km * (double)kn >= pmin * (double)(km + kn) &&
