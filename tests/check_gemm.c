@@ -534,7 +534,8 @@ END_TEST
  * parameter a rung of its ladder, checked as a profile's would be), each on random cases: the
  * space ocx-tune searches holds far more sets than the hand-picked ones above, and a kernel that
  * goes wrong under one of them only at sizes the tuner does not time would reach a profile. Half
- * the sets take STAGE=1 (what CPUs search); the local-memory stages keep to tiles of 64 or less
+ * the sets take STAGE=1 (what CPUs search), every other draw with panels on any product (PANEL=1);
+ * the local-memory stages keep to tiles of 64 or less
  * and register tiles of 32 elements or less, whose builds take PoCL seconds, not minutes (with
  * register tiles up to 256, some seeds took the suite from 30 s to 150 s). */
 START_TEST(test_random_params)
@@ -547,7 +548,10 @@ START_TEST(test_random_params)
         char env[1024];
         ocx_dtype in, out;
         pick_dtypes(&rng, &in, &out);
-        if (!trandom_params("gemm", in, drawn, "DIRECT=1,DOTN=0", &rng, env, sizeof env)) continue;
+        /* every other draw with panels on any product (PANEL=1; the STAGE=1 sets alone use it) */
+        if (!trandom_params("gemm", in, drawn, tries % 2 ? "DIRECT=1,DOTN=0,PANEL=1" : "DIRECT=1,DOTN=0", &rng, env,
+                            sizeof env))
+            continue;
         const int stage = tparam(env, "STAGE"), mwg = tparam(env, "MWG"), nwg = tparam(env, "NWG");
         if ((stage == 1) != (sets % 2 == 0)) continue;
         if (stage != 1 && (mwg > 64 || nwg > 64 || mwg / tparam(env, "MDIMC") * (nwg / tparam(env, "NDIMC")) > 32))
