@@ -1125,7 +1125,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         const int native = compute == OCX_COMPUTE_F16;
         /* split K: the chunks' partial products are written as they are, gemm_sum transposes (CT) */
         gemm_defines(ctx, &p, widen ? OCX_F32 : a->dtype, parts > 1 ? dtype_code(acc) : dtype_code(c->dtype), native,
-                     akf, bkf, av, bv, idx32, parts > 1 ? 0 : ct, tiled && panels_in, options, sizeof options);
+                     akf, bkf, av, bv, idx32, parts > 1 ? 0 : ct, panels_in, options, sizeof options);
         if (dot || cols) {
             const size_t ol = strlen(options);
             snprintf(options + ol, sizeof options - ol, " -DNB=%zu -DBK1=%d -DDDOT=%d -DDVW=%d -DDROWS=%d",
