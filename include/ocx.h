@@ -421,8 +421,11 @@ typedef struct ocx_params_info {
                           * or the profile file's path */
     char params[512];    /* "WG=256 VW=4 …", as a profile entry or OCX_<FAMILY>_PARAMS gives them
                           * (so they can be fed back): vector operations' and reductions' VW counts
-                          * 4-byte words (f64 kernels take half as many doubles), and NT allows
-                          * non-temporal stores where the call qualifies (vector.c says where) */
+                          * 4-byte words (f64 kernels take half as many doubles), and NT=1 lets
+                          * add, sub, mul, div, fill and copy (one dtype, not f16, contiguous)
+                          * store a result apart from their inputs past the caches where it is
+                          * at least half the device's global memory cache or 64 MiB, whichever
+                          * is less; from ocx_last_params(), NT=0 for a call that took none */
     char kernel[32];     /* the kernel that computed the result (ocx_last_params; empty from
                           * ocx_context_params): "gemm_tiled", "gemm_direct", "gemm_dot" (matrix-vector
                           * products), "gemm_cols", "gemm_mma" (tensor cores) for ocx_gemm; the

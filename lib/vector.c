@@ -17,7 +17,8 @@
  * 8 elements in groups of 128, the per-work-item bounds checks are paid half as often and
  * CLBlast's axpy/copy/scal went from 0.55-0.73x to 1.0-1.2x (PoCL, 2^20 f32, 2 cores). */
 /* NT (CPUs): kernels whose result is only written store it past the caches when it is at least half
- * the global memory cache (2-core EPYC, PoCL, 2^24 f32: add 24 -> 31-34 GB/s, copy 30 -> 42 GB/s).
+ * the global memory cache, or 64 MiB (ocx__vector_nt_from) (2-core EPYC, PoCL, 2^24 f32: add 24 ->
+ * 31-34 GB/s, copy 30 -> 42 GB/s).
  * WPT (CPUs, "large" class: 2): each work-item takes WPT vectors a global size apart, so each thread
  * of PoCL walks WPT streams of memory at once, as CLBlast's axpy/scal kernels do. 2^24 on a 2-core
  * EPYC (PoCL, ours and CLBlast's runs alternating, two runs): scale f32 0.89-0.97x CLBlast with one
@@ -97,17 +98,24 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
         return ocx__launch(ctx, stream, &none, num_wait, wait, event);
     }
     ocx__params p;
-    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_vector, dtype, ocx__size_class_1d(ctx, n), &p));
+    const char *cls = ocx__size_class_1d(ctx, n);
+    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_vector, dtype, cls, &p));
     ocx__params_kernel(kernel);
+    /* Non-temporal stores only for a kernel that writes its result without reading it, contiguous
+     * (`vectorised`: the strided paths store element by element), into memory apart from its
+     * inputs (`apart`: an in-place add reads its destination), where the result is at least
+     * ocx__vector_nt_from (below; no cache reported: never); a smaller one is better left for
+     * whatever reads it next. The other kernels, and f16 storage (moved as raw words,
+     * cl/vector.cl), never take them: no second build of the same code. ocx_last_params() reports
+     * NT=0 for a call that took none. */
+    const int nt = kernels[id - 1].write_only && vectorised && apart && n >= ocx__vector_nt_from(ctx, dtype);
+    if (p.v[P_NT] && !nt) {
+        p.v[P_NT] = 0;
+        ocx__params_record(&p, dtype, cls);
+    }
     /* VW counts f32/f16 elements; f64 takes half as many, the same 16 bytes as f32 (H200, 2^28
      * f64 add: 2.9 TB/s with double4, 4.2 TB/s with double2). */
     if (dtype == OCX_F64) p.v[P_VW] = p.v[P_VW] > 1 ? p.v[P_VW] / 2 : 1;
-    /* Non-temporal stores only for a kernel that writes its result without reading it, into memory
-     * apart from its inputs (`apart`: an in-place add reads its destination), where the result is at
-     * least half the device's global memory cache (none reported: never); a smaller one is better
-     * left for whatever reads it next. The other kernels, and f16 storage (moved as raw words,
-     * cl/vector.cl), never take them: no second build of the same code. */
-    if (!kernels[id - 1].write_only || !apart || n < ocx__vector_nt_from(ctx, dtype)) p.v[P_NT] = 0;
     char options[512];
     ocx__dtype_defines(ctx, dtype, options, sizeof options);
     size_t ol = strlen(options);
@@ -122,10 +130,22 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     return ocx__launch(ctx, stream, &d, num_wait, wait, event);
 }
 
+/* Non-temporal stores from a result of half the device's global memory cache, or of 64 MiB where
+ * that is less. A server's last-level cache is shared by all of its cores (and virtual machines):
+ * the 2-core AVX-512 Xeon reports 480 MiB, so half of it took them only from 2^26 f32 elements,
+ * while its arrays of 2^24 already come from memory. There (PoCL, tools/profile-ab --kernel-time,
+ * 21 rounds, the shipped profile with NT=0 against NT=1): add and copy of 2^24 and 2^25 f32 ran
+ * 1.50-1.53x and 1.83-1.87x with them (20-21 rounds of 21), f64 2^23 and 2^24 1.44-1.53x and
+ * 1.74-1.87x; 2^23 f32 (32 MiB) gained less (1.11-1.33x, 6-9 rounds of 11). A result read next
+ * is then read from memory: an add followed by the asum of its result (a process each, three
+ * rounds) ran 1.12-1.18x as fast with them at 2^24 f32, but 0.87-1.01x at 2^23 and 0.77-0.81x at
+ * 2^22. */
+#define OCX__NT_FROM_MAX ((size_t)64 << 20)
 size_t ocx__vector_nt_from(const ocx_context *ctx, ocx_dtype dtype)
 {
     const size_t cache = (size_t)ctx->info.global_mem_cache_bytes;
-    return dtype == OCX_F16 || cache == 0 ? SIZE_MAX : ocx__div_up(cache / 2, ocx_dtype_size(dtype));
+    const size_t from = cache / 2 < OCX__NT_FROM_MAX ? cache / 2 : OCX__NT_FROM_MAX;
+    return dtype == OCX_F16 || cache == 0 ? SIZE_MAX : ocx__div_up(from, ocx_dtype_size(dtype));
 }
 
 static ocx_status binary(ocx_context *ctx, ocx_stream *stream, const char *kernel, size_t n, const ocx_buffer *x,

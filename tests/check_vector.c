@@ -223,6 +223,80 @@ START_TEST(test_launch_shapes)
 }
 END_TEST
 
+/* Whether the last call took non-temporal stores, as ocx_last_params() reports it. */
+static int took_nt(const char *what)
+{
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    ck_assert_msg(!strcmp(info.family, "vector"), "%s: the last call was %s's", what, info.family);
+    return strstr(info.params, "NT=1") != NULL;
+}
+
+/* Non-temporal stores (NT=1, set here on any device) are taken by add, sub, mul, div, fill and
+ * copy of one dtype, contiguous, into memory apart from their inputs, from half the device's
+ * global memory cache of result or 64 MiB, whichever is less; never for f16, nor where no cache
+ * is reported. ocx_last_params() says NT=0 where none were taken. At the threshold and one
+ * element below it the add is checked element by element, the fill and copy on their ends. */
+START_TEST(test_nt_threshold)
+{
+    ocx_dtype dt = dtypes[_i];
+    if (!tdtype_ok(dt)) return;
+    const uint64_t cache = tinfo.global_mem_cache_bytes, cap = (uint64_t)64 << 20;
+    const uint64_t bytes = cache / 2 < cap ? cache / 2 : cap;
+    const size_t es = ocx_dtype_size(dt), from = bytes ? (size_t)((bytes + es - 1) / es) : 4096;
+    const int takes = dt != OCX_F16 && cache != 0;
+    setenv("OCX_VECTOR_PARAMS", "NT=1", 1);
+    check_op_at(ADD, dt, from, 1, 1, 90, 0, 0);
+    const int add_at = took_nt("add");
+    if (dt == OCX_F16) {
+        unsetenv("OCX_VECTOR_PARAMS"); /* before the assertions: the suite does not fork */
+        ck_assert_msg(!add_at, "f16 add of %zu took NT", from);
+        return;
+    }
+    check_op_at(ADD, dt, from - 1, 1, 1, 91, 0, 0);
+    const int add_below = took_nt("add below");
+    ocx_buffer *x = tpoisoned(dt, from), *y = tpoisoned(dt, from), *w = tpoisoned(dt, 2 * from - 1);
+    const ocx_dtype other = dt == OCX_F32 ? OCX_F16 : OCX_F32; /* a conversion reads as it writes */
+    ocx_buffer *v = tpoisoned(other, from);
+    int took[6];
+    ck_ok(ocx_fill(tctx, NULL, from, 1.5, x, 1, 0, NULL, NULL));
+    took[0] = took_nt("fill");
+    ck_ok(ocx_copy(tctx, NULL, from, x, 1, y, 1, 0, NULL, NULL));
+    took[1] = took_nt("copy");
+    ck_ok(ocx_copy(tctx, NULL, from, x, 1, v, 1, 0, NULL, NULL));
+    took[2] = took_nt("converting copy");
+    ck_ok(ocx_add(tctx, NULL, from, x, y, y, 0, NULL, NULL)); /* in place: y = 3 */
+    took[3] = took_nt("in-place add");
+    ck_ok(ocx_axpy(tctx, NULL, from, 2.0, x, 1, y, 1, 0, NULL, NULL)); /* reads y: y = 6 */
+    took[4] = took_nt("axpy");
+    ck_ok(ocx_fill(tctx, NULL, from, 2.5, w, 2, 0, NULL, NULL)); /* strided */
+    took[5] = took_nt("strided fill");
+    unsetenv("OCX_VECTOR_PARAMS");
+    ck_assert_msg(add_at == takes, "add of %zu %s (cache %llu bytes): NT=%d", from, ocx_dtype_name(dt),
+                  (unsigned long long)cache, add_at);
+    ck_assert_msg(!add_below, "add of %zu %s took NT", from - 1, ocx_dtype_name(dt));
+    ck_assert_msg(took[0] == takes && took[1] == takes, "fill, copy of %zu: NT=%d, %d", from, took[0], took[1]);
+    ck_assert_msg(!took[2] && !took[3] && !took[4] && !took[5],
+                  "converting copy, in-place add, axpy, strided fill: NT=%d %d %d %d", took[2], took[3], took[4],
+                  took[5]);
+    ocx_buffer *bufs[] = {y, v, w};
+    const size_t last[] = {from - 1, from - 1, 2 * from - 2};
+    const double want[] = {6, 1.5, 2.5};
+    for (int b = 0; b < 3; b++) {
+        void *h = tread(bufs[b]);
+        const ocx_dtype bt = b == 1 ? other : dt;
+        const double first = tvalue(bt, h, 0), end = tvalue(bt, h, last[b]), gap = b == 2 ? tvalue(bt, h, 1) : NAN;
+        free(h);
+        ck_assert_msg(first == want[b] && end == want[b], "result %d: %g ... %g, want %g", b, first, end, want[b]);
+        ck_assert_msg(b != 2 || isnan(gap), "the strided fill wrote element 1: %g", gap);
+    }
+    ocx_buffer_destroy(x);
+    ocx_buffer_destroy(y);
+    ocx_buffer_destroy(v);
+    ocx_buffer_destroy(w);
+}
+END_TEST
+
 /* Launch shapes drawn from the family's own table (trandom_params: the space ocx-tune searches),
  * beyond test_launch_shapes' hand-picked ones: every operation over lengths with tails at
  * misaligned views, and the strided ones. A failure's seed and set are on stderr before it. */
@@ -556,6 +630,7 @@ int main(void)
     tcase_add_loop_test(tc, test_nan_inf, 0, 3);
     tcase_add_test(tc, test_launch_shapes);
     tcase_add_test(tc, test_random_params);
+    tcase_add_loop_test(tc, test_nt_threshold, 0, 3);
     tcase_add_test(tc, test_copy_convert);
     tcase_add_test(tc, test_f16_edges);
     tcase_add_test(tc, test_f16_copy_bits);
