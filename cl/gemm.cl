@@ -35,6 +35,7 @@
  *   UNROLL_TILE  1: the loops over the register tile unrolled whole (see TILE_UNROLL)
  *   GM      work-group order: the grid's groups, in launch order, take the tiles GM tile-rows at a
  *           time (1: row after row; lib/gemm.c has the measurements)
+ *   PFD     STAGE=1: B's rows prefetched PFD k ahead (0: none; see PREFETCH_B)
  *   Chosen by gemm.c from the call: AKF (1: sak == 1, A is K-fast; 0: sam == 1), BKF (1: sbk == 1,
  *   B is K-fast; 0: sbn == 1), AV BV (global vector widths: up to 4, dividing the tile's fast extent),
  *   IDX32 (1: every element index fits 32 bits), CT (STAGE=1 only; 1: the kernel's C is the transpose
@@ -110,6 +111,20 @@
 #endif
 #ifndef PANEL
 #define PANEL 0
+#endif
+#ifndef PFD
+#define PFD 0
+#endif
+/* PFD (STAGE=1, operands in place, B N-fast): each k prefetches B's row PFD k ahead, where the
+ * compiler has __builtin_prefetch (clang: PoCL); elsewhere nothing. A work-item walks its columns
+ * of B down the rows, one row a page apart once B is 1024 floats wide: the hardware's prefetchers,
+ * which follow runs within a page, then leave each row a miss (lib/gemm.c has the measurements). */
+#define PREFETCH_B 0
+#if PFD && STAGE == 1 && !PANEL && !BKF && defined(__has_builtin)
+#if __has_builtin(__builtin_prefetch)
+#undef PREFETCH_B
+#define PREFETCH_B 1
+#endif
 #endif
 
 /* The loop over a local slice's k: KUNR iterations unrolled (1: none; at least the trip count: all). */
@@ -474,6 +489,11 @@ gemm_tiled(const ulong M_, const ulong N_, const ulong K_, const SCALAR alpha, c
     const global SA *ak = A, *bk = B + ob;
     for (IDX k = 0; k < K; k++, ak += sak, bk += sbk) {
         VT(VWN) b[NVW];
+#if PREFETCH_B
+        /* B's row PFD k ahead (the host's PFD): see PFD above */
+#pragma unroll
+        for (int g = 0; g < NVW; g++) __builtin_prefetch(bk + (size_t)PFD * sbk + at[g]);
+#endif
 #pragma unroll
         for (int g = 0; g < NVW; g++) {
 #if BKF

@@ -42,7 +42,7 @@
  * costs about 1.1% (doc/performance.md: "Where the rest of the 8192³ gap goes"). */
 enum { P_MWG, P_NWG, P_KWG, P_MDIMC, P_NDIMC, P_VWM, P_VWN, P_STAGE, P_KUNR, P_UNROLL_TILE, P_DWGN, P_DWGM, P_DKU, P_DIRECT,
        P_PACK, P_GM, P_PACKN, P_KSPLIT, P_DOTN, P_DDOT, P_DVW, P_DROWS, P_COLS,
-       P_CVW, P_KBLK, P_PANEL, P_COUNT };
+       P_CVW, P_KBLK, P_PANEL, P_PFD, P_COUNT };
 static const ocx__param_def gemm_params[P_COUNT] = {
     /* name      gpu   cpu   min  max  ladder host */
     {"MWG", 64, 64, 1, 256, OCX__LADDER_POW2_3, 0}, /* 3x: AVX2 CPUs (gemm_device_defaults) */
@@ -166,7 +166,20 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * (gemm_core) where M*N/(M + N) is PANEL or more and M*N*K at least 2*PANEL^3; ocx_last_params()
      * reports 0 where a call took none. Unused by the other stages. */
     {"PANEL", 0, 384, 0, 65536, 0, 1, 1},
+    /* The CPU kernel (STAGE=1) reading B in place, N-fast, with rows PFD_PITCH bytes or more apart:
+     * B's row PFD k ahead prefetched at each k (0: none; cl/gemm.cl: PREFETCH_B). Each work-item
+     * walks its columns down B's rows, so where those lie a page apart every row was a miss that no
+     * hardware prefetcher foresaw: skinny products, whose B is too thin to take panels, ran 13-17%
+     * of the FMA peak. PoCL, 2-core AVX-512 Xeon, PFD=0 against 32, median wall time of 11 rounds
+     * alternating call by call in one process: f32 16x4096x4096 NN 1.85-2.28x as fast (11 of 11
+     * rounds), TN 2.00-2.03x, 4096x16x4096 TN (B the large A, as C^T) 1.89-1.93x, 32x8192x1024
+     * 1.51x, 64x2048x2048 1.25-1.27x, 128x1024x4096 1.11x; f64 (9 rounds) 16x4096x4096 1.58x,
+     * 64x2048x2048 1.37x, 512^3 1.07x (9 of 9). On rows closer together they cost: 256^3, 512^3 and
+     * 640^3 f32 ran 0.84-0.94x, hence PFD_PITCH, under which they run level (0.99-1.00x), as do
+     * 300x4096x300 and 700x1500x700. Distances of 16 and 64 ran 0.85-1.36x the time of 32, mixed. */
+    {"PFD", 0, 32, 0, 256, 0, 0, 1},
 };
+enum { PFD_PITCH = 4096 }; /* bytes between B's rows from which PFD takes effect */
 
 /* Bytes of the arithmetic type (the local-memory staging holds it). Native f16 would need less;
  * the family is checked with the larger f32 size so one parameter set serves both. */
@@ -214,10 +227,12 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
 }
 
 /* STAGE=1 uses neither local slices (KWG), their vector reads (VWM), their k loop (KUNR) nor the
- * other stages' register tile loops (UNROLL_TILE). KUNR beyond KWG unrolls no more than KWG does. */
+ * other stages' register tile loops (UNROLL_TILE), and the other stages no prefetches (PFD). KUNR
+ * beyond KWG unrolls no more than KWG does. */
 static void gemm_canonical(int *v)
 {
     if (v[P_STAGE] == 1) v[P_KWG] = gemm_params[P_KWG].def_cpu, v[P_VWM] = 1, v[P_KUNR] = 1, v[P_UNROLL_TILE] = 0;
+    else v[P_PFD] = 0;
     if (v[P_KUNR] > v[P_KWG]) v[P_KUNR] = v[P_KWG];
 }
 
@@ -1103,6 +1118,13 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         const int akf = sak == 1, bkf = sbn != 1;
         if (tiled && p.v[P_STAGE] >= 2 && (akf || bkf) && p.v[P_GM] != 1) {
             p.v[P_GM] = 1;
+            ocx__params_record(&p, a->dtype, cls);
+        }
+        /* Prefetches (PFD) only where the CPU kernel reads B in place, N-fast, with its rows a page
+         * or more apart (PFD in the table above); ocx_last_params() reports 0 elsewhere. */
+        const size_t bes = widen ? ocx_dtype_size(OCX_F32) : ocx_dtype_size(a->dtype);
+        if (tiled && p.v[P_PFD] && (p.v[P_STAGE] != 1 || panels_in || bkf || sbk * bes < PFD_PITCH)) {
+            p.v[P_PFD] = 0;
             ocx__params_record(&p, a->dtype, cls);
         }
         /* Layout and alignment of the call: each operand's fast dimension (one of its strides is 1),

@@ -871,6 +871,43 @@ START_TEST(test_panels)
 }
 END_TEST
 
+/* Prefetches of B's rows (PFD, lib/gemm.c): the CPU kernel reading B in place, N-fast, takes them
+ * where B's rows lie 4 KiB or more apart (here 1100 f32, 520 f64), with K past the prefetch
+ * distance and under it, single and in strided batches with offsets; ocx_last_params() reports
+ * PFD=0 where rows are closer, where B is K-fast and where panels are read. Every product is
+ * checked against the reference, as everywhere (a prefetch past the end of B changes nothing). */
+#define CPU_PFD "DIRECT=1,STAGE=1,MWG=16,NWG=32,MDIMC=2,NDIMC=1,VWN=16,PACK=0,DOTN=0,COLS=0,PANEL=0,PFD=32"
+#define CPU_PFD_PANELS "DIRECT=1,STAGE=1,MWG=16,NWG=32,MDIMC=2,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=1,PFD=32"
+START_TEST(test_prefetch)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    static const struct {
+        ocx_dtype dt;
+        ocx_op opb;
+        size_t m, k, ldb, batch, offb;
+        const char *env;
+        int taken;
+    } cases[] = {
+        {OCX_F32, OCX_OP_N, 19, 67, 1100, 1, 0, CPU_PFD, 1},  {OCX_F32, OCX_OP_N, 19, 20, 1100, 1, 0, CPU_PFD, 1},
+        {OCX_F32, OCX_OP_N, 37, 67, 1100, 2, 3, CPU_PFD, 1},  {OCX_F64, OCX_OP_N, 19, 67, 520, 1, 1, CPU_PFD, 1},
+        {OCX_F32, OCX_OP_N, 19, 67, 1000, 1, 0, CPU_PFD, 0},  {OCX_F32, OCX_OP_T, 70, 67, 1100, 1, 0, CPU_PFD, 0},
+        {OCX_F32, OCX_OP_N, 37, 67, 1100, 1, 0, CPU_PFD_PANELS, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        if (!tdtype_ok(cases[c].dt)) continue;
+        const size_t n = 45; /* B N-fast: ld = N + extra; K-fast (op T): ld = K + extra */
+        gcase g = {cases[c].dt, cases[c].dt, OCX_ROW_MAJOR, OCX_OP_N, cases[c].opb, cases[c].m, n, cases[c].k, 0,
+                   cases[c].ldb - (cases[c].opb == OCX_OP_N ? n : cases[c].k), 0, 0, cases[c].offb, 0, -0.75, 0.5,
+                   cases[c].batch > 1 ? MODE_STRIDED : MODE_SINGLE, cases[c].batch, 0, 0, cases[c].env};
+        check_case(&g, seed, &rng);
+        ocx_params_info info;
+        ck_ok(ocx_last_params(&info));
+        const char *want = cases[c].taken ? " PFD=32" : " PFD=0";
+        ck_assert_msg(strstr(info.params, want), "case %zu: '%s' lacks%s", c, info.params, want);
+    }
+}
+END_TEST
+
 /* Pads every leading dimension to a multiple of `to` elements (e.g. 8: the tensor-core kernel's 16-byte
  * copies). */
 static void pad_ld(gcase *g, size_t to)
@@ -2048,6 +2085,7 @@ int main(void)
     tcase_add_test(core, test_split_k);
     tcase_add_test(core, test_k_blocks);
     tcase_add_test(core, test_panels);
+    tcase_add_test(core, test_prefetch);
     tcase_add_test(core, test_dot);
     tcase_add_test(core, test_kernel_named);
     tcase_add_test(core, test_host_memory);
