@@ -1587,9 +1587,9 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
     space_init(&sp, t->def, is_gpu(t->ctx));
     /* A parameter that the measurement cannot see stays as the start has it: the vector family's
      * NT below the size from which non-temporal stores are taken (vector.c). On the 2-core Xeon
-     * (480 MiB of cache reported: NT from 2^26 f32 elements on) a --quick run measuring "large" at
-     * 2^24 set NT=0, which ran add and copy of 2^26 at 0.70x and 0.59x the defaults (0 of 21
-     * rounds won, tools/profile-ab). */
+     * (480 MiB of cache reported: NT then took effect from 2^26 f32 elements on, from 2^24 since
+     * the 64-MiB cap) a --quick run measuring "large" at 2^24 set NT=0, which ran add and copy of
+     * 2^26 at 0.70x and 0.59x the defaults (0 of 21 rounds won, tools/profile-ab). */
     ocx__params cur = *current; /* the parameters in force (a profile's) take the start's too */
     if (t->def->fam == &ocx__family_vector && t->tc->n < ocx__vector_nt_from(t->ctx, t->dtype)) {
         const unsigned nt = ocx__param_index(t->def->fam, "NT");

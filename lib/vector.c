@@ -17,8 +17,8 @@
  * 8 elements in groups of 128, the per-work-item bounds checks are paid half as often and
  * CLBlast's axpy/copy/scal went from 0.55-0.73x to 1.0-1.2x (PoCL, 2^20 f32, 2 cores). */
 /* NT (CPUs): kernels whose result is only written store it past the caches when it is at least half
- * the global memory cache, or 64 MiB (ocx__vector_nt_from) (2-core EPYC, PoCL, 2^24 f32: add 24 ->
- * 31-34 GB/s, copy 30 -> 42 GB/s).
+ * the global memory cache or 64 MiB, whichever is less (ocx__vector_nt_from) (2-core EPYC, PoCL,
+ * 2^24 f32: add 24 -> 31-34 GB/s, copy 30 -> 42 GB/s).
  * WPT (CPUs, "large" class: 2): each work-item takes WPT vectors a global size apart, so each thread
  * of PoCL walks WPT streams of memory at once, as CLBlast's axpy/scal kernels do. 2^24 on a 2-core
  * EPYC (PoCL, ours and CLBlast's runs alternating, two runs): scale f32 0.89-0.97x CLBlast with one
