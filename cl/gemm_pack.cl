@@ -144,8 +144,8 @@ kernel void gemm_pack_panel(const global TS *restrict src, const ulong off, cons
     const int by_panel = sr == 1;
     const ulong g0 = get_global_id(0), g1 = get_global_id(1), b = get_global_id(2);
     const ulong c0 = (by_panel ? g1 : g0) * PB, p = by_panel ? g0 : g1, r0 = p * PW;
-    if (c0 >= cols) return;
     const ulong panels = (rows + PW - 1) / PW;
+    if (c0 >= cols || p >= panels) return; /* past the end: the host rounds dimension 0 up */
     const global TS *s = src + off + b * stride + r0 * sr + c0 * sc;
     global T *d = dst + at + ((b * panels + p) * cols + c0) * PW;
     if (r0 + PW <= rows && c0 + PB <= cols && (sr == 1 || sc == 1)) {

@@ -635,19 +635,26 @@ static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int
     if (wg > ctx->info.max_work_group_size) wg = ctx->info.max_work_group_size;
     if (wg > ctx->info.max_work_item_sizes[0]) wg = ctx->info.max_work_item_sizes[0];
     const unsigned nargs = sizeof pl->args / sizeof *pl->args;
+    /* gemm_pack_t and gemm_pack_panel hold a block in private memory (16x16 elements; PW x 16),
+     * which PoCL keeps for every work-item of a group at once on its worker thread's stack: in
+     * groups of its own choosing (up to 4096 work-items) 2048^3 NT f32 overflowed an 8-MiB stack
+     * and crashed the process. Their groups are pack_wg work-items along dimension 0 (the kernels
+     * skip those past the end). */
+    size_t pack_wg = wg < 16 ? wg : 16;
     if (panel) { /* dimension 0 over the panels where each column is a run (sr == 1), else the columns */
         const size_t blocks = ocx__div_up(x->cols, 16), panels = ocx__div_up(x->rows, pitch);
         pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack_panel", 3,
-                                   {x->sr == 1 ? panels : blocks, x->sr == 1 ? blocks : panels, batch}, {0}, nargs,
-                                   pl->args, NULL};
+                                   {ocx__round_up(x->sr == 1 ? panels : blocks, pack_wg), x->sr == 1 ? blocks : panels,
+                                    batch},
+                                   {pack_wg, 1, 1}, nargs, pl->args, NULL};
     } else if (local_t)
         pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack_tl", 3,
                                    {ocx__round_up(x->rows, 32), ocx__div_up(x->cols, 32) * 8, batch}, {32, 8, 1},
                                    nargs, pl->args, NULL};
     else if (t)
         pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack_t", 3,
-                                   {ocx__div_up(x->cols, 16), ocx__div_up(x->rows, 16), batch}, {0}, nargs, pl->args,
-                                   NULL};
+                                   {ocx__round_up(ocx__div_up(x->cols, 16), pack_wg), ocx__div_up(x->rows, 16), batch},
+                                   {pack_wg, 1, 1}, nargs, pl->args, NULL};
     else
         pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack", 3,
                                    {ocx__round_up(x->cols, wg), x->rows, batch}, {wg, 1, 1}, nargs, pl->args, NULL};

@@ -871,6 +871,26 @@ START_TEST(test_panels)
 }
 END_TEST
 
+/* Copies of large operands: 64x2048x2048 with B transposed (NT, TT; 64 rows, so no C^T), both
+ * into panels, and 2048x16x2048 TN, A transposed into a dense copy (gemm_pack_t). PoCL had run the
+ * copies in work-groups of its own choosing, up to 4096 work-items, each item's private block held
+ * for the whole group on its worker thread's stack: B's panels of 2048 x 2048 overflowed 8 MiB and
+ * crashed the process (2048^3 NT did so under the CPUs' default parameters). */
+START_TEST(test_large_copies)
+{
+    uint64_t seed = test_seed(), rng = seed;
+    static const struct { ocx_op opa, opb; size_t m, n; const char *env; } cases[] = {
+        {OCX_OP_N, OCX_OP_T, 64, 2048, CPU_PANELS}, {OCX_OP_T, OCX_OP_T, 64, 2048, CPU_PANELS_12},
+        {OCX_OP_T, OCX_OP_N, 2048, 16, "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,PACKN=1,DOTN=0,COLS=0"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        gcase g = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, cases[c].opa, cases[c].opb, cases[c].m, cases[c].n, 2048, 0, 0, 0,
+                   0, 0, 0, 0.75, -0.5, MODE_SINGLE, 1, 0, 0, cases[c].env};
+        check_case(&g, seed, &rng);
+    }
+}
+END_TEST
+
 /* Prefetches of B's rows (PFD, lib/gemm.c): the CPU kernel reading B in place, N-fast, takes them
  * where B's rows lie 4 KiB or more apart (here 1100 f32, 520 f64), with K past the prefetch
  * distance and under it, single and in strided batches with offsets; ocx_last_params() reports
@@ -2086,6 +2106,7 @@ int main(void)
     tcase_add_test(core, test_k_blocks);
     tcase_add_test(core, test_panels);
     tcase_add_test(core, test_prefetch);
+    tcase_add_test(core, test_large_copies);
     tcase_add_test(core, test_dot);
     tcase_add_test(core, test_kernel_named);
     tcase_add_test(core, test_host_memory);
