@@ -233,9 +233,9 @@ static int took_nt(const char *what)
 }
 
 /* Non-temporal stores (NT=1, set here on any device) are taken by add, sub, mul, div, fill and
- * copy of one dtype, contiguous, into memory apart from their inputs, from half the device's
- * global memory cache of result or 64 MiB, whichever is less; never for f16, nor where no cache
- * is reported. ocx_last_params() says NT=0 where none were taken. At the threshold and one
+ * copy of one dtype, contiguous, into memory apart from their inputs, for a result of half the
+ * device's global memory cache or 64 MiB, whichever is less, or more; never for f16, nor where no
+ * cache is reported. ocx_last_params() says NT=0 where none were taken. At the threshold and one
  * element below it the add is checked element by element, the fill and copy on their ends. */
 START_TEST(test_nt_threshold)
 {
