@@ -762,8 +762,9 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     (CPUs) from 2^20 multiply-adds on are both copied, widened to f32 (exactly), unless
  *     OCX_COMPUTE_F16: the kernel then converts no element at each load (same results, 3x faster
  *     on PoCL). A copy's rows are padded to an odd multiple of 64 bytes. On the STAGE=1 kernel, where
- *     M*N/(M + N) is at least the parameter PANEL (CPUs 384; GPUs 0: never) and M*N*K at least
- *     2*PANEL^3, both operands are copied instead into panels that the kernel reads k after k
+ *     M*N/(M + N) is at least the parameter PANEL (CPUs 384; GPUs 0: never), or a quarter of it
+ *     where op(A) is M-fast, or op(B) K-fast and N >= M, and M*N*K at least 2*PANEL^3, both
+ *     operands are copied instead into panels that the kernel reads k after k
  *     (ocx_last_params() reports PANEL=0 for a call that took none). `event` is then the GEMM kernel's: it completes after the copies,
  *     and its profiling time covers the kernel alone.
  *   - Where the tiles of a single product (not a batch; not the direct, dot-product or tensor-core

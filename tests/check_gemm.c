@@ -829,7 +829,9 @@ END_TEST
  * the dtypes random_case draws (f16 widened from 2^20 on, copied as f16 below), AVX-512's 12-row
  * tiles on 2 work-items and the 8-row ones on 8; ocx_last_params() reports PANEL=1 for each, and
  * PANEL=0 for a batch of offset arrays (nothing copied), for a scratch buffer too small for the
- * copies (the operands read in place) and, under the CPUs' threshold (384), for a product below it. */
+ * copies (the operands read in place) and, under the CPUs' threshold (384), for a product below it;
+ * and the quarter threshold where op(A) is M-fast, or op(B) K-fast and N >= M (256x512x1024:
+ * PANEL=384 reported for TN, NT and TT, 0 for NN; 512x256x1024 NT: 0). */
 #define CPU_PANELS "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=1"
 #define CPU_PANELS_12 "DIRECT=1,STAGE=1,MWG=24,NWG=32,MDIMC=2,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=1,KBLK=16"
 START_TEST(test_panels)
@@ -867,6 +869,23 @@ START_TEST(test_panels)
     ocx_params_info info;
     ck_ok(ocx_last_params(&info));
     ck_assert_msg(strstr(info.params, " PANEL=0"), "100^3 under PANEL=384: %s", info.params);
+    end_params_case(x, y, z);
+    /* 256x512x1024 (M*N/(M + N) = 170): over a quarter of 384, which applies where op(A) is M-fast,
+     * or op(B) K-fast and N >= M, so panels there (TN, NT, TT), none for NN nor for 512x256x1024 NT */
+    setenv("OCX_GEMM_PARAMS", "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=384", 1);
+    x = tpoisoned(OCX_F32, 512 * 1024), y = tpoisoned(OCX_F32, 512 * 1024), z = tpoisoned(OCX_F32, 256 * 512);
+    for (int t = 0; t < 4; t++) {
+        const ocx_op ta = t & 1 ? OCX_OP_T : OCX_OP_N, tb = t & 2 ? OCX_OP_T : OCX_OP_N;
+        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, ta, tb, 256, 512, 1024, 1, x, 0, ta == OCX_OP_N ? 1024 : 256, y, 0,
+                       tb == OCX_OP_N ? 512 : 1024, 0, z, 0, 512, 0, NULL, NULL));
+        ck_ok(ocx_last_params(&info));
+        ck_assert_msg(strstr(info.params, t ? " PANEL=384" : " PANEL=0"), "256x512x1024 op %d%d: %s", t & 1, t >> 1,
+                      info.params);
+    }
+    ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 512, 256, 1024, 1, x, 0, 1024, y, 0, 1024, 0, z, 0,
+                   256, 0, NULL, NULL));
+    ck_ok(ocx_last_params(&info));
+    ck_assert_msg(strstr(info.params, " PANEL=0"), "512x256x1024 NT: %s", info.params);
     end_params_case(x, y, z);
 }
 END_TEST
