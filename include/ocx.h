@@ -783,9 +783,10 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     length, 0 for one pass): not for offset-array batches nor an f16 C. `event` is then the
  *     last block's (its profiling time covers that launch alone); an OpenCL failure after the
  *     first block leaves C part summed.
- *   - The STAGE=1 kernel, reading an N-fast B in place whose rows lie 4 KiB or more apart (e.g. 16 x
- *     4096 x 4096 f32), prefetches B's row the parameter PFD ahead of each k (CPUs 32; GPUs 0:
- *     never); ocx_last_params() reports PFD=0 for a call that took none. Results are the same.
+ *   - The STAGE=1 kernel on a CPU, reading an N-fast B in place whose rows lie 4 KiB or more apart
+ *     (e.g. 16 x 4096 x 4096 f32), prefetches B's row the parameter PFD ahead of each k (CPUs 32;
+ *     other devices never); ocx_last_params() reports PFD=0 for a call that took none. Results are
+ *     the same.
  *   - The scratch buffer (copies, partial products) is kept between calls, as large as the most
  *     used at once on the stream, until ocx_stream_trim() or until the stream is destroyed (the
  *     default stream's: the context); without the memory the operands are read in place and K is

@@ -1142,9 +1142,12 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             ocx__params_record(&p, a->dtype, cls);
         }
         /* Prefetches (PFD) only where the CPU kernel reads B in place, N-fast, with its rows a page
-         * or more apart (PFD in the table above); ocx_last_params() reports 0 elsewhere. */
+         * or more apart (PFD in the table above), and only on CPUs: NVIDIA's compiler (H100, driver
+         * 580) says it has __builtin_prefetch and then fails to build the kernel. ocx_last_params()
+         * reports 0 elsewhere. */
         const size_t bes = widen ? ocx_dtype_size(OCX_F32) : ocx_dtype_size(a->dtype);
-        if (tiled && p.v[P_PFD] && (p.v[P_STAGE] != 1 || panels_in || bkf || sbk * bes < PFD_PITCH)) {
+        if (tiled && p.v[P_PFD] &&
+            (ctx->info.type != OCX_DEVICE_CPU || p.v[P_STAGE] != 1 || panels_in || bkf || sbk * bes < PFD_PITCH)) {
             p.v[P_PFD] = 0;
             ocx__params_record(&p, a->dtype, cls);
         }

@@ -913,7 +913,8 @@ END_TEST
 /* Prefetches of B's rows (PFD, lib/gemm.c): the CPU kernel reading B in place, N-fast, takes them
  * where B's rows lie 4 KiB or more apart (here 1100 f32, 520 f64), with K past the prefetch
  * distance and under it, single and in strided batches with offsets; ocx_last_params() reports
- * PFD=0 where rows are closer, where B is K-fast and where panels are read. Every product is
+ * PFD=0 where rows are closer, where B is K-fast, where panels are read and on other devices than
+ * CPUs (NVIDIA's compiler failed to build the prefetches). Every product is
  * checked against the reference, as everywhere (a prefetch past the end of B changes nothing). */
 #define CPU_PFD "DIRECT=1,STAGE=1,MWG=16,NWG=32,MDIMC=2,NDIMC=1,VWN=16,PACK=0,DOTN=0,COLS=0,PANEL=0,PFD=32"
 #define CPU_PFD_PANELS "DIRECT=1,STAGE=1,MWG=16,NWG=32,MDIMC=2,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=1,PFD=32"
@@ -941,7 +942,7 @@ START_TEST(test_prefetch)
         check_case(&g, seed, &rng);
         ocx_params_info info;
         ck_ok(ocx_last_params(&info));
-        const char *want = cases[c].taken ? " PFD=32" : " PFD=0";
+        const char *want = cases[c].taken && tinfo.type == OCX_DEVICE_CPU ? " PFD=32" : " PFD=0"; /* CPUs only */
         ck_assert_msg(strstr(info.params, want), "case %zu: '%s' lacks%s", c, info.params, want);
     }
 }
