@@ -115,12 +115,14 @@
 #ifndef PFD
 #define PFD 0
 #endif
-/* PFD (STAGE=1, operands in place, B N-fast): each k prefetches B's row PFD k ahead, where the
- * compiler has __builtin_prefetch (clang: PoCL); elsewhere nothing. A work-item walks its columns
- * of B down the rows, one row a page apart once B is 1024 floats wide: the hardware's prefetchers,
- * which follow runs within a page, then leave each row a miss (lib/gemm.c has the measurements). */
+/* PFD (the STAGE=1 kernel reading its operands in place, B N-fast: the only code that has the
+ * prefetch): each k prefetches B's row PFD k ahead, where the compiler has __builtin_prefetch
+ * (clang: PoCL; the host passes PFD=0 to other devices than CPUs); elsewhere nothing. A work-item
+ * walks its columns of B down the rows, one row a page apart once B is 1024 floats wide: the
+ * hardware's prefetchers, which follow runs within a page, then leave each row a miss (lib/gemm.c
+ * has the measurements). */
 #define PREFETCH_B 0
-#if PFD && STAGE == 1 && !PANEL && !BKF && defined(__has_builtin)
+#if PFD && !BKF && defined(__has_builtin)
 #if __has_builtin(__builtin_prefetch)
 #undef PREFETCH_B
 #define PREFETCH_B 1

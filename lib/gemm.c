@@ -641,7 +641,7 @@ static ocx_status pack_plan_make(ocx_context *ctx, operand *x, size_t batch, int
      * groups of its own choosing (up to 4096 work-items) 2048^3 NT f32 overflowed an 8-MiB stack
      * and crashed the process. Their groups are pack_wg work-items along dimension 0 (the kernels
      * skip those past the end). */
-    size_t pack_wg = wg < 16 ? wg : 16;
+    const size_t pack_wg = wg < 16 ? wg : 16;
     if (panel) { /* dimension 0 over the panels where each column is a run (sr == 1), else the columns */
         const size_t blocks = ocx__div_up(x->cols, 16), panels = ocx__div_up(x->rows, pitch);
         pl->d = (ocx__launch_desc){"gemm_pack", pl->options, "gemm_pack_panel", 3,
@@ -1145,9 +1145,10 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
          * or more apart (PFD in the table above), and only on CPUs: NVIDIA's compiler (H100, driver
          * 580) says it has __builtin_prefetch and then fails to build the kernel. ocx_last_params()
          * reports 0 elsewhere. */
-        const size_t bes = widen ? ocx_dtype_size(OCX_F32) : ocx_dtype_size(a->dtype);
+        const ocx_dtype kdt = widen ? OCX_F32 : a->dtype; /* what the kernel reads */
         if (tiled && p.v[P_PFD] &&
-            (ctx->info.type != OCX_DEVICE_CPU || p.v[P_STAGE] != 1 || panels_in || bkf || sbk * bes < PFD_PITCH)) {
+            (ctx->info.type != OCX_DEVICE_CPU || p.v[P_STAGE] != 1 || panels_in || bkf ||
+             sbk * ocx_dtype_size(kdt) < PFD_PITCH)) {
             p.v[P_PFD] = 0;
             ocx__params_record(&p, a->dtype, cls);
         }
@@ -1170,7 +1171,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             if (bufs[i]->offset + bufs[i]->length > 0xFFFFFFFFu) idx32 = 0;
         const int native = compute == OCX_COMPUTE_F16;
         /* split K: the chunks' partial products are written as they are, gemm_sum transposes (CT) */
-        gemm_defines(ctx, &p, widen ? OCX_F32 : a->dtype, parts > 1 ? dtype_code(acc) : dtype_code(c->dtype), native,
+        gemm_defines(ctx, &p, kdt, parts > 1 ? dtype_code(acc) : dtype_code(c->dtype), native,
                      akf, bkf, av, bv, idx32, parts > 1 ? 0 : ct, panels_in, options, sizeof options);
         if (dot || cols) {
             const size_t ol = strlen(options);
