@@ -32,8 +32,9 @@
  *   OCX_LIMIT_WG, OCX_LIMIT_LOCAL_MEM, OCX_DISABLE_FP16, OCX_DISABLE_FP64
  *                       simulate a smaller device (testing portability on a large one); a limit
  *                       of 0, or one above the device's own, changes nothing
- *   OCX_LIMIT_SCRATCH=N a stream's scratch buffer above N bytes fails as out of memory (tests of the
- *                       GEMM's fallbacks; reductions, which need it, then fail so); 0: no limit
+ *   OCX_LIMIT_SCRATCH=N a stream's scratch above N bytes fails as out of memory, whatever buffer the
+ *                       stream holds (tests of the GEMM's fallbacks; reductions, which need it,
+ *                       then fail so); 0: no limit
  *   OCX_PROFILE_DIR     the first directory searched for profiles (ocx_context_profile)
  *   OCX_STAGING         host transfers through pinned memory (ocx_buffer_write; README)
  *   OCX_VENDOR_PATHS    NVIDIA's tensor-core path: 0 off, mma.sync, force, emulate (README)
@@ -763,7 +764,7 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     OCX_COMPUTE_F16: the kernel then converts no element at each load (same results, 3x faster
  *     on PoCL). A copy's rows are padded to an odd multiple of 64 bytes. On the STAGE=1 kernel, where
  *     M*N/(M + N) is at least the parameter PANEL (CPUs 384; GPUs 0: never), or a quarter of it
- *     where op(A) is M-fast, or op(B) K-fast and N >= M, and M*N*K at least 2*PANEL^3, both
+ *     where op(A) is M-fast or N >= M (for a column-major product, of its row-major C^T), and M*N*K at least 2*PANEL^3, both
  *     operands are copied instead into panels that the kernel reads k after k
  *     (ocx_last_params() reports PANEL=0 for a call that took none). `event` is then the GEMM kernel's: it completes after the copies,
  *     and its profiling time covers the kernel alone.

@@ -32,16 +32,18 @@ ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t byte
     cl_command_queue q;
     OCX__FORWARD(ocx__stream_resolve(ctx, stream, &q));
     ocx_stream *s = stream ? stream : &ctx->stream;
+    /* OCX_LIMIT_SCRATCH=N (a simulated limit, for tests): a request above N bytes fails as a full
+     * device's would, so that the callers' fallbacks run (GEMM: operands read in place, K in one
+     * pass), even where the stream holds a larger buffer from before the limit was set. */
+    const unsigned long limit = ocx__env_ulong("OCX_LIMIT_SCRATCH", 0);
+    OCX__FAIL_IF(limit && bytes > limit, OCX_ERR_OUT_OF_MEMORY,
+                 "stream scratch: %zu bytes, above OCX_LIMIT_SCRATCH=%lu", bytes, limit);
     pthread_mutex_lock(&s->lock);
     if (s->scratch_bytes < bytes) {
         /* A released buffer lives on until the commands already enqueued with it are done. */
         if (s->scratch) clReleaseMemObject(s->scratch);
         /* Doubling while small (the reductions' partials); a GEMM's copies get what they ask for. */
         size_t grow = 2 * s->scratch_bytes > bytes && bytes < (1u << 20) ? 2 * s->scratch_bytes : bytes;
-        /* OCX_LIMIT_SCRATCH=N (a simulated limit, for tests): a scratch buffer above N bytes fails
-         * as a full device's would, so that the callers' fallbacks run (GEMM: operands read in
-         * place, K in one pass). */
-        const unsigned long limit = ocx__env_ulong("OCX_LIMIT_SCRATCH", 0);
         cl_int err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
         s->scratch = NULL;
         /* The doubled size first, then (that failing, or above the limit) what the call asked for:
