@@ -163,8 +163,7 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * blocked at 512). */
     {"KBLK", 0, 512, 0, 65536, 0, 1, 1},
     /* Panels (host-only; 0: never): the CPU kernel (STAGE=1) reads both operands from panel copies
-     * (gemm_core) where M*N/(M + N) is PANEL or more (a quarter of it where A is M-fast, or B K-fast
-     * and N >= M) and M*N*K at least 2*PANEL^3; ocx_last_params() reports 0 where a call took
+     * (gemm_core) where M*N/(M + N) is PANEL or more (a quarter of it where A is M-fast or N >= M) and M*N*K at least 2*PANEL^3; ocx_last_params() reports 0 where a call took
      * none. Unused by the other stages. */
     {"PANEL", 0, 384, 0, 65536, 0, 1, 1},
     /* The CPU kernel (STAGE=1) reading B in place, N-fast, with rows PFD_PITCH bytes or more apart:
@@ -1044,20 +1043,24 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * M*N*K at least 2*PANEL^3: calls alternating with and without them in one process
      * (tools/profile-ab, 11 rounds, wall time) ran 768^3 at 1.05x (7 of 11 rounds), 1024^3 1.15x
      * (10), 1536^3 1.32x and 2048^3 1.40x (11 each), 640^3 0.98x, 512^3 1.00x, 384^3 0.86x and
-     * 256^3 0.74x (doc/performance.md, "Panels"). Where the kernel would read A M-fast, or B
-     * K-fast and at least as wide as A is tall (copying them, or walking them across), panels from
-     * a quarter of PANEL: the same
-     * alternation (7 rounds, PANEL=96 against 384, all 7 won each) ran 512^3 NT, TN and TT at
-     * 1.09x, 1.34x and 1.28x, 640^3 NT and TN 1.13x and 1.32x, 384x384x1024 NT 1.05x, 128x1024x1024
-     * NT 1.11x, 1024x128x1024 TN 1.12x, 100x4096x4096 NT 1.75x, 160x2048x1024 TT 1.88x and
-     * 3000x100x3000 TN 1.23x; f64 (PANEL=0 against 384 with this rule, 5-9 rounds) 512^3 TN and TT
-     * 3.14x and 2.63x, 256x2048x1024 TT 3.60x, 2048x128x2048 TN 1.26x, 128x4096x2048 and
-     * 256x1024x1024 NT 1.36x and 1.26x, 100x2048x2048 NT 1.00x, but square NT 0.92-0.96x (512^3,
-     * 640^3, 384x384x1024). NN, read well in place, keeps PANEL itself: under PANEL=48 4096x128x4096
-     * ran 0.74x and 64x4096x4096 0.91x. So do tall NT products, whose K-fast B is the small operand
-     * (its copy cheap, A read well in place): 4096x128x4096, 4096x256x4096 and 1024x128x1024 NT ran
-     * 0.77x, 0.96x and 0.93x with panels (2048x128x2048 1.13x). xb is then op(B)^T (rows along n). */
-    const double pmin = (double)p.v[P_PANEL] / (sak != 1 || (sbn != 1 && kn >= km) ? 4 : 1);
+     * 256^3 0.74x (doc/performance.md, "Panels"). Panels from a quarter of PANEL where the kernel
+     * would read A M-fast (copying it, or walking it across), or where N >= M: the same alternation
+     * (7 rounds, PANEL=96 against 384, all 7 won each) ran 512^3 NT, TN and TT at 1.09x, 1.34x and
+     * 1.28x, 640^3 NT and TN 1.13x and 1.32x, 384x384x1024 NT 1.05x, 128x1024x1024 NT 1.11x,
+     * 1024x128x1024 TN 1.12x, 100x4096x4096 NT 1.75x, 160x2048x1024 TT 1.88x and 3000x100x3000 TN
+     * 1.23x; NN with N >= M (11 rounds, two runs) 1.07-1.36x at 600^3, 512^3, 640^3, 200x2000x2000,
+     * 300x600x2000, 100x10000x1000, 128x4096x4096 and 256x2048x2048, 1.84-2.02x at 256x4096x256 and
+     * 128x4096x256; f64 (PANEL=0 against 384, 5-9 rounds) 512^3 TN and TT 3.14x and 2.63x,
+     * 256x2048x1024 TT 3.60x, 2048x128x2048 TN 1.26x, 128x4096x2048 and 256x1024x1024 NT 1.36x and
+     * 1.26x, but square NT 0.92-0.96x (512^3, 640^3, 384x384x1024); f64 NN with N >= M (PANEL=96
+     * against 384, 9 rounds) 1.25-2.43x at 256x4096x256, 128x4096x256, 512^3, 100x10000x1000 and
+     * 200x3000x1000, 0.82-0.90x at 300x600x2000, 128x4096x4096 and 128x1024x4096 (K of 2000 and
+     * more). Tall products with A read in place (K-fast) keep PANEL itself: under a quarter,
+     * 4096x128x4096 NN ran 0.82-0.92x (4096x256x4096 0.99x, 1024x512x1024 1.72-1.81x); NT,
+     * whose K-fast B is then the small operand (its copy cheap), 4096x128x4096, 4096x256x4096 and
+     * 1024x128x1024 ran 0.77x, 0.96x and 0.93x (2048x128x2048 1.13x). xb is then op(B)^T (rows
+     * along n). */
+    const double pmin = (double)p.v[P_PANEL] / (sak != 1 || kn >= km ? 4 : 1);
     const double pvol = (double)p.v[P_PANEL];
     const int panel = packing && cpu_k && pmin > 0 && (double)km * (double)kn >= pmin * (double)(km + kn) &&
                       volume >= 2 * pvol * pvol * pvol;

@@ -847,21 +847,23 @@ START_TEST(test_panels)
         g.stride0_a = g.mode == MODE_STRIDED && c % 2 == 0;
         if (g.alpha == 0) g.alpha = -0.5; /* alpha = 0 reads neither A nor B */
         g.kernel_env = c % 2 ? CPU_PANELS_12 : CPU_PANELS;
-        const int limited = c == 22 || c == 23;
+        const int limited = c == 20 || c == 21;
         if (limited) setenv("OCX_LIMIT_SCRATCH", "1", 1);
         check_case(&g, seed, &rng);
         unsetenv("OCX_LIMIT_SCRATCH");
         ocx_params_info info;
         ck_ok(ocx_last_params(&info));
         if (strcmp(info.kernel, "gemm_tiled") != 0) continue; /* NVIDIA's tensor cores took an f16 product */
+        /* PANEL=1: M*N/(M + N) >= 1, which a product of one row or column never reaches. It meets a
+         * quarter of it, which applies or not by its layout (the kernel takes a product of one
+         * column as C^T): the quarter is asserted below, on 256x512x1024 and 512x256x1024. */
+        if (!limited && g.mode != MODE_ARRAYS && (g.m == 1 || g.n == 1)) continue;
         checked++;
-        /* PANEL=1: M*N/(M + N) >= 1, which a product of one row or column never reaches */
-        const int panels = !limited && g.mode != MODE_ARRAYS && g.m * g.n >= g.m + g.n;
-        const char *want = panels ? " PANEL=1" : " PANEL=0";
+        const char *want = !limited && g.mode != MODE_ARRAYS ? " PANEL=1" : " PANEL=0";
         ck_assert_msg(strstr(info.params, want), "case %d (%zu x %zu x %zu, mode %d): '%s' lacks%s", c, g.m, g.n, g.k,
                       (int)g.mode, info.params, want);
     }
-    ck_assert_int_ge(checked, 1); /* all 26 on CPUs */
+    ck_assert_int_ge(checked, 1); /* 20 of the 26 on CPUs (6, 7, 14, 15, 22 and 23 are of one column) */
     setenv("OCX_GEMM_PARAMS", "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,PANEL=384", 1);
     ocx_buffer *x = tpoisoned(OCX_F32, 100 * 100), *y = tpoisoned(OCX_F32, 100 * 100), *z = tpoisoned(OCX_F32, 100 * 100);
     ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 100, 100, 100, 1, x, 0, 100, y, 0, 100, 0, z, 0, 100,
@@ -870,22 +872,19 @@ START_TEST(test_panels)
     ck_ok(ocx_last_params(&info));
     ck_assert_msg(strstr(info.params, " PANEL=0"), "100^3 under PANEL=384: %s", info.params);
     end_params_case(x, y, z);
-    /* 256x512x1024 (M*N/(M + N) = 170): over a quarter of 384, which applies where op(A) is M-fast,
-     * or op(B) K-fast and N >= M, so panels there (TN, NT, TT), none for NN nor for 512x256x1024 NT */
+    /* 256x512x1024 (M*N/(M + N) = 170): over a quarter of 384, which applies where op(A) is M-fast
+     * or N >= M, so panels there for every op; none for 512x256x1024 NN nor NT (A read in place) */
     setenv("OCX_GEMM_PARAMS", "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=384", 1);
     x = tpoisoned(OCX_F32, 512 * 1024), y = tpoisoned(OCX_F32, 512 * 1024), z = tpoisoned(OCX_F32, 256 * 512);
-    for (int t = 0; t < 4; t++) {
-        const ocx_op ta = t & 1 ? OCX_OP_T : OCX_OP_N, tb = t & 2 ? OCX_OP_T : OCX_OP_N;
-        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, ta, tb, 256, 512, 1024, 1, x, 0, ta == OCX_OP_N ? 1024 : 256, y, 0,
-                       tb == OCX_OP_N ? 512 : 1024, 0, z, 0, 512, 0, NULL, NULL));
+    for (int t = 0; t < 6; t++) {
+        const ocx_op ta = t & 1 && t < 4 ? OCX_OP_T : OCX_OP_N, tb = t & 2 || t == 5 ? OCX_OP_T : OCX_OP_N;
+        const size_t m = t < 4 ? 256 : 512, n = 256 * 512 / m;
+        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, ta, tb, m, n, 1024, 1, x, 0, ta == OCX_OP_N ? 1024 : m, y, 0,
+                       tb == OCX_OP_N ? n : 1024, 0, z, 0, n, 0, NULL, NULL));
         ck_ok(ocx_last_params(&info));
-        ck_assert_msg(strstr(info.params, t ? " PANEL=384" : " PANEL=0"), "256x512x1024 op %d%d: %s", t & 1, t >> 1,
-                      info.params);
+        ck_assert_msg(strstr(info.params, t < 4 ? " PANEL=384" : " PANEL=0"), "%zux%zux1024 op %d%d: %s", m, n,
+                      ta == OCX_OP_T, tb == OCX_OP_T, info.params);
     }
-    ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 512, 256, 1024, 1, x, 0, 1024, y, 0, 1024, 0, z, 0,
-                   256, 0, NULL, NULL));
-    ck_ok(ocx_last_params(&info));
-    ck_assert_msg(strstr(info.params, " PANEL=0"), "512x256x1024 NT: %s", info.params);
     end_params_case(x, y, z);
 }
 END_TEST
