@@ -779,7 +779,7 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     kernel's: it completes when C is written, and its profiling time covers that kernel alone.
  *   - For the tiled kernel without local memory (GEMM parameter STAGE=1, the CPUs' default) a K
  *     above twice the block length, the parameter KBLK (CPUs 512; GPUs 0: never), four times that
- *     where the kernel reads panels, runs as one launch per block (rounded up to a multiple of 16)
+ *     where the kernel reads panels of f32 (or widened f16), runs as one launch per block (rounded up to a multiple of 16)
  *     along K, each adding into C (beta applied by the first; ocx_last_params() reports the block
  *     length, 0 for one pass): not for offset-array batches nor an f16 C. `event` is then the
  *     last block's (its profiling time covers that launch alone); an OpenCL failure after the

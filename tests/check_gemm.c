@@ -830,8 +830,9 @@ END_TEST
  * tiles on 2 work-items and the 8-row ones on 8; ocx_last_params() reports PANEL=1 for each, and
  * PANEL=0 for a batch of offset arrays (nothing copied), for a scratch buffer too small for the
  * copies (the operands read in place) and, under the CPUs' threshold (384), for a product below it;
- * and the quarter threshold where op(A) is M-fast, or op(B) K-fast and N >= M (256x512x1024:
- * PANEL=384 reported for TN, NT and TT, 0 for NN; 512x256x1024 NT: 0). */
+ * the quarter threshold where op(A) is M-fast or N >= M (256x512x1024: PANEL=384 reported for
+ * every op; 512x256x1024 NN and NT: 0); and K in blocks from panels, four times KBLK long in f32,
+ * KBLK itself in f64. */
 #define CPU_PANELS "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=1"
 #define CPU_PANELS_12 "DIRECT=1,STAGE=1,MWG=24,NWG=32,MDIMC=2,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=1,KBLK=16"
 START_TEST(test_panels)
@@ -886,6 +887,17 @@ START_TEST(test_panels)
                       ta == OCX_OP_T, tb == OCX_OP_T, info.params);
     }
     end_params_case(x, y, z);
+    /* K in blocks from panels under KBLK=16: f32 in blocks of 64, f64 of 16 (K = 200) */
+    for (int f64 = 0; f64 < 2; f64++) {
+        const ocx_dtype dt = f64 ? OCX_F64 : OCX_F32;
+        if (!tdtype_ok(dt)) continue;
+        gcase g = {dt, dt, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 40, 48, 200, 0, 0, 0, 0, 0, 0, 0.75, -0.5, MODE_SINGLE, 1,
+                   0, 0, CPU_PANELS_12};
+        check_case(&g, seed, &rng);
+        ck_ok(ocx_last_params(&info));
+        const char *want = f64 ? " KBLK=16 PANEL=1 " : " KBLK=64 PANEL=1 ";
+        ck_assert_msg(strstr(info.params, want), "40x48x200 %s: '%s' lacks%s", ocx_dtype_name(dt), info.params, want);
+    }
 }
 END_TEST
 
