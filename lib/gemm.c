@@ -163,8 +163,9 @@ static const ocx__param_def gemm_params[P_COUNT] = {
      * blocked at 512). */
     {"KBLK", 0, 512, 0, 65536, 0, 1, 1},
     /* Panels (host-only; 0: never): the CPU kernel (STAGE=1) reads both operands from panel copies
-     * (gemm_core) where M*N/(M + N) is PANEL or more (a quarter of it where A is M-fast or N >= M) and M*N*K at least 2*PANEL^3; ocx_last_params() reports 0 where a call took
-     * none. Unused by the other stages. */
+     * (gemm_core) where M*N/(M + N) is PANEL or more (a quarter of it where A is M-fast or N >= M)
+     * and M*N*K at least 2*PANEL^3; ocx_last_params() reports 0 where a call took none. Unused by
+     * the other stages. */
     {"PANEL", 0, 384, 0, 65536, 0, 1, 1},
     /* The CPU kernel (STAGE=1) reading B in place, N-fast, with rows PFD_PITCH bytes or more apart:
      * B's row PFD k ahead prefetched at each k (0: none; cl/gemm.cl: PREFETCH_B). Each work-item
@@ -1341,11 +1342,10 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * tools/profile-ab, 11 rounds) ran 1536^3-4096^3 at 1.07-1.11x blocks of 512 (10 or 11 rounds
      * of 11), where one pass over K ran 768x768x16384 at 0.65x; without panels blocks of 2048 ran
      * 256x256x8192, 512x512x8192 and 640x640x4096 at 0.45-0.7x those of 512. f64 panels keep
-     * blocks of KBLK: their columns hold half as many elements a cache line, and the same
-     * alternation (7 rounds, /tmp/pf/ab2 of doc/performance.md) ran 2048^3 NN and NT at 1.29x and
-     * 1.34x blocks of 2048, 1536^3, 512x512x4096, 768x768x8192 and 128x4096x4096 NN at 1.08-1.10x
-     * (6-7 rounds won), 1024^3 at 1.02x; blocks of 1024 ran 0.87-0.97x those of 512, of 256
-     * 0.97-1.04x. */
+     * blocks of KBLK, which calls alternating with blocks of 2048 in one process (7 rounds; wall
+     * time; doc/performance.md, "Panels") ran 2048^3 NN and NT at 1.29x and 1.34x as fast, 1536^3,
+     * 512x512x4096, 768x768x8192 and 128x4096x4096 NN at 1.08-1.10x (6-7 rounds won), 1024^3 at
+     * 1.02x; blocks of 1024 ran 0.87-0.97x those of 512, of 256 0.97-1.04x. */
     size_t kblk = k;
     const size_t block = (size_t)p.v[P_KBLK] * (panels_in && a->dtype != OCX_F64 ? 4 : 1);
     if (tiled && p.v[P_STAGE] == 1 && block > 0 && !koa.arr && c->dtype != OCX_F16 && k > 2 * block)
