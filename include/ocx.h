@@ -764,10 +764,10 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     OCX_COMPUTE_F16: the kernel then converts no element at each load (same results, 3x faster
  *     on PoCL). A copy's rows are padded to an odd multiple of 64 bytes. On the STAGE=1 kernel, where
  *     M*N/(M + N) is at least the parameter PANEL (CPUs 384; GPUs 0: never), or a quarter of it
- *     where op(A) is M-fast or N >= M (for a column-major product, of its row-major C^T), and M*N*K at least 2*PANEL^3, both
- *     operands are copied instead into panels that the kernel reads k after k
- *     (ocx_last_params() reports PANEL=0 for a call that took none). `event` is then the GEMM kernel's: it completes after the copies,
- *     and its profiling time covers the kernel alone.
+ *     where op(A) is M-fast or N >= M (for a column-major product, of its row-major C^T), and
+ *     M*N*K at least 2*PANEL^3, both operands are copied instead into panels that the kernel reads
+ *     k after k (ocx_last_params() reports PANEL=0 for a call that took none). `event` is then the
+ *     GEMM kernel's: it completes after the copies, and its profiling time covers the kernel alone.
  *   - Where the tiles of a single product (not a batch; not the direct, dot-product or tensor-core
  *     kernels, nor OCX_COMPUTE_F16) number fewer than the device's compute units and K is at least
  *     four times the parameter KSPLIT (GPUs 256; CPUs 0: never), or the column kernel's work-groups
@@ -779,8 +779,8 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *     kernel's: it completes when C is written, and its profiling time covers that kernel alone.
  *   - For the tiled kernel without local memory (GEMM parameter STAGE=1, the CPUs' default) a K
  *     above twice the block length, the parameter KBLK (CPUs 512; GPUs 0: never), four times that
- *     where the kernel reads panels of f32 (or widened f16), runs as one launch per block (rounded up to a multiple of 16)
- *     along K, each adding into C (beta applied by the first; ocx_last_params() reports the block
+ *     where the kernel reads panels of any type but f64, runs as one launch per block (rounded up
+ *     to a multiple of 16) along K, each adding into C (beta applied by the first; ocx_last_params() reports the block
  *     length, 0 for one pass): not for offset-array batches nor an f16 C. `event` is then the
  *     last block's (its profiling time covers that launch alone); an OpenCL failure after the
  *     first block leaves C part summed.
