@@ -1053,8 +1053,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * M": two runs alternating calls, two with each timed call after an identical one) 1.03-1.40x
      * at 256x2048x2048, 200x3000x1000, 600^3 and 100x10000x1000 in all four, 1.00-1.18x at
      * 128x4096x4096 and 512^3, 128x4096x256 1.52-2.01x, 0.85-0.97x in one of the second kind at
-     * 256x4096x256, 300x600x2000, 128x1024x4096 and 300x300x1300 (1.24-1.64x in the other); f64 (PANEL=0 against 384, 5-9 rounds) 512^3 TN and TT
-     * 3.14x and 2.63x, 256x2048x1024 TT 3.60x, 2048x128x2048 TN 1.26x, 128x4096x2048 and
+     * 256x4096x256, 300x600x2000, 128x1024x4096 and 300x300x1300 (1.24-1.64x in the other); f64
+     * (PANEL=0 against 384, 5-9 rounds) 512^3 TN and TT 3.14x and 2.63x, 256x2048x1024 TT 3.60x, 2048x128x2048 TN 1.26x, 128x4096x2048 and
      * 256x1024x1024 NT 1.36x and 1.26x, but square NT 0.92-0.96x (512^3, 640^3, 384x384x1024); f64
      * NN with N >= M (PANEL=0 against the rule, 7-9 rounds) 1.22-1.27x at 128x4096x4096, 1.37x
      * at 512^3, 2.63x at 256x4096x256, 0.97-1.29x at 128x1024x4096 and 300x600x2000, but 600^3

@@ -883,22 +883,22 @@ START_TEST(test_panels)
      * as 256x512 (panels). */
     setenv("OCX_GEMM_PARAMS", "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=384", 1);
     x = tpoisoned(OCX_F32, 512 * 1024), y = tpoisoned(OCX_F32, 512 * 1024), z = tpoisoned(OCX_F32, 256 * 512);
-    for (int t = 0; t < 6; t++) {
-        const ocx_op ta = t & 1 && t < 4 ? OCX_OP_T : OCX_OP_N, tb = t & 2 || t == 5 ? OCX_OP_T : OCX_OP_N;
-        const size_t m = t < 4 ? 256 : 512, n = 256 * 512 / m;
-        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, ta, tb, m, n, 1024, 1, x, 0, ta == OCX_OP_N ? 1024 : m, y, 0,
-                       tb == OCX_OP_N ? n : 1024, 0, z, 0, n, 0, NULL, NULL));
+    static const struct { ocx_layout layout; ocx_op opa, opb; size_t m; int panels; } quarter[] = {
+        {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 256, 1}, {OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_N, 256, 1},
+        {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 256, 1}, {OCX_ROW_MAJOR, OCX_OP_T, OCX_OP_T, 256, 1},
+        {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 512, 0}, {OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 512, 0},
+        {OCX_COL_MAJOR, OCX_OP_N, OCX_OP_N, 256, 0}, {OCX_COL_MAJOR, OCX_OP_N, OCX_OP_N, 512, 1},
+    };
+    for (size_t t = 0; t < sizeof quarter / sizeof *quarter; t++) {
+        const ocx_op ta = quarter[t].opa, tb = quarter[t].opb;
+        const size_t m = quarter[t].m, n = 256 * 512 / m, k = 1024;
+        const int row = quarter[t].layout == OCX_ROW_MAJOR; /* leading dimensions: the stored rows' length */
+        const size_t lda = (ta == OCX_OP_N) == row ? k : m, ldb = (tb == OCX_OP_N) == row ? n : k;
+        ck_ok(ocx_gemm(tctx, NULL, quarter[t].layout, ta, tb, m, n, k, 1, x, 0, lda, y, 0, ldb, 0, z, 0, row ? n : m, 0,
+                       NULL, NULL));
         ck_ok(ocx_last_params(&info));
-        ck_assert_msg(strstr(info.params, t < 4 ? " PANEL=384" : " PANEL=0"), "%zux%zux1024 op %d%d: %s", m, n,
-                      ta == OCX_OP_T, tb == OCX_OP_T, info.params);
-    }
-    for (int t = 0; t < 2; t++) {
-        const size_t m = t ? 512 : 256, n = 256 * 512 / m;
-        ck_ok(ocx_gemm(tctx, NULL, OCX_COL_MAJOR, OCX_OP_N, OCX_OP_N, m, n, 1024, 1, x, 0, m, y, 0, 1024, 0, z, 0, m,
-                       0, NULL, NULL));
-        ck_ok(ocx_last_params(&info));
-        ck_assert_msg(strstr(info.params, t ? " PANEL=384" : " PANEL=0"), "column-major %zux%zux1024 NN: %s", m, n,
-                      info.params);
+        ck_assert_msg(strstr(info.params, quarter[t].panels ? " PANEL=384" : " PANEL=0"), "%s %zux%zux1024 op %d%d: %s",
+                      row ? "row-major" : "column-major", m, n, ta == OCX_OP_T, tb == OCX_OP_T, info.params);
     }
     end_params_case(x, y, z);
     /* K in blocks from panels under KBLK=16: f32 in blocks of 64, f64 of 16 (K = 200) */
