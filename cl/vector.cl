@@ -179,6 +179,11 @@ inline SV f16_to_bits(const CV v)
 #define GRID_LOOP(i, count) FULL_LOOP(i, count) if (i < (count))
 #define GROUP_FULL(count) ((get_group_id(0) + 1) * WG + (WPT - 1) * get_global_size(0) <= (count))
 #endif
+/* The scalar tail (count < VW) behind a condition the same for the whole group, whether any of its
+ * items has an index below count: without it every item of every group checked its indices. With
+ * it (same measurement as above, 5 processes): 2^16 f32 axpy 0.95 -> 1.05x, scale 0.93 -> 1.04x;
+ * 2^16 f64 axpy 0.96 -> 1.00x, scale 0.91 -> 1.00x; 2^20 level. */
+#define TAIL_LOOP(i, count) if (get_group_id(0) * WG < (count) || get_global_size(0) < (count)) GRID_LOOP(i, count)
 
 /* z = x OP y, all contiguous. */
 #define BINARY_BODY(L, S, OP, LOOP) LOOP(v, nv) { S(z, v, L(x, v) OP L(y, v)); }
@@ -192,7 +197,7 @@ inline SV f16_to_bits(const CV v)
         z += zo;                                                                                      \
         const size_t nv = n / VW;                                                                     \
         VPATH_W(ALIGNED(x) && ALIGNED(y) && ALIGNED(z), BINARY_BODY, OP)                                \
-        GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(z, i, LD(x, i) OP LD(y, i)); }  \
+        TAIL_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(z, i, LD(x, i) OP LD(y, i)); }  \
     }
 #if WANT(1)
 BINARY(vadd, +)
@@ -226,7 +231,7 @@ BINARY(vdiv, /)
     {                                                                                                 \
         const size_t nv = n / VW;                                                                     \
         VPATH(ALIGNED(x) && ALIGNED(y), AXPBY_BODY, form)                                             \
-        GRID_LOOP(t, n - nv * VW)                                                                     \
+        TAIL_LOOP(t, n - nv * VW)                                                                     \
         {                                                                                             \
             const size_t i = nv * VW + t;                                                             \
             ST(y, i, AXPBY_OF(form, LD(x, i), LD(y, i)));                                             \
@@ -261,7 +266,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void scal(const ulong n, 
     if (incx == 1) {
         const size_t nv = n / VW;
         VPATH(ALIGNED(x), SCAL_BODY, 0)
-        GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(x, i, a * LD(x, i)); }
+        TAIL_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(x, i, a * LD(x, i)); }
     } else {
         GRID_LOOP(i, n) { ST(x, i * incx, a * LD(x, i * incx)); }
     }
@@ -294,7 +299,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void fill(const ulong n, 
 #else
         GRID_LOOP(v, nv) { w[v] = bits; }
 #endif
-        GRID_LOOP(t, n - nv * VW) { w[nv * VW + t] = bits; }
+        TAIL_LOOP(t, n - nv * VW) { w[nv * VW + t] = bits; }
     } else {
         GRID_LOOP(i, n) { w[i * incx] = bits; }
     }
@@ -303,7 +308,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void fill(const ulong n, 
         const size_t nv = n / VW;
         const CV vv = (CV)(value);
         VPATH_W(ALIGNED(x), FILL_BODY, vv)
-        GRID_LOOP(t, n - nv * VW) { ST(x, nv * VW + t, value); }
+        TAIL_LOOP(t, n - nv * VW) { ST(x, nv * VW + t, value); }
     } else {
         GRID_LOOP(i, n) { ST(x, i * incx, value); }
     }
@@ -359,10 +364,10 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void copy_same(const ulon
 #else
     GRID_LOOP(v, nv) { ys[v] = xs[v]; }
 #endif
-    GRID_LOOP(t, n - nv * VW) { ys[nv * VW + t] = xs[nv * VW + t]; }
+    TAIL_LOOP(t, n - nv * VW) { ys[nv * VW + t] = xs[nv * VW + t]; }
 #else
     VPATH_W(ALIGNED(x) && ALIGNED(y), COPY_BODY, 0)
-    GRID_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(y, i, LD(x, i)); }
+    TAIL_LOOP(t, n - nv * VW) { const size_t i = nv * VW + t; ST(y, i, LD(x, i)); }
 #endif
 }
 #endif
