@@ -161,14 +161,15 @@ inline SV f16_to_bits(const CV v)
 #define VPATH_W(aligned, BODY, arg) BODY(LDV, STV, arg, GRID_LOOP)
 #endif
 
-/* GRID_LOOP(i, count): the indices i < count of this work-item. FULL_LOOP(i, count): the same where
- * GROUP_FULL(count) holds, that is where all of them are in range for every item of the group, so
- * without the check. PoCL runs a group's items in a loop, and a check written as `full || i < count`
- * stayed inside that loop (the group's `full` was not hoisted out of it): hence two loops. On the 2-core AVX-512 Xeon (PoCL; median over 5-7 processes of
- * the ratio to CLBlast's kernels, which have no checks, alternating in each process), with the
- * check everywhere -> without it in full groups: 2^24 f64 axpy 0.97-1.00x -> 1.00-1.01x, scale
- * 0.99x -> 1.00x; 2^16 f32 axpy 0.85 -> 0.98x, scale 0.80 -> 0.92x; 2^16 f64 axpy 0.91 -> 0.96x,
- * scale 0.87 -> 0.90x; 2^20 and 2^24 f32 level or within 0.02x. */
+/* GRID_LOOP(i, count): the indices i < count of this work-item. FULL_LOOP(i, count): the same
+ * without the check, where GROUP_FULL(count) holds: every index of every item of the group is in
+ * range (VPATH tests it on the vectors' count, nv). PoCL runs a group's items in a loop, and a
+ * check written as `full || i < count` stayed inside that loop (`full` was not hoisted out of it):
+ * hence two loops. On the 2-core AVX-512 Xeon (PoCL; median over 5-7 processes of the ratio to
+ * CLBlast's kernels, which have no checks, alternating in each process), with the check everywhere
+ * -> without it in full groups: 2^24 f64 axpy 0.97-1.00x -> 1.00-1.01x, scale 0.99x -> 1.00x; 2^16
+ * f32 axpy 0.85 -> 0.98x, scale 0.80 -> 0.92x; 2^16 f64 axpy 0.91 -> 0.96x, scale 0.87 -> 0.90x;
+ * 2^20 and 2^24 f32 level or within 0.02x (doc/performance.md, "The bounds checks, a third time"). */
 #if GRID == 2
 #define GRID_LOOP(i, count) for (size_t i = get_global_id(0); i < (count); i += get_global_size(0))
 #define GROUP_FULL(count) 0
@@ -183,7 +184,8 @@ inline SV f16_to_bits(const CV v)
  * items has an index below count: without it every item of every group checked its indices. With
  * it (same measurement as above, 5 processes): 2^16 f32 axpy 0.95 -> 1.05x, scale 0.93 -> 1.04x;
  * 2^16 f64 axpy 0.96 -> 1.00x, scale 0.91 -> 1.00x; 2^20 level. */
-#define TAIL_LOOP(i, count) if (get_group_id(0) * WG < (count) || get_global_size(0) < (count)) GRID_LOOP(i, count)
+#define TAIL_LOOP(i, count)                                                                           \
+    if (get_group_id(0) * WG < (count) || get_global_size(0) < (count)) GRID_LOOP(i, count)
 
 /* z = x OP y, all contiguous. */
 #define BINARY_BODY(L, S, OP, LOOP) LOOP(v, nv) { S(z, v, L(x, v) OP L(y, v)); }
