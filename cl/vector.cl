@@ -115,8 +115,8 @@
  * vload_halfN from global memory issues one 2-byte load per element. VPATH(aligned, BODY, arg)
  * expands BODY(load, store, arg, loop) with the typed access where the pointers allow it, else with
  * vloadN/vstoreN: a branch that is the same for every work-item. On the typed path a work-group
- * whose items all have their vectors in range (GROUP_FULL, below: every group but the last) runs
- * the body's loop without the bounds check (FULL_LOOP), a branch the same for the whole group. */
+ * whose items all have their vectors in range (GROUP_FULL, below) runs the body's loop without the
+ * bounds check (FULL_LOOP), a branch the same for the whole group. */
 #if VW > 1 && DTYPE != 1
 #define SV CV
 #define LDA(p, i) (((const global CV *)(p))[i])
@@ -162,30 +162,29 @@ inline SV f16_to_bits(const CV v)
 #endif
 
 /* GRID_LOOP(i, count): the indices i < count of this work-item. FULL_LOOP(i, count): the same
- * without the check, where GROUP_FULL(count) holds: every index of every item of the group is in
- * range (VPATH tests it on the vectors' count, nv). PoCL runs a group's items in a loop, and a
- * check written as `full || i < count` stayed inside that loop (`full` was not hoisted out of it):
- * hence two loops. On the 2-core AVX-512 Xeon (PoCL; median over 5-7 processes of the ratio to
- * CLBlast's kernels, which have no checks, alternating in each process), with the check everywhere
- * -> without it in full groups: 2^24 f64 axpy 0.97-1.00x -> 1.00-1.01x, scale 0.99x -> 1.00x; 2^16
- * f32 axpy 0.85 -> 0.98x, scale 0.80 -> 0.92x; 2^16 f64 axpy 0.91 -> 0.96x, scale 0.87 -> 0.90x;
- * 2^20 and 2^24 f32 level or within 0.02x (doc/performance.md, "The bounds checks, a third time"). */
+ * without the check (GRID=1), where GROUP_FULL(count) holds: every index of every item of the group
+ * is in range. That is all groups but the last few (with WPT > 1, those whose last vector would
+ * reach past the end); VPATH tests it on the vectors' count, nv. The grid-stride loop (GRID=2) and
+ * the paths that take no VPATH (VW=1, strides, f16 fill and copy) keep the check. PoCL runs a
+ * group's items in a loop, and a check written as `full || i < count` stayed inside that loop
+ * (`full` was not hoisted out of it): hence two loops. Measured in doc/performance.md, "The bounds
+ * checks, a third time". */
 #if GRID == 2
 #define GRID_LOOP(i, count) for (size_t i = get_global_id(0); i < (count); i += get_global_size(0))
 #define GROUP_FULL(count) 0
 #define FULL_LOOP GRID_LOOP
 #else
 #define FULL_LOOP(i, count)                                                                           \
-    _Pragma("unroll") for (size_t i##_w = 0, i = get_global_id(0); i##_w < WPT; i##_w++, i += get_global_size(0))
+    _Pragma("unroll") for (size_t i##_w = 0, i = get_global_id(0); i##_w < WPT;                       \
+                           i##_w++, i += get_global_size(0))
 #define GRID_LOOP(i, count) FULL_LOOP(i, count) if (i < (count))
 #define GROUP_FULL(count) ((get_group_id(0) + 1) * WG + (WPT - 1) * get_global_size(0) <= (count))
 #endif
-/* The scalar tail (count < VW) behind a condition the same for the whole group, whether any of its
- * items has an index below count: without it every item of every group checked its indices. With
- * it (same measurement as above, 5 processes): 2^16 f32 axpy 0.95 -> 1.05x, scale 0.93 -> 1.04x;
- * 2^16 f64 axpy 0.96 -> 1.00x, scale 0.91 -> 1.00x; 2^20 level. */
-#define TAIL_LOOP(i, count)                                                                           \
-    if (get_group_id(0) * WG < (count) || get_global_size(0) < (count)) GRID_LOOP(i, count)
+/* The scalar tail (count < VW) behind a condition the same for the whole group: whether its first
+ * index is below count (a group whose first index is not has none below it, in any of its WPT
+ * passes: they start a global size, which is beyond the group, further on). Without it every item
+ * of every group checked its tail indices. */
+#define TAIL_LOOP(i, count) if (get_group_id(0) * WG < (count)) GRID_LOOP(i, count)
 
 /* z = x OP y, all contiguous. */
 #define BINARY_BODY(L, S, OP, LOOP) LOOP(v, nv) { S(z, v, L(x, v) OP L(y, v)); }

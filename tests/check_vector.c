@@ -199,13 +199,15 @@ END_TEST
 
 /* Launch shapes other than the device's defaults (OCX_VECTOR_PARAMS): several vectors per
  * work-item a global size apart (WPT), narrow vectors, the grid-stride loop; lengths with tails,
- * aligned and misaligned views, strides. 204800 under WPT=8,VW=4,WG=64 fills every group (100 of
- * 64 items, 8 vectors each), so all of them take the kernels' loop without bounds checks. */
+ * aligned and misaligned views, strides. Under WPT=8,VW=4,WG=64 the aligned views of 204800
+ * elements fill every group (100 of 64 items, 8 vectors each), so all of them take the kernels'
+ * loop without bounds checks; 204796 leaves the last group one vector short, so it must take the
+ * checked loop (the guard elements past the end are checked). */
 START_TEST(test_launch_shapes)
 {
     static const char *shapes[] = {"WPT=4", "WPT=8,VW=4,WG=64", "WPT=1,VW=16", "GRID=2,GROUPS_PER_CU=1,WG=32",
                                    "GRID=2,VW=8,GROUPS_PER_CU=1,WG=32"};
-    static const size_t ns[] = {1, 31, 1003, 100003, 204800};
+    static const size_t ns[] = {1, 31, 1003, 100003, 204796, 204800};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         setenv("OCX_VECTOR_PARAMS", shapes[s], 1);
         for (size_t li = 0; li < sizeof ns / sizeof *ns; li++)
@@ -303,7 +305,7 @@ END_TEST
  * misaligned views, and the strided ones. A failure's seed and set are on stderr before it. */
 static void random_params_body(uint64_t seed, void *user)
 {
-    static const size_t ns[] = {1, 31, 1003, 100003, 204800};
+    static const size_t ns[] = {1, 31, 1003, 100003};
     for (size_t li = 0; li < sizeof ns / sizeof *ns; li++)
         for (int op = 0; op < NOPS; op++) check_op(op, OCX_F32, ns[li], 1, 1, seed + 31 * li + (uint64_t)op);
     for (int op = AXPY; op < NOPS; op++) check_op(op, OCX_F32, 1001, 3, 2, seed + 7 * (uint64_t)op);
