@@ -780,10 +780,10 @@ OCX_API ocx_status ocx_reduce_host(ocx_context *ctx, ocx_stream *stream, ocx_red
  *   - For the tiled kernel without local memory (GEMM parameter STAGE=1, the CPUs' default) a K
  *     above twice the block length, the parameter KBLK (CPUs 512; GPUs 0: never), four times that
  *     where the kernel reads panels of any type but f64, runs as one launch per block (rounded up
- *     to a multiple of 16) along K, each adding into C (beta applied by the first; ocx_last_params() reports the block
- *     length, 0 for one pass): not for offset-array batches nor an f16 C. `event` is then the
- *     last block's (its profiling time covers that launch alone); an OpenCL failure after the
- *     first block leaves C part summed.
+ *     to a multiple of 16) along K, each adding into C (beta applied by the first;
+ *     ocx_last_params() reports the block length, 0 for one pass): not for offset-array batches
+ *     nor an f16 C. `event` is then the last block's (its profiling time covers that launch
+ *     alone); an OpenCL failure after the first block leaves C part summed.
  *   - The STAGE=1 kernel on a CPU, reading an N-fast B in place whose rows lie 4 KiB or more apart
  *     (e.g. 16 x 4096 x 4096 f32), prefetches B's row the parameter PFD ahead of each k (CPUs 32;
  *     other devices never); ocx_last_params() reports PFD=0 for a call that took none. Results are

@@ -1045,25 +1045,16 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * (tools/profile-ab, 11 rounds, wall time) ran 768^3 at 1.05x (7 of 11 rounds), 1024^3 1.15x
      * (10), 1536^3 1.32x and 2048^3 1.40x (11 each), 640^3 0.98x, 512^3 1.00x, 384^3 0.86x and
      * 256^3 0.74x (doc/performance.md, "Panels"). Panels from a quarter of PANEL where the kernel
-     * would read A M-fast (copying it, or walking it across), or where N >= M: the same alternation
-     * (7 rounds, PANEL=96 against 384, all 7 won each) ran 512^3 NT, TN and TT at 1.09x, 1.34x and
-     * 1.28x, 640^3 NT and TN 1.13x and 1.32x, 384x384x1024 NT 1.05x, 128x1024x1024 NT 1.11x,
-     * 1024x128x1024 TN 1.12x, 100x4096x4096 NT 1.75x, 160x2048x1024 TT 1.88x and 3000x100x3000 TN
-     * 1.23x; f32 NN with N >= M (doc/performance.md, "Panels from a quarter of PANEL wherever N >=
-     * M": two runs alternating calls, two with each timed call after an identical one) 1.03-1.40x
-     * at 256x2048x2048, 200x3000x1000, 600^3 and 100x10000x1000 in all four, 1.00-1.18x at
-     * 128x4096x4096 and 512^3, 128x4096x256 1.52-2.01x, 0.85-0.97x in one of the second kind at
-     * 256x4096x256, 300x600x2000, 128x1024x4096 and 300x300x1300 (1.24-1.64x in the other); f64
-     * (PANEL=0 against 384, 5-9 rounds) 512^3 TN and TT 3.14x and 2.63x, 256x2048x1024 TT 3.60x, 2048x128x2048 TN 1.26x, 128x4096x2048 and
-     * 256x1024x1024 NT 1.36x and 1.26x, but square NT 0.92-0.96x (512^3, 640^3, 384x384x1024); f64
-     * NN with N >= M (PANEL=0 against the rule, 7-9 rounds) 1.22-1.27x at 128x4096x4096, 1.37x
-     * at 512^3, 2.63x at 256x4096x256, 0.97-1.29x at 128x1024x4096 and 300x600x2000, but 600^3
-     * 0.87-0.89x. Tall products with A read in place (K-fast) keep PANEL itself: under a quarter,
-     * 4096x128x4096 NN ran 0.82-0.92x (4096x256x4096 0.99x; 1024x512x1024 1.72-1.81x calls
-     * alternating, 1.00x hot); NT, whose K-fast B is then the small operand (its copy cheap),
-     * 4096x128x4096, 4096x256x4096 and 1024x128x1024 ran 0.77x, 0.96x and 0.93x (2048x128x2048
-     * 1.13x). Short-wide NN products under a quarter stay without: under PANEL=48, 64x4096x4096
-     * NN ran 0.91x. xb is then op(B)^T (rows along n). */
+     * would read A M-fast (copying it, or walking it across), or where N >= M (short-wide and
+     * square products read their large B in place, rows a pitch apart): alternating calls, f32
+     * 512^3 NT, TN and TT ran 1.09x, 1.34x and 1.28x, NN 1.03-1.40x at 256x2048x2048, 600^3 and
+     * 100x10000x1000, 128x4096x256 1.52-2.01x; f64 512^3 TN and TT 3.14x and 2.63x, NN 1.22-1.37x
+     * at 128x4096x4096 and 512^3, but square NT 0.92-0.96x and NN 600^3 0.87-0.89x, the price of
+     * one rule. Tall products with A read in place (K-fast) keep PANEL itself: under a quarter,
+     * 4096x128x4096 NN and NT ran 0.82-0.92x and 0.77x. Short-wide NN products under a quarter stay
+     * without: under PANEL=48, 64x4096x4096 NN ran 0.91x. Every figure is in doc/performance.md,
+     * "Panels for thin products with a transposed operand" and "Panels from a quarter of `PANEL`
+     * wherever N >= M". xb is then op(B)^T (rows along n). */
     const double pmin = (double)p.v[P_PANEL] / (sak != 1 || kn >= km ? 4 : 1);
     const double pvol = (double)p.v[P_PANEL];
     const int panel = packing && cpu_k && pmin > 0 && (double)km * (double)kn >= pmin * (double)(km + kn) &&
