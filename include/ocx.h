@@ -36,8 +36,10 @@
  *                       stream holds (tests of the GEMM's fallbacks; reductions, which need it,
  *                       then fail so); 0: no limit
  *   OCX_PROFILE_DIR     the first directory searched for profiles (ocx_context_profile)
+ *   OCX_PROFILE_SYSTEM_DIR  replaces the installed $(datadir)/ocx/profiles in that search (tests;
+ *                       a nonexistent directory leaves the shipped profiles out)
  *   OCX_STAGING         host transfers through pinned memory (ocx_buffer_write; README)
- *   OCX_VENDOR_PATHS    NVIDIA's tensor-core path: 0 off, mma.sync, force, emulate (README)
+ *   OCX_VENDOR_PATHS    NVIDIA's tensor-core path: 0 off, mma.sync, force, emulate, unchecked (README)
  *   OCX_BUILD_OPTIONS, OCX_BUILD_LOG=1
  *                       developers: extra OpenCL build options; the build log of every program
  *   OCX_GEMM_PARAMS, OCX_VECTOR_PARAMS, OCX_REDUCE_PARAMS, OCX_GEMM_MMA_PARAMS="NAME=V,..."
@@ -262,8 +264,9 @@ OCX_API ocx_status ocx_context_get_stats(const ocx_context *ctx, ocx_context_sta
 #define OCX_PATH_NV_TENSOR_CORES 1u /* f16-input GEMMs (f32 accumulation) on NVIDIA tensor cores (mma.sync; wgmma on 9.0) */
 #define OCX_PATH_NV_TF32X3 2u /* f32 GEMMs under OCX_COMPUTE_TF32X3 on NVIDIA tensor cores (mma.sync) */
 /*! ocx_context_vendor_paths() : which vendor-specific paths operations on ctx take, as OCX_PATH_*
- *  bits in *paths. A bit is set when the device is NVIDIA with compute capability >= 8.0,
- *  OCX_VENDOR_PATHS is not "0", and that path's probe kernel built and computed a known product
+ *  bits in *paths. A bit is set when the device is NVIDIA with compute capability >= 8.0 (on any
+ *  device under the test modes OCX_VENDOR_PATHS=force and emulate), OCX_VENDOR_PATHS is not "0",
+ *  and that path's probe kernel built and computed a known product
  *  exactly in this process (this call, or the path's first GEMM, runs the probe on a stream of its
  *  own, with the parameters a call would take and, where those fail, with the built-in ones: a bad
  *  OCX_GEMM_MMA_PARAMS fails the calls that read it, not the verdict; the verdict is kept per device
@@ -412,7 +415,8 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * above 160^3) take the "small" class's work-group shape.
  * A profile without an entry for a class uses its "all" entry (the source's, before the next
  * source is consulted), except where the class has built-in defaults of its own on the device
- * (GEMM's "medium" and "short_k" on GPUs, f32 "large" on NVIDIA's): those come before any source's "all" entry. */
+ * (GEMM's "medium" and "short_k" on GPUs, f32 "large" on NVIDIA's, the TF32X3 tiles' "large"; on CPUs
+ * GEMM's "small" and the vector family's "large"): those come before any source's "all" entry. */
 
 typedef struct ocx_params_info {
     char family[32];     /* "vector", "reduce", "gemm", "gemm_mma" */

@@ -2,8 +2,8 @@
  * places every result on the device's roofline (measured peaks: ocx_measure_peaks, cached).
  *   ocx-bench [PART[,PART…]] [--quick] [--json | --csv] [--plot FILE.svg]
  *             [--refresh-peaks] [--reps N] [--device SPEC]
- * PART: demo, vector, transfer, gemm, streams, peaks (only the peaks line), all (the default).
- * "demo" (the default with --quick from quickstart.sh) runs one kernel through the library and checks
+ * PART: demo, vector, transfer, gemm, streams, peaks (only the peaks line), all (the default, also
+ * with --quick, which quickstart.sh runs). "demo" runs one kernel through the library and checks
  * its result against the host; every other part checks a run of each ocx operation (sampled
  * elements, or the whole reduction, against the host in double) before it times it, and reports no
  * rate for one that is wrong (exit 1). Times: the median of the repetitions after one warm-up run,

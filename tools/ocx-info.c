@@ -154,7 +154,8 @@ int main(int argc, char **argv)
                         strcmp(argv[i], "--device") == 0 ? "needs a value" : "unknown option");
             fprintf(help ? stdout : stderr,
                     "usage: ocx-info [--json] [--device SPEC] [--peaks [--refresh] [--quick]]\n"
-                    "  SPEC: index, platform:device, gpu, cpu, or part of a device/vendor name\n"
+                    "  SPEC: index, platform:device, gpu, cpu, accelerator, or part of a device, vendor or\n"
+                    "        platform name or of the platform's version (pocl), in any case\n"
                     "  --peaks: the chosen device's measured ceilings (cached per device)\n");
             return help ? 0 : 2;
         }

@@ -241,6 +241,7 @@ static int usage(int rc)
             "names gemm_mma and --dtypes f32. --resume keeps a file's entries and adds the missing ones\n"
             "(entries the library would refuse are dropped; a file from another driver starts afresh; one\n"
             "that is not a profile of this version and device is an error, and left as it is).\n"
+            "--budget covers the whole run (default 60 s; with --quick 85 s).\n"
             "--seed replays the candidate order of a run (its seed, never 0, is printed at the start);\n"
             "--seed 0, like no --seed, draws a new one.\n"
             "Ctrl-C keeps the entries finished and exits 130; a second Ctrl-C stops at once.\n"
