@@ -157,7 +157,7 @@ static ocx_status empty_transfer(const ocx_context *ctx, cl_command_queue q, siz
  * the pinned buffer itself moves 55 GB/s. */
 static int use_staging(const ocx_context *ctx, size_t bytes)
 {
-    unsigned long mode = ocx__env_ulong("OCX_STAGING", 0);
+    unsigned long mode = ocx__env_ulong_upto("OCX_STAGING", 0, 2);
     return bytes >= STAGING_MIN_BYTES && (mode == 2 || (mode == 1 && !ctx->info.host_unified_memory));
 }
 

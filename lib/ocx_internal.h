@@ -35,6 +35,8 @@ void ocx__warn(const char *fmt, ...) OCX__PRINTF(1, 2);
 /* Reads an environment variable as an unsigned number; `def` when unset or empty, and (with one
  * warning) when it is not a whole number of 0 or more. */
 unsigned long ocx__env_ulong(const char *name, unsigned long def);
+/* The same for a choice of 0..max: a value above max is said in the same one warning and ignored. */
+unsigned long ocx__env_ulong_upto(const char *name, unsigned long def, unsigned long max);
 /* The user's home directory, as a shell expands "~": $HOME, else the password database's entry
  * (services and containers often run without HOME). 0, with out = "", where there is none. */
 int ocx__home_dir(char *out, size_t cap);

@@ -174,6 +174,16 @@ unsigned long ocx__env_ulong(const char *name, unsigned long def)
     return v;
 }
 
+unsigned long ocx__env_ulong_upto(const char *name, unsigned long def, unsigned long max)
+{
+    unsigned long v = ocx__env_ulong(name, def);
+    if (v <= max) return v;
+    char what[64];
+    snprintf(what, sizeof what, "is above %lu; ignored", max);
+    env_warn_once(name, getenv(name), what);
+    return def;
+}
+
 int ocx__home_dir(char *out, size_t cap)
 {
     const char *home = getenv("HOME");

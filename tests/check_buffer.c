@@ -112,6 +112,13 @@ START_TEST(test_async_with_events)
 }
 END_TEST
 
+/* Appends each warning to the buffer (1024 bytes) passed as user. */
+static void append_warning(const char *message, void *user)
+{
+    size_t o = strlen(user);
+    snprintf((char *)user + o, 1024 - o, "%s\n", message);
+}
+
 START_TEST(test_pinned_staging)
 {
     /* Forced staging on PoCL (which shares host memory, so would skip it): several chunks through
@@ -139,6 +146,20 @@ START_TEST(test_pinned_staging)
     float head[8];
     ck_ok(ocx_buffer_read(tctx, NULL, b, 0, 8, head, 0, NULL, NULL));
     for (int i = 0; i < 8; i++) ck_assert(isnan(head[i])); /* untouched */
+    /* a mode above 2 is ignored (direct transfers) with one warning; it had been taken silently */
+    static char warned[1024];
+    warned[0] = '\0';
+    char *quiet = getenv("OCX_QUIET") ? strdup(getenv("OCX_QUIET")) : NULL;
+    unsetenv("OCX_QUIET");
+    ocx_set_warning_handler(append_warning, warned);
+    setenv("OCX_STAGING", "3", 1);
+    memset(dst, 0, n * sizeof *dst);
+    ck_ok(ocx_buffer_read(tctx, NULL, b, 8, n, dst, 0, NULL, NULL));
+    ocx_set_warning_handler(NULL, NULL);
+    if (quiet) setenv("OCX_QUIET", quiet, 1);
+    free(quiet);
+    ck_assert_int_eq(memcmp(src, dst, n * sizeof *src), 0);
+    ck_assert_msg(strstr(warned, "OCX_STAGING=3 is above 2; ignored"), "warnings: %s", warned);
     unsetenv("OCX_STAGING");
     ocx_buffer_destroy(b);
     free(src);
