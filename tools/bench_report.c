@@ -159,7 +159,9 @@ static void csv_field(FILE *out, json_t *v)
             fputs(s, out);
         }
     } else if (json_is_number(v)) {
-        fprintf(out, "%.6g", json_number_value(v));
+        /* whole numbers (bytes, flops, sizes) exactly; rates and times to six digits */
+        const double x = json_number_value(v);
+        fprintf(out, x == floor(x) && fabs(x) < 0x1p53 ? "%.0f" : "%.6g", x);
     }
 }
 
