@@ -211,7 +211,7 @@ int main(int argc, char **argv)
     int ngemm = 6, nred = 3, nvec = 0, rounds = 21;
     const char *device = NULL;
     side sd[2] = {{0}};
-    int nsides = 0;
+    int nsides = 0, help = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--rounds") && v) {
@@ -237,21 +237,22 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--f64")) esize = sizeof(double);
         else if (!strcmp(a, "--kernel-time")) kernel_time = 1;
         else if (!strcmp(a, "--device") && v) device = argv[++i];
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) help = 1;
         else if (a[0] != '-' && nsides < 2) sd[nsides++].name = a;
         else nsides = 3;
     }
     static const char *const overrides[] = {"OCX_GEMM_PARAMS", "OCX_GEMM_MMA_PARAMS", "OCX_REDUCE_PARAMS",
                                             "OCX_VECTOR_PARAMS"};
-    for (size_t o = 0; o < sizeof overrides / sizeof *overrides; o++)
+    for (size_t o = 0; o < sizeof overrides / sizeof *overrides && !help; o++)
         if (getenv(overrides[o]) && *getenv(overrides[o])) {
             fprintf(stderr, "profile-ab: %s is set: it would override both sides alike\n", overrides[o]);
             return 2;
         }
-    if (nsides != 2 || rounds < 1 || gemm_batch < 1) {
-        fprintf(stderr, "usage: profile-ab A B [--rounds N (odd)] [--gemm N,N,...|none] [--gemm-batch B (1-65536)] "
+    if (help || nsides != 2 || rounds < 1 || gemm_batch < 1) {
+        fprintf(help ? stdout : stderr, "usage: profile-ab A B [--rounds N (odd)] [--gemm N,N,...|none] [--gemm-batch B (1-65536)] "
                         "[--reduce N,N,...|none] "
                         "[--vector N,N,...|none] [--kernel-time] [--f64] [--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
-        return 2;
+        return help ? 0 : 2;
     }
     size_t most = 1;
     for (int i = 0; i < ngemm; i++) most = gemm[i] * gemm[i] * gemm_batch > most ? gemm[i] * gemm[i] * gemm_batch : most;
