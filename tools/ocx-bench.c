@@ -381,6 +381,11 @@ int main(int argc, char **argv)
     static const char *parts[] = {"all", "demo", "vector", "transfer", "gemm", "streams", "peaks"};
     int want[sizeof parts / sizeof *parts] = {0};
     char list[256];
+    const size_t len = strlen(what);
+    if (len >= sizeof list || what[0] == ',' || (len && what[len - 1] == ',') || strstr(what, ",,")) {
+        fprintf(stderr, "ocx-bench: '%.60s%s' names an empty part or is too long\n", what, len > 60 ? "…" : "");
+        return usage(2);
+    }
     snprintf(list, sizeof list, "%s", what);
     for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         size_t i = 0;
