@@ -44,10 +44,10 @@
  *                       developers: extra OpenCL build options; the build log of every program
  *   OCX_GEMM_PARAMS, OCX_VECTOR_PARAMS, OCX_REDUCE_PARAMS, OCX_GEMM_MMA_PARAMS="NAME=V,..."
  *                       developers: override the looked-up kernel parameters (ocx_last_params() lists
- *                       the names); checked like a profile entry, and an unknown name, a value that
- *                       is not a number or one this device cannot run fails every call of that
- *                       family that runs a kernel with OCX_ERR_INVALID_ARGUMENT, naming the
- *                       variable (a call that runs no kernel looks nothing up: a vector operation
+ *                       the names); checked like a profile entry, and an unknown name, a name given
+ *                       twice, a value that is not a number or one this device cannot run fails
+ *                       every call of that family that runs a kernel with OCX_ERR_INVALID_ARGUMENT,
+ *                       naming the variable (a call that runs no kernel looks nothing up: a vector operation
  *                       of 0 elements, a GEMM with nothing to compute; a reduction of 0 elements
  *                       runs one, which writes its result)
  *   OCX_QUIET=1         no warnings, on stderr or to a handler (ocx_set_warning_handler).
@@ -469,9 +469,10 @@ OCX_API ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profi
 
 /*! ocx_profile_user_path() : where ocx-tune writes ctx's device profile by default:
  *  $XDG_DATA_HOME/ocx/profiles/<device>.json, else ~/.local/share/ocx/profiles/<device>.json (~:
- *  $HOME, else the user's home directory in the password database; a relative XDG_DATA_HOME is
- *  ignored). @return OCX_ERR_IO where there is neither an absolute XDG_DATA_HOME nor a home
- *  directory, OCX_ERR_INVALID_ARGUMENT where cap is too small. */
+ *  $HOME where absolute, else the user's home directory in the password database; a relative
+ *  XDG_DATA_HOME is ignored). @return OCX_ERR_IO where there is neither an absolute XDG_DATA_HOME
+ *  nor a home directory, OCX_ERR_INVALID_ARGUMENT where cap is too small; path is written only on
+ *  success. */
 OCX_API ocx_status ocx_profile_user_path(const ocx_context *ctx, char *path, size_t cap);
 
 /* Progress of a tuning run, passed to ocx_tune_options.progress after every candidate. */
@@ -533,7 +534,8 @@ typedef struct ocx_tune_options {
  *  path (a profile that records no device "type" gives none). Blocks for about opt->budget_s.
  *  Contexts created afterwards read the profile when it lies on the search path (see above).
  *  @return OCX_OK (also when *stop ended it: the entries finished are written, nothing if none was),
- *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, a list naming none, no out_path),
+ *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, a list naming none, no out_path,
+ *  a budget_s that is not finite),
  *  OCX_ERR_UNSUPPORTED (nothing asked for is tunable on this device, or no entry was finished within
  *  the budget), OCX_ERR_OUT_OF_MEMORY (no entry finished, the last skipped for want of memory),
  *  OCX_ERR_IO (out_path unusable; for `resume`, there but unreadable or not a profile of this
@@ -601,7 +603,8 @@ OCX_API ocx_status ocx_measure_peaks(ocx_context *ctx, unsigned flags, ocx_peaks
 
 /*! ocx_peaks_cache_path() : the cache file ocx_measure_peaks() uses for ctx's device in the mode of
  *  `flags` ("" when caching is off, and under simulated limits, whose figures are not the device's
- *  and are measured every time). @return OCX_ERR_INVALID_ARGUMENT for NULL or a too small cap. */
+ *  and are measured every time). @return OCX_ERR_INVALID_ARGUMENT for NULL, unknown flag bits or
+ *  a too small cap; path is written only on success. */
 OCX_API ocx_status ocx_peaks_cache_path(const ocx_context *ctx, unsigned flags, char *path, size_t cap);
 
 /* Where one measured operation stands against the roofs. */
@@ -625,9 +628,9 @@ typedef struct ocx_roofline {
  *  bandwidth roof (host transfers are bound by the link, not by device memory). Pure arithmetic,
  *  no device work; thread-safe.
  *  @return OCX_OK, or OCX_ERR_INVALID_ARGUMENT: NULL, ns ≤ 0, negative or non-finite bytes/flops,
- *  both 0, a roof it needs that is not positive (f64 on a device without fp64, unmeasured peaks), or
- *  figures beyond a double's range (finite inputs, such as 1e308 flops in a picosecond, ns = 1e-3,
- *  or 1e300 flops over a subnormal byte count); *out is then zeroed. */
+ *  both 0, a roof it needs that is not positive and finite (f64 on a device without fp64,
+ *  unmeasured peaks), or figures beyond a double's range (finite inputs, such as 1e308 flops in a
+ *  picosecond, ns = 1e-3, or 1e300 flops over a subnormal byte count); *out is then zeroed. */
 OCX_API ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flops, double bytes,
                                      double ns, double bandwidth_gbps, ocx_roofline *out);
 

@@ -100,6 +100,7 @@ ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flo
     double bw = bandwidth_gbps > 0 ? bandwidth_gbps : peaks->global_gbps;
     OCX__FAIL_IF(bytes > 0 && !(bw > 0), OCX_ERR_INVALID_ARGUMENT,
                  "ocx_roofline_eval: no bandwidth roof (peaks not measured?)");
+    OCX__FAIL_IF(bytes > 0 && isinf(bw), OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: the bandwidth roof is infinite");
     out->achieved_gflops = flops / ns;
     out->achieved_gbps = bytes / ns;
     if (flops == 0) { /* pure traffic: the bandwidth roof alone */
@@ -110,6 +111,8 @@ ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flo
     }
     double peak = compute_roof(peaks, dtype);
     OCX__FAIL_IF(!(peak > 0), OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: no %s compute roof on this device",
+                 ocx_dtype_name(dtype));
+    OCX__FAIL_IF(isinf(peak), OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: the %s compute roof is infinite",
                  ocx_dtype_name(dtype));
     out->peak_gflops = peak;
     if (bytes == 0) { /* traffic unknown: the compute roof alone */
@@ -164,20 +167,21 @@ static const struct {
 ocx_status ocx_peaks_cache_path(const ocx_context *ctx, unsigned flags, char *path, size_t cap)
 {
     OCX__FAIL_IF(!path || cap == 0, OCX_ERR_INVALID_ARGUMENT, "ocx_peaks_cache_path: path must not be NULL");
-    path[0] = '\0';
     OCX__FORWARD(ocx__check_context(ctx));
+    OCX__FAIL_IF(flags & ~(OCX_PEAKS_REFRESH | OCX_PEAKS_QUICK), OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_peaks_cache_path: unknown flag bits 0x%x", flags & ~(OCX_PEAKS_REFRESH | OCX_PEAKS_QUICK));
     /* Under simulated limits the figures (a copy kernel's work-groups, say) are not the device's:
-     * neither read from its file nor written there. */
-    if (ctx->info.limited) return OCX_OK;
-    char dir[4096];
-    ocx__cache_dir(dir, sizeof dir);
-    if (!dir[0]) return OCX_OK;
-    int n = snprintf(path, cap, "%s/peaks-%s%s.json", dir, ctx->info.fingerprint,
-                     (flags & OCX_PEAKS_QUICK) ? "-quick" : "");
-    if (n < 0 || (size_t)n >= cap) {
-        path[0] = '\0';
-        return ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_peaks_cache_path: %zu bytes are too few", cap);
-    }
+     * neither read from its file nor written there. The path is written only on success: "" means
+     * no caching, so a failure must not leave one. */
+    char dir[4096], full[4400] = "";
+    dir[0] = '\0';
+    if (!ctx->info.limited) ocx__cache_dir(dir, sizeof dir);
+    int n = dir[0] ? snprintf(full, sizeof full, "%s/peaks-%s%s.json", dir, ctx->info.fingerprint,
+                              (flags & OCX_PEAKS_QUICK) ? "-quick" : "")
+                   : 0;
+    OCX__FAIL_IF(n < 0 || (size_t)n >= sizeof full, OCX_ERR_INVALID_ARGUMENT, "ocx_peaks_cache_path: path too long");
+    OCX__FAIL_IF((size_t)n >= cap, OCX_ERR_INVALID_ARGUMENT, "ocx_peaks_cache_path: %zu bytes are too few", cap);
+    memcpy(path, full, (size_t)n + 1);
     return OCX_OK;
 }
 

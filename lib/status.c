@@ -189,7 +189,8 @@ int ocx__home_dir(char *out, size_t cap)
     const char *home = getenv("HOME");
     char buf[4096];
     struct passwd pw, *found = NULL;
-    if (!(home && *home) && getpwuid_r(getuid(), &pw, buf, sizeof buf, &found) == 0 && found)
+    if (home && home[0] != '/') home = NULL; /* relative (or empty): as unset, as a relative XDG_* is ignored */
+    if (!home && getpwuid_r(getuid(), &pw, buf, sizeof buf, &found) == 0 && found)
         home = found->pw_dir;
     out[0] = '\0';
     if (home && *home) snprintf(out, cap, "%s", home);

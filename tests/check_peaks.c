@@ -132,6 +132,19 @@ START_TEST(roofline_bad_input)
     ck_status(ocx_roofline_eval(&p, OCX_F32, 0, 1e308, 1e-3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_roofline_eval(&p, OCX_F32, 1e308, 0, 1e-3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_roofline_eval(&p, OCX_F32, 1e300, 4.9e-324, 1, 0, &r), OCX_ERR_INVALID_ARGUMENT);
+    /* infinite roofs: refused alike, and said so (an infinite compute roof had passed, an infinite
+     * bandwidth been blamed on the inputs' range) */
+    ocx_peaks inf = p;
+    inf.f32_gflops = INFINITY;
+    ck_status(ocx_roofline_eval(&inf, OCX_F32, 1e6, 1e6, 1e3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "infinite"));
+    ck_status(ocx_roofline_eval(&inf, OCX_F32, 1e6, 0, 1e3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
+    inf = p;
+    inf.global_gbps = INFINITY;
+    ck_status(ocx_roofline_eval(&inf, OCX_F32, 1e6, 1e6, 1e3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_roofline_eval(&inf, OCX_F32, 0, 1e6, 1e3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "infinite"));
+    ck_ok(ocx_roofline_eval(&inf, OCX_F32, 1e6, 1e6, 1e3, 50, &r)); /* a finite roof given instead */
 }
 END_TEST
 
@@ -357,10 +370,16 @@ START_TEST(measure_bad_args)
     ck_status(ocx_measure_peaks(NULL, OCX_PEAKS_QUICK, &p), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_measure_peaks(tctx, 0x80, &p), OCX_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "flags"));
-    char small[8];
+    char small[8] = "keep";
     fresh_dir("args");
+    /* written only on success: "" would read as "no caching" (a failure had left one) */
     ck_status(ocx_peaks_cache_path(tctx, 0, small, sizeof small), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_str_eq(small, "keep");
     ck_status(ocx_peaks_cache_path(tctx, 0, NULL, 10), OCX_ERR_INVALID_ARGUMENT);
+    char path[4400] = "keep";
+    ck_status(ocx_peaks_cache_path(tctx, 0x80, path, sizeof path), OCX_ERR_INVALID_ARGUMENT); /* had been taken */
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "flag"));
+    ck_assert_str_eq(path, "keep");
 }
 END_TEST
 
@@ -604,6 +623,10 @@ START_TEST(bench_json_and_plot)
     /* bad input: an unknown part and conflicting outputs fail with a status */
     const char *bad1[] = {"nonsense", "--quick", NULL};
     ck_assert_int_eq(run_bench("/dev/null", bad1), 2);
+    const char *bad_parts[] = {"demo,,peaks", "--quick", NULL}; /* an empty part had been skipped */
+    ck_assert_int_eq(run_bench("/dev/null", bad_parts), 2);
+    bad_parts[0] = "demo,";
+    ck_assert_int_eq(run_bench("/dev/null", bad_parts), 2);
     const char *bad2[] = {"demo", "--json", "--csv", NULL};
     ck_assert_int_eq(run_bench("/dev/null", bad2), 2);
     /* an option's value that is an option, or empty: not taken (no file named --json) */

@@ -963,7 +963,9 @@ START_TEST(test_user_path)
     ck_ok(ocx_profile_user_path(ctx, path, sizeof path));
     snprintf(want, sizeof want, "/data/x/ocx/profiles/%s.json", dev.normalized_name);
     ck_assert_str_eq(path, want);
+    snprintf(path, sizeof path, "untouched");
     ck_status(ocx_profile_user_path(ctx, path, strlen(want)), OCX_ERR_INVALID_ARGUMENT); /* no room for the NUL */
+    ck_assert_str_eq(path, "untouched"); /* written only on success (a cut path had been left there) */
     ck_status(ocx_profile_user_path(ctx, NULL, sizeof path), OCX_ERR_INVALID_ARGUMENT);
     snprintf(want, sizeof want, "/home/y/.local/share/ocx/profiles/%s.json", dev.normalized_name);
     for (int rel = 0; rel < 2; rel++) { /* empty, or relative: ignored, as the XDG specification says */
@@ -972,15 +974,21 @@ START_TEST(test_user_path)
         ck_assert_str_eq(path, want);
     }
     unsetenv("XDG_DATA_HOME");
-    unsetenv("HOME"); /* "~" as a shell has it: the password database's home directory (it had failed) */
+    /* "~" as a shell has it: the password database's home directory (it had failed), also for a
+     * relative HOME (which had given a path relative to the working directory) */
     const struct passwd *pw = getpwuid(getuid());
-    if (pw && pw->pw_dir && pw->pw_dir[0]) {
-        ck_ok(ocx_profile_user_path(ctx, path, sizeof path));
-        snprintf(want, sizeof want, "%s/.local/share/ocx/profiles/%s.json", pw->pw_dir, dev.normalized_name);
-        ck_assert_str_eq(path, want);
-    } else {
-        ck_status(ocx_profile_user_path(ctx, path, sizeof path), OCX_ERR_IO);
+    for (int rel = 0; rel < 2; rel++) {
+        if (rel) setenv("HOME", "relative/home", 1);
+        else unsetenv("HOME");
+        if (pw && pw->pw_dir && pw->pw_dir[0]) {
+            ck_ok(ocx_profile_user_path(ctx, path, sizeof path));
+            snprintf(want, sizeof want, "%s/.local/share/ocx/profiles/%s.json", pw->pw_dir, dev.normalized_name);
+            ck_assert_str_eq(path, want);
+        } else {
+            ck_status(ocx_profile_user_path(ctx, path, sizeof path), OCX_ERR_IO);
+        }
     }
+    unsetenv("HOME");
     if (saved_xdg[0]) setenv("XDG_DATA_HOME", saved_xdg, 1);
     if (saved_home[0]) setenv("HOME", saved_home, 1);
     ocx_context_destroy(ctx);
@@ -1277,6 +1285,10 @@ START_TEST(test_tuning_round_trip)
     ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
     bad.dtypes = ","; /* names none: it had tuned nothing and said "not tunable" */
     ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
+    bad.dtypes = "f32";
+    bad.budget_s = NAN; /* not finite: refused (NaN had run the 60-s default) */
+    ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ocx_last_error(), "budget_s"));
     ck_status(ocx_tune(ctx, NULL), OCX_ERR_INVALID_ARGUMENT);
     ocx_context_destroy(ctx);
 }
