@@ -44,9 +44,9 @@
  *                       developers: extra OpenCL build options; the build log of every program
  *   OCX_GEMM_PARAMS, OCX_VECTOR_PARAMS, OCX_REDUCE_PARAMS, OCX_GEMM_MMA_PARAMS="NAME=V,..."
  *                       developers: override the looked-up kernel parameters (ocx_last_params() lists
- *                       the names); checked like a profile entry, and an unknown name, a name given
- *                       twice, a value that is not a number or one this device cannot run fails
- *                       every call of that family that runs a kernel with OCX_ERR_INVALID_ARGUMENT,
+ *                       the names; a name given again overrides it); checked like a profile entry,
+ *                       and an unknown name, a value that is not a number or one this device cannot
+ *                       run fails every call of that family that runs a kernel with OCX_ERR_INVALID_ARGUMENT,
  *                       naming the variable (a call that runs no kernel looks nothing up: a vector operation
  *                       of 0 elements, a GEMM with nothing to compute; a reduction of 0 elements
  *                       runs one, which writes its result)

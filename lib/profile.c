@@ -574,7 +574,8 @@ static void params_info(const ocx__params_rec *r, ocx_params_info *info)
 
 /* OCX_<FAMILY>_PARAMS="NAME=V,…" (OCX_GEMM_PARAMS, …): a developer's override of the looked-up
  * values for experiments, checked like a profile entry; a bad one is an error, never a bad kernel.
- * Commas or spaces separate the pairs, so ocx_last_params()'s "NAME=V NAME=V" can be fed back. */
+ * Commas or spaces separate the pairs, so ocx_last_params()'s "NAME=V NAME=V" can be fed back; a
+ * name given again overrides it ("$OCX_GEMM_PARAMS,PACKN=1": the tests build on that). */
 static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, ocx_dtype dtype, ocx__params *p)
 {
     char var[64];
@@ -587,15 +588,12 @@ static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, o
     OCX__FAIL_IF(strlen(e) >= sizeof buf, OCX_ERR_INVALID_ARGUMENT, "%s: %zu characters, more than the %zu read", var,
                  strlen(e), sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", e);
-    char named[OCX__MAX_PARAMS] = {0};
     for (char *save = NULL, *t = strtok_r(buf, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
         char *eq = strchr(t, '='), *end = NULL;
         OCX__FAIL_IF(!eq, OCX_ERR_INVALID_ARGUMENT, "%s: '%s' is not NAME=VALUE", var, t);
         *eq = 0;
         unsigned i = ocx__param_index(fam, t);
         OCX__FAIL_IF(i == fam->nparams, OCX_ERR_INVALID_ARGUMENT, "%s: %s has no parameter %s", var, fam->name, t);
-        /* twice: which was meant is not known (the last had won silently) */
-        OCX__FAIL_IF(named[i]++, OCX_ERR_INVALID_ARGUMENT, "%s: %s is named twice", var, t);
         long v = strtol(eq + 1, &end, 10);
         OCX__FAIL_IF(end == eq + 1 || *end || v < INT32_MIN || v > INT32_MAX, OCX_ERR_INVALID_ARGUMENT,
                      "%s: %s=%s is not a number", var, t, eq + 1);
