@@ -1190,8 +1190,8 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
             return st;
         }
         if (!(planned[0] || planned[1] || parts > 1) || ocx__launch_is_build_only() || stage == 2) break;
-        char saved[1024]; /* a copy left out is no failure of the call: its message is put back */
-        snprintf(saved, sizeof saved, "%s", ocx_last_error());
+        /* a copy left out is no failure of the call: its message is put back */
+        char *saved = ocx__error_save();
         int left_out = 0; /* 1: A's copy (and B's after it); 2: B's copy alone; 3: everything */
         if (stage == 0) {
             stage = 1;
@@ -1215,6 +1215,7 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                     left_out = i + 1;
                 } else {
                     if (held) pthread_mutex_unlock(&held->lock);
+                    free(saved);
                     return st;
                 }
             }
@@ -1236,10 +1237,14 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                 left_out = 3;
             } else {
                 pthread_mutex_unlock(&held->lock);
+                free(saved);
                 return st;
             }
         }
-        if (!left_out) break;
+        if (!left_out) {
+            free(saved);
+            break;
+        }
         if (left_out == 2 && planned[0] && !widen && !panel) { /* B's alone: A's copy stays in the buffer */
             xb = plans[1].orig;
             planned[1] = 0;

@@ -427,8 +427,7 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
     if (ready < 0) {
         /* The probe's own errors must not become the caller's last error, nor its parameters and
          * kernel what ocx_last_params() reports for the caller's call. */
-        char saved[1024];
-        snprintf(saved, sizeof saved, "%s", ocx_last_error());
+        char *saved = ocx__error_save();
         ocx__params_rec saved_params;
         ocx__params_saved(&saved_params);
         /* The probe must run even when the call that asks only compiles: the tuner builds its

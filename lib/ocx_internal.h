@@ -27,8 +27,11 @@ ocx_status ocx__cl_error(cl_int err, const char *what);
 /* 1 for the OpenCL codes that mean memory ran out (host, device or a buffer too large): they say
  * nothing of the call's inputs. */
 int ocx__cl_out_of_memory(cl_int err);
-/* Puts back a message saved from ocx_last_error() (internal work that must not change it). */
-void ocx__error_restore(const char *text);
+/* Internal work whose failures are no failure of the call leaves ocx_last_error() as it was:
+ * ocx__error_save() copies the message whole (NULL where there is no memory: it is then lost), and
+ * ocx__error_restore() puts the copy back and frees it (free() alone drops it). */
+char *ocx__error_save(void);
+void ocx__error_restore(char *saved);
 const char *ocx__cl_error_name(cl_int err);
 /* A warning on stderr ("ocx: warning: …") unless OCX_QUIET is set. */
 void ocx__warn(const char *fmt, ...) OCX__PRINTF(1, 2);

@@ -215,19 +215,17 @@ static cl_program load_binary_(ocx_context *ctx, const char *key, const char *op
  * call, so the two leave ocx_last_error() as it was (it holds the last failed call's message). */
 static int store_binary(cl_program prog, const char *key)
 {
-    char *saved = strdup(ocx_last_error());
+    char *saved = ocx__error_save();
     const int written = store_binary_(prog, key);
-    if (saved) ocx__error_restore(saved);
-    free(saved);
+    ocx__error_restore(saved);
     return written;
 }
 
 static cl_program load_binary(ocx_context *ctx, const char *key, const char *options, int *rejected)
 {
-    char *saved = strdup(ocx_last_error());
+    char *saved = ocx__error_save();
     cl_program prog = load_binary_(ctx, key, options, rejected);
-    if (saved) ocx__error_restore(saved);
-    free(saved);
+    ocx__error_restore(saved);
     return prog;
 }
 

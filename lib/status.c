@@ -54,7 +54,13 @@ ocx_status ocx__error(ocx_status status, const char *fmt, ...)
     return status;
 }
 
-void ocx__error_restore(const char *text) { snprintf(last_error, sizeof last_error, "%s", text); }
+char *ocx__error_save(void) { return strdup(last_error); }
+
+void ocx__error_restore(char *saved)
+{
+    if (saved) memcpy(last_error, saved, strlen(saved) + 1); /* a copy of last_error: it fits */
+    free(saved);
+}
 
 const char *ocx__cl_error_name(cl_int err)
 {

@@ -1190,8 +1190,16 @@ START_TEST(test_scratch_fallback)
     /* The same on a stream of its own: its scratch buffer stays empty. */
     setenv("OCX_GEMM_PARAMS", SPLIT_STAGED ",PACKN=1", 1);
     ocx_buffer *x = tpoisoned(OCX_F32, 5 * 301), *y = tpoisoned(OCX_F32, 301 * 7), *z = tpoisoned(OCX_F32, 5 * 7);
+    /* The copies' failures are none of the call's: the thread's last error stays as it was, whole
+     * (it had been cut to 1023 characters). */
+    static char spec[3001], before[8192];
+    memset(spec, 'q', sizeof spec - 1);
+    ck_assert_int_ne(ocx_device_select(spec, NULL), OCX_OK);
+    snprintf(before, sizeof before, "%s", ocx_last_error());
+    ck_assert_uint_gt(strlen(before), 3000);
     ck_ok(ocx_gemm(tctx, s, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 5, 7, 301, 1, x, 0, 301, y, 0, 301, 0, z, 0, 7, 0, NULL,
                    NULL));
+    ck_assert_str_eq(ocx_last_error(), before);
     size_t released = 1;
     ck_ok(ocx_stream_trim(tctx, s, &released));
     ck_assert_uint_eq(released, 0);
