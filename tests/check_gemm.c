@@ -1194,12 +1194,14 @@ START_TEST(test_scratch_fallback)
      * (it had been cut to 1023 characters). */
     static char spec[3001], before[8192];
     memset(spec, 'q', sizeof spec - 1);
-    ck_assert_int_ne(ocx_device_select(spec, NULL), OCX_OK);
+    size_t index;
+    ck_assert_int_ne(ocx_device_select(spec, &index), OCX_OK);
     snprintf(before, sizeof before, "%s", ocx_last_error());
     ck_assert_uint_gt(strlen(before), 3000);
     ck_ok(ocx_gemm(tctx, s, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, 5, 7, 301, 1, x, 0, 301, y, 0, 301, 0, z, 0, 7, 0, NULL,
                    NULL));
-    ck_assert_str_eq(ocx_last_error(), before);
+    ck_assert_msg(strcmp(ocx_last_error(), before) == 0, "the last error changed: %zu characters of %zu",
+                  strlen(ocx_last_error()), strlen(before));
     size_t released = 1;
     ck_ok(ocx_stream_trim(tctx, s, &released));
     ck_assert_uint_eq(released, 0);
