@@ -1054,8 +1054,21 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * 4096x128x4096 NN and NT ran 0.82-0.92x and 0.77x. Short-wide NN products under a quarter stay
      * without: under PANEL=48, 64x4096x4096 NN ran 0.91x. Every figure is in doc/performance.md,
      * "Panels for thin products with a transposed operand" and "Panels from a quarter of `PANEL`
-     * wherever N >= M". xb is then op(B)^T (rows along n). */
-    const double pmin = (double)p.v[P_PANEL] / (sak != 1 || kn >= km ? 4 : 1);
+     * wherever N >= M". xb is then op(B)^T (rows along n).
+     * f64 with A read K-fast (in place, its rows' runs serve as they are) takes panels from 1.5x
+     * PANEL, without the quarter for N >= M, unless the rows or columns of B lie a multiple of
+     * 1 KiB apart (where read in place they fall into the same sets of the cache): there the
+     * strided kernel ran as fast as from panels, which then lost their copies' time. Alternating
+     * calls, f64 NN: 1000^3 0.82-0.88x, 1024x1000x1000 0.82-0.91x, 1200^3 0.97-0.99x, short-wide
+     * 256x2000x2000, 300x3000x3000, 500x2000x1000 0.91-0.94x, 128x4000x4000 0.70x, 1000^3 NT
+     * 0.91-0.94x; from 1300^3 on mostly ahead (1300^3-2000^3 0.95-1.09x), where the pitch is a
+     * multiple of 1 KiB ahead at any size (1000x1024x1000 1.68-1.76x, 1024^3 1.18x), and with A
+     * M-fast too (600^3 TN and TT 1.58x and 2.16x). The one short-wide product found ahead with
+     * panels, 200x3000x1000 (1.13x), now runs without. doc/performance.md, "f64 panels and the
+     * pitch". */
+    const size_t bpitch = (sbn == 1 ? sbk : sbn) * ocx_dtype_size(kb->dtype);
+    const int f64_kfast = ka->dtype == OCX_F64 && sak == 1 && bpitch % 1024 != 0;
+    const double pmin = f64_kfast ? 1.5 * p.v[P_PANEL] : (double)p.v[P_PANEL] / (sak != 1 || kn >= km ? 4 : 1);
     const double pvol = (double)p.v[P_PANEL];
     const int panel = packing && cpu_k && pmin > 0 && (double)km * (double)kn >= pmin * (double)(km + kn) &&
                       volume >= 2 * pvol * pvol * pvol;

@@ -901,6 +901,27 @@ START_TEST(test_panels)
                       row ? "row-major" : "column-major", m, n, ta == OCX_OP_T, tb == OCX_OP_T, info.params);
     }
     end_params_case(x, y, z);
+    /* f64 with A read K-fast: panels from 1.5 x PANEL (48 under PANEL=32), without the quarter,
+     * unless B's rows lie a multiple of 1 KiB apart (128 doubles); A M-fast and f32 keep the rule. */
+    static const struct { ocx_dtype dt; ocx_op opa; size_t m, n; int panels; } pitch[] = {
+        {OCX_F64, OCX_OP_N, 64, 100, 0},  /* M*N/(M + N) = 39, rows 800 bytes apart */
+        {OCX_F64, OCX_OP_N, 64, 128, 1},  /* rows 1 KiB apart: the quarter, 8 */
+        {OCX_F64, OCX_OP_N, 100, 100, 1}, /* 50 */
+        {OCX_F64, OCX_OP_T, 64, 100, 1},  /* A M-fast: the quarter */
+        {OCX_F32, OCX_OP_N, 64, 100, 1},  /* f32: the quarter */
+    };
+    for (size_t t = 0; t < sizeof pitch / sizeof *pitch; t++) {
+        if (!tdtype_ok(pitch[t].dt)) continue;
+        const size_t m = pitch[t].m, n = pitch[t].n, k = 100;
+        setenv("OCX_GEMM_PARAMS", "DIRECT=1,STAGE=1,MWG=64,NWG=32,MDIMC=8,NDIMC=1,VWN=16,PACK=1,DOTN=0,COLS=0,PANEL=32", 1);
+        x = tpoisoned(pitch[t].dt, m * k), y = tpoisoned(pitch[t].dt, k * n), z = tpoisoned(pitch[t].dt, m * n);
+        ck_ok(ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, pitch[t].opa, OCX_OP_N, m, n, k, 1, x, 0,
+                       pitch[t].opa == OCX_OP_N ? k : m, y, 0, n, 0, z, 0, n, 0, NULL, NULL));
+        ck_ok(ocx_last_params(&info));
+        ck_assert_msg(strstr(info.params, pitch[t].panels ? " PANEL=32" : " PANEL=0"), "%s %zux%zux100 op %c: %s",
+                      ocx_dtype_name(pitch[t].dt), m, n, pitch[t].opa == OCX_OP_T ? 'T' : 'N', info.params);
+        end_params_case(x, y, z);
+    }
     /* K in blocks from panels under KBLK=16: f32 in blocks of 64, f64 of 16 (K = 200) */
     for (int f64 = 0; f64 < 2; f64++) {
         const ocx_dtype dt = f64 ? OCX_F64 : OCX_F32;
