@@ -46,10 +46,10 @@
  *                       developers: override the looked-up kernel parameters (ocx_last_params() lists
  *                       the names; a name given again overrides it); checked like a profile entry,
  *                       and an unknown name, a value that is not a number or one this device cannot
- *                       run fails every call of that family that runs a kernel with OCX_ERR_INVALID_ARGUMENT,
- *                       naming the variable (a call that runs no kernel looks nothing up: a vector operation
- *                       of 0 elements, a GEMM with nothing to compute; a reduction of 0 elements
- *                       runs one, which writes its result)
+ *                       run fails every call of that family that runs a kernel with
+ *                       OCX_ERR_INVALID_ARGUMENT, naming the variable (a call that runs no kernel
+ *                       looks nothing up: a vector operation of 0 elements, a GEMM with nothing to
+ *                       compute; a reduction of 0 elements runs one, which writes its result)
  *   OCX_QUIET=1         no warnings, on stderr or to a handler (ocx_set_warning_handler).
  */
 #ifndef OCX_H
@@ -266,13 +266,13 @@ OCX_API ocx_status ocx_context_get_stats(const ocx_context *ctx, ocx_context_sta
 /*! ocx_context_vendor_paths() : which vendor-specific paths operations on ctx take, as OCX_PATH_*
  *  bits in *paths. A bit is set when the device is NVIDIA with compute capability >= 8.0 (on any
  *  device under the test modes OCX_VENDOR_PATHS=force and emulate), OCX_VENDOR_PATHS is not "0",
- *  and that path's probe kernel built and computed a known product
- *  exactly in this process (this call, or the path's first GEMM, runs the probe on a stream of its
- *  own, with the parameters a call would take and, where those fail, with the built-in ones: a bad
- *  OCX_GEMM_MMA_PARAMS fails the calls that read it, not the verdict; the verdict is kept per device
- *  fingerprint for the process). On compute capability 9.0
- *  the f16 kernel takes wgmma (built as sm_90a PTX); where that fails its probe, mma.sync
- *  (OCX_VENDOR_PATHS=mma.sync asks for it). OCX_PATH_NV_TENSOR_CORES has a portable fallback that
+ *  and that path's probe kernel built and computed a known product exactly in this process (this
+ *  call, or the path's first GEMM, runs the probe on a stream of its own, with the parameters a
+ *  call would take and, where those fail, with the built-in ones: a bad OCX_GEMM_MMA_PARAMS fails
+ *  the calls that read it, not the verdict; the verdict is kept per device fingerprint for the
+ *  process; the developers' mode OCX_VENDOR_PATHS=unchecked skips the probe). On compute
+ *  capability 9.0 the f16 kernel takes wgmma (built as sm_90a PTX); where that fails its probe,
+ *  mma.sync (OCX_VENDOR_PATHS=mma.sync asks for it). OCX_PATH_NV_TENSOR_CORES has a portable fallback that
  *  gives results of the same accuracy; without OCX_PATH_NV_TF32X3, OCX_COMPUTE_TF32X3 products take
  *  the f32 kernels (more accurate). OCX_VENDOR_PATHS=0 forces the portable kernels. */
 OCX_API ocx_status ocx_context_vendor_paths(ocx_context *ctx, unsigned *paths);

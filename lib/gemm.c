@@ -1050,22 +1050,23 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * 512^3 NT, TN and TT ran 1.09x, 1.34x and 1.28x, NN 1.03-1.40x at 256x2048x2048, 600^3 and
      * 100x10000x1000, 128x4096x256 1.52-2.01x; f64 512^3 TN and TT 3.14x and 2.63x, NN 1.22-1.37x
      * at 128x4096x4096 and 512^3, but square NT 0.92-0.96x and NN 600^3 0.87-0.89x, the price of
-     * one rule. Tall products with A read in place (K-fast) keep PANEL itself: under a quarter,
+     * one rule (f64 NN and NT at 600^3 now run without: below). Tall products with A read in place (K-fast) keep PANEL itself: under a quarter,
      * 4096x128x4096 NN and NT ran 0.82-0.92x and 0.77x. Short-wide NN products under a quarter stay
      * without: under PANEL=48, 64x4096x4096 NN ran 0.91x. Every figure is in doc/performance.md,
      * "Panels for thin products with a transposed operand" and "Panels from a quarter of `PANEL`
      * wherever N >= M". xb is then op(B)^T (rows along n).
      * f64 with A read K-fast (in place, its rows' runs serve as they are) takes panels from 1.5x
-     * PANEL, without the quarter for N >= M, unless the rows or columns of B lie a multiple of
-     * 1 KiB apart (where read in place they fall into the same sets of the cache): there the
-     * strided kernel ran as fast as from panels, which then lost their copies' time. Alternating
-     * calls, f64 NN: 1000^3 0.82-0.88x, 1024x1000x1000 0.82-0.91x, 1200^3 0.97-0.99x, short-wide
-     * 256x2000x2000, 300x3000x3000, 500x2000x1000 0.91-0.94x, 128x4000x4000 0.70x, 1000^3 NT
-     * 0.91-0.94x; from 1300^3 on mostly ahead (1300^3-2000^3 0.95-1.09x), where the pitch is a
-     * multiple of 1 KiB ahead at any size (1000x1024x1000 1.68-1.76x, 1024^3 1.18x), and with A
-     * M-fast too (600^3 TN and TT 1.58x and 2.16x). The one short-wide product found ahead with
-     * panels, 200x3000x1000 (1.13x), now runs without. doc/performance.md, "f64 panels and the
-     * pitch". */
+     * PANEL (square: 1152^3), without the quarter for N >= M, unless the rows or columns of B lie
+     * a multiple of 1 KiB apart (where, read in place, they fall into the same sets of the cache).
+     * Where they do not, the strided kernel ran about as fast as from panels, which then lost
+     * their copies' time. With panels, calls alternating with none (cold; hot where given): f64
+     * 1000^3 NN 0.82-1.02x (hot 0.85x), NT 0.91-0.94x (hot 0.85x), 1024x1000x1000 0.82-0.91x,
+     * short-wide 300x3000x3000, 500x2000x1000 0.91-0.92x, 256x2000x2000 0.94x (hot 1.01x),
+     * 128x4000x4000 0.70x (hot 0.75x), all without panels now; 1200^3 0.97-0.99x, 1300^3-2000^3
+     * 0.95-1.09x, mostly ahead, with them. Pitches a multiple of 1 KiB keep the former rule (with
+     * panels 1000x1024x1000 ran 1.68-1.76x, 1024^3 1.18x), as does A read M-fast (600^3 TN and TT
+     * 1.58x and 2.16x). The one product found ahead with panels that now runs without:
+     * 200x3000x1000 (1.13x, hot 1.17x). doc/performance.md, "f64 panels and the pitch". */
     const size_t bpitch = (sbn == 1 ? sbk : sbn) * ocx_dtype_size(kb->dtype);
     const int f64_kfast = ka->dtype == OCX_F64 && sak == 1 && bpitch % 1024 != 0;
     const double pmin = f64_kfast ? 1.5 * p.v[P_PANEL] : (double)p.v[P_PANEL] / (sak != 1 || kn >= km ? 4 : 1);

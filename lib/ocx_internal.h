@@ -28,8 +28,9 @@ ocx_status ocx__cl_error(cl_int err, const char *what);
  * nothing of the call's inputs. */
 int ocx__cl_out_of_memory(cl_int err);
 /* Internal work whose failures are no failure of the call leaves ocx_last_error() as it was:
- * ocx__error_save() copies the message whole (NULL where there is no memory: it is then lost), and
- * ocx__error_restore() puts the copy back and frees it (free() alone drops it). */
+ * ocx__error_save() copies the message whole, and ocx__error_restore() puts the copy back and frees
+ * it (free() alone drops it). Without memory for the copy (NULL) the internal work's own message
+ * stays in its place. */
 char *ocx__error_save(void);
 void ocx__error_restore(char *saved);
 const char *ocx__cl_error_name(cl_int err);
@@ -40,8 +41,8 @@ void ocx__warn(const char *fmt, ...) OCX__PRINTF(1, 2);
 unsigned long ocx__env_ulong(const char *name, unsigned long def);
 /* The same for a choice of 0..max: a value above max is said in the same one warning and ignored. */
 unsigned long ocx__env_ulong_upto(const char *name, unsigned long def, unsigned long max);
-/* The user's home directory, as a shell expands "~": $HOME, else the password database's entry
- * (services and containers often run without HOME). 0, with out = "", where there is none. */
+/* The user's home directory, as a shell expands "~": $HOME where absolute (a relative one is taken
+ * as unset), else the password database's entry (services and containers often run without HOME). 0, with out = "", where there is none. */
 int ocx__home_dir(char *out, size_t cap);
 /* A directory of the XDG base directories: "$var/sub" where $var is an absolute path (the
  * specification has relative ones ignored: XDG_CACHE_HOME=rel had put the cache under whatever

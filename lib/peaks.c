@@ -101,6 +101,12 @@ ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flo
     OCX__FAIL_IF(bytes > 0 && !(bw > 0), OCX_ERR_INVALID_ARGUMENT,
                  "ocx_roofline_eval: no bandwidth roof (peaks not measured?)");
     OCX__FAIL_IF(bytes > 0 && isinf(bw), OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: the bandwidth roof is infinite");
+    /* the compute roof, where flops need one, checked before anything is written to *out */
+    const double peak = flops > 0 ? compute_roof(peaks, dtype) : 0;
+    OCX__FAIL_IF(flops > 0 && !(peak > 0), OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_roofline_eval: no %s compute roof on this device", ocx_dtype_name(dtype));
+    OCX__FAIL_IF(isinf(peak), OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: the %s compute roof is infinite",
+                 ocx_dtype_name(dtype));
     out->achieved_gflops = flops / ns;
     out->achieved_gbps = bytes / ns;
     if (flops == 0) { /* pure traffic: the bandwidth roof alone */
@@ -109,11 +115,6 @@ ocx_status ocx_roofline_eval(const ocx_peaks *peaks, ocx_dtype dtype, double flo
         out->memory_bound = 1;
         return roofline_finite(out, flops, bytes, ns);
     }
-    double peak = compute_roof(peaks, dtype);
-    OCX__FAIL_IF(!(peak > 0), OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: no %s compute roof on this device",
-                 ocx_dtype_name(dtype));
-    OCX__FAIL_IF(isinf(peak), OCX_ERR_INVALID_ARGUMENT, "ocx_roofline_eval: the %s compute roof is infinite",
-                 ocx_dtype_name(dtype));
     out->peak_gflops = peak;
     if (bytes == 0) { /* traffic unknown: the compute roof alone */
         out->bound_gflops = peak;

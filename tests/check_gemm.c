@@ -905,6 +905,7 @@ START_TEST(test_panels)
      * unless B's rows lie a multiple of 1 KiB apart (128 doubles); A M-fast and f32 keep the rule. */
     static const struct { ocx_dtype dt; ocx_op opa; size_t m, n; int panels; } pitch[] = {
         {OCX_F64, OCX_OP_N, 64, 100, 0},  /* M*N/(M + N) = 39, rows 800 bytes apart */
+        {OCX_F64, OCX_OP_N, 100, 64, 0},  /* tall: 39, over PANEL but under 1.5 x PANEL */
         {OCX_F64, OCX_OP_N, 64, 128, 1},  /* rows 1 KiB apart: the quarter, 8 */
         {OCX_F64, OCX_OP_N, 100, 100, 1}, /* 50 */
         {OCX_F64, OCX_OP_T, 64, 100, 1},  /* A M-fast: the quarter */

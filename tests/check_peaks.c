@@ -123,6 +123,7 @@ START_TEST(roofline_bad_input)
     /* f64 on a device without fp64, and peaks never measured: no roof, said so */
     ck_status(ocx_roofline_eval(&p, OCX_F64, 1, 1, 1, 0, &r), OCX_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "f64"));
+    ck_assert(r.achieved_gflops == 0 && r.achieved_gbps == 0); /* it had kept the achieved rates */
     ck_status(ocx_roofline_eval(&none, OCX_F32, 1, 1, 1, 0, &r), OCX_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "bandwidth"));
     /* finite inputs whose rates overflow a double: refused, not an infinite efficiency */
@@ -138,6 +139,7 @@ START_TEST(roofline_bad_input)
     inf.f32_gflops = INFINITY;
     ck_status(ocx_roofline_eval(&inf, OCX_F32, 1e6, 1e6, 1e3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "infinite"));
+    ck_assert(r.achieved_gflops == 0 && r.achieved_gbps == 0); /* zeroed, as every failure leaves it */
     ck_status(ocx_roofline_eval(&inf, OCX_F32, 1e6, 0, 1e3, 0, &r), OCX_ERR_INVALID_ARGUMENT);
     inf = p;
     inf.global_gbps = INFINITY;

@@ -3,7 +3,8 @@
  *
  * JSON document (--json), every key always present:
  *   ocx_version, device, fingerprint   strings
- *   copy_gb_per_s                      number (the copy kernel of `vector`, 0 when not run)
+ *   copy_gb_per_s                      number (the `clcopy` row: clEnqueueCopyBuffer at the largest
+ *                                      f32 size of `vector`; 0 where that did not run)
  *   peaks     object: global_gbps, copy_gbps, f32_gflops, f16_gflops, f64_gflops, tc_f16_gflops,
  *             h2d_pageable_gbps, d2h_pageable_gbps, h2d_pinned_gbps, d2h_pinned_gbps,
  *             launch_latency_us, launch_wall_us (numbers), quick, from_cache (booleans); null when

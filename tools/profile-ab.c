@@ -237,7 +237,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--f64")) esize = sizeof(double);
         else if (!strcmp(a, "--kernel-time")) kernel_time = 1;
         else if (!strcmp(a, "--device") && v) device = argv[++i];
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) help = 1;
+        else if (!strcmp(a, "--help")) help = 1;
         else if (a[0] != '-' && nsides < 2) sd[nsides++].name = a;
         else nsides = 3;
     }
