@@ -668,6 +668,14 @@ START_TEST(bench_json_and_plot)
     }
     const char *info_bad[] = {"--refresh", NULL};
     ck_assert_int_eq(trun_tool("ocx-info", "/dev/null", NULL, info_bad), 2);
+    /* profile-ab (built, not installed): --help is usage on stdout and success, as for the other
+     * tools (it had exited 2); no profiles named is an error */
+    const char *ab_help[] = {"--help", NULL}, *ab_none[] = {NULL};
+    ck_assert_int_eq(trun_tool("profile-ab", csv_path, "/dev/null", ab_help), 0);
+    char *usage = slurp(csv_path);
+    ck_assert_msg(usage && strstr(usage, "usage: profile-ab"), "profile-ab --help printed: %s", usage ? usage : "");
+    free(usage);
+    ck_assert_int_eq(trun_tool("profile-ab", "/dev/null", "/dev/null", ab_none), 2);
 
     /* ocx-info --json --peaks: the device list with the peaks object (quick: from the cache the
      * bench run above filled) */
