@@ -1050,9 +1050,10 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
      * 512^3 NT, TN and TT ran 1.09x, 1.34x and 1.28x, NN 1.03-1.40x at 256x2048x2048, 600^3 and
      * 100x10000x1000, 128x4096x256 1.52-2.01x; f64 512^3 TN and TT 3.14x and 2.63x, NN 1.22-1.37x
      * at 128x4096x4096 and 512^3, but square NT 0.92-0.96x and NN 600^3 0.87-0.89x, the price of
-     * one rule (f64 NN and NT at 600^3 now run without: below). Tall products with A read in place (K-fast) keep PANEL itself: under a quarter,
-     * 4096x128x4096 NN and NT ran 0.82-0.92x and 0.77x. Short-wide NN products under a quarter stay
-     * without: under PANEL=48, 64x4096x4096 NN ran 0.91x. Every figure is in doc/performance.md,
+     * one rule (f64 NN and NT at 600^3 now run without: below). Tall products with A read in place
+     * (K-fast) keep PANEL itself: under a quarter, 4096x128x4096 NN and NT ran 0.82-0.92x and
+     * 0.77x. Short-wide NN products under a quarter stay without: under PANEL=48, 64x4096x4096 NN
+     * ran 0.91x. Every figure is in doc/performance.md,
      * "Panels for thin products with a transposed operand" and "Panels from a quarter of `PANEL`
      * wherever N >= M". xb is then op(B)^T (rows along n).
      * f64 with A read K-fast (in place, its rows' runs serve as they are) takes panels from 1.5x

@@ -41,8 +41,12 @@ void ocx__warn(const char *fmt, ...) OCX__PRINTF(1, 2);
 unsigned long ocx__env_ulong(const char *name, unsigned long def);
 /* The same for a choice of 0..max: a value above max is said in the same one warning and ignored. */
 unsigned long ocx__env_ulong_upto(const char *name, unsigned long def, unsigned long max);
+/* A path formatted for a caller's buffer of cap bytes (the public *_path functions), written only
+ * where it fits: else OCX_ERR_INVALID_ARGUMENT, naming `who`, and out as it was. */
+ocx_status ocx__path_out(char *out, size_t cap, const char *who, const char *fmt, ...) OCX__PRINTF(4, 5);
 /* The user's home directory, as a shell expands "~": $HOME where absolute (a relative one is taken
- * as unset), else the password database's entry (services and containers often run without HOME). 0, with out = "", where there is none. */
+ * as unset), else the password database's entry (services and containers often run without HOME).
+ * 0, with out = "", where there is none. */
 int ocx__home_dir(char *out, size_t cap);
 /* A directory of the XDG base directories: "$var/sub" where $var is an absolute path (the
  * specification has relative ones ignored: XDG_CACHE_HOME=rel had put the cache under whatever

@@ -174,16 +174,11 @@ ocx_status ocx_peaks_cache_path(const ocx_context *ctx, unsigned flags, char *pa
     /* Under simulated limits the figures (a copy kernel's work-groups, say) are not the device's:
      * neither read from its file nor written there. The path is written only on success: "" means
      * no caching, so a failure must not leave one. */
-    char dir[4096], full[4400] = "";
-    dir[0] = '\0';
+    char dir[4096] = "";
     if (!ctx->info.limited) ocx__cache_dir(dir, sizeof dir);
-    int n = dir[0] ? snprintf(full, sizeof full, "%s/peaks-%s%s.json", dir, ctx->info.fingerprint,
-                              (flags & OCX_PEAKS_QUICK) ? "-quick" : "")
-                   : 0;
-    OCX__FAIL_IF(n < 0 || (size_t)n >= sizeof full, OCX_ERR_INVALID_ARGUMENT, "ocx_peaks_cache_path: path too long");
-    OCX__FAIL_IF((size_t)n >= cap, OCX_ERR_INVALID_ARGUMENT, "ocx_peaks_cache_path: %zu bytes are too few", cap);
-    memcpy(path, full, (size_t)n + 1);
-    return OCX_OK;
+    if (!dir[0]) return ocx__path_out(path, cap, "ocx_peaks_cache_path", "%s", "");
+    return ocx__path_out(path, cap, "ocx_peaks_cache_path", "%s/peaks-%s%s.json", dir, ctx->info.fingerprint,
+                         (flags & OCX_PEAKS_QUICK) ? "-quick" : "");
 }
 
 /* NULL when the parsed file is a valid result for ctx in this mode (and fills *p), else why not. */

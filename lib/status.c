@@ -180,6 +180,19 @@ unsigned long ocx__env_ulong(const char *name, unsigned long def)
     return v;
 }
 
+ocx_status ocx__path_out(char *out, size_t cap, const char *who, const char *fmt, ...)
+{
+    char buf[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    OCX__FAIL_IF(n < 0 || (size_t)n >= sizeof buf, OCX_ERR_INVALID_ARGUMENT, "%s: the path is too long", who);
+    OCX__FAIL_IF((size_t)n >= cap, OCX_ERR_INVALID_ARGUMENT, "%s: %zu bytes are too few for the path", who, cap);
+    memcpy(out, buf, (size_t)n + 1);
+    return OCX_OK;
+}
+
 unsigned long ocx__env_ulong_upto(const char *name, unsigned long def, unsigned long max)
 {
     unsigned long v = ocx__env_ulong(name, def);

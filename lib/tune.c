@@ -1868,12 +1868,7 @@ ocx_status ocx_profile_user_path(const ocx_context *ctx, char *path, size_t cap)
     if (!ocx__xdg_dir("XDG_DATA_HOME", ".local/share", "ocx/profiles", dir, sizeof dir))
         return ocx__error(OCX_ERR_IO, "ocx_profile_user_path: neither an absolute XDG_DATA_HOME nor a home directory "
                                       "(or a path too long)");
-    char full[4400]; /* the path is written only on success */
-    const int n = snprintf(full, sizeof full, "%s/%s.json", dir, ctx->info.normalized_name);
-    OCX__FAIL_IF(n < 0 || (size_t)n >= sizeof full || (size_t)n >= cap, OCX_ERR_INVALID_ARGUMENT,
-                 "ocx_profile_user_path: %zu bytes are too few for the path", cap);
-    memcpy(path, full, (size_t)n + 1);
-    return OCX_OK;
+    return ocx__path_out(path, cap, "ocx_profile_user_path", "%s/%s.json", dir, ctx->info.normalized_name);
 }
 
 /* GEMM candidates at the large sizes cost the most to build and run: twice the share of time. */
@@ -1978,7 +1973,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     const double t0 = ocx__now_s();
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FAIL_IF(!opt || !opt->out_path, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: options and out_path are required");
-    OCX__FAIL_IF(isnan(opt->budget_s) || isinf(opt->budget_s), OCX_ERR_INVALID_ARGUMENT,
+    OCX__FAIL_IF(!isfinite(opt->budget_s), OCX_ERR_INVALID_ARGUMENT,
                  "ocx_tune: budget_s %g is not a finite number of seconds", opt->budget_s);
     /* Names in the lists that match nothing are a mistake worth reporting. */
     const char *families[8] = {NULL}; /* the library's families (ocx__families), by name */
