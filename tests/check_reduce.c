@@ -308,6 +308,39 @@ START_TEST(test_accumulators)
 }
 END_TEST
 
+/* The "sim" case: the kernels at lengths a simulator runs in seconds (tests/oclgrind.sh runs it
+ * under Oclgrind, which reports data races, accesses out of bounds and barriers that not every
+ * work-item reaches; its device is a GPU, so the GPU defaults run). Every operation and dtype on
+ * both sides of the one-group threshold, strided, with NaN and ties across work-groups, on the
+ * defaults, on the accumulator layouts below and on random parameter sets. */
+static void sim_body(uint64_t seed, void *user)
+{
+    static const size_t ns[] = {0, 1, 3, 31, 1000, 4099, 20011};
+    const int ndt = user ? *(const int *)user : 3; /* 1: f32 alone (dtypes[0]) */
+    for (int d = 0; d < ndt; d++) {
+        const ocx_dtype dt = dtypes[d];
+        if (!tdtype_ok(dt)) continue;
+        for (size_t li = 0; li < sizeof ns / sizeof *ns; li++) check_all_ops(dt, ns[li], 1, 1, seed + li, -1, 1);
+        check_all_ops(dt, 4097, 1, 7, seed + 99, -1, 1);
+        check_all_ops(dt, 2011, 3, 1, seed + 98, -1, 1);
+        run_special(dt, 20011, (double[]){-7, -7, NAN, NAN}, (size_t[]){15001, 17, 12001, 20009}, 4, NAN);
+        run_special(dt, 20011, (double[]){9, 9}, (size_t[]){20008, 3333}, 2, NAN);
+    }
+}
+START_TEST(test_sim)
+{
+    static const int f32_only = 1;
+    sim_body(21, NULL);
+    for (int i = 0; i < 4; i++) {
+        setenv("OCX_REDUCE_PARAMS", acc_params[i], 1);
+        sim_body(40 + (uint64_t)i, (void *)&f32_only);
+    }
+    unsetenv("OCX_REDUCE_PARAMS");
+    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", NULL};
+    trandom_param_runs("reduce", drawn, 2, sim_body, (void *)&f32_only);
+}
+END_TEST
+
 /* One work-group, one launch (SOLO, in elements): part_<op> writes the result where final_<op>
  * would, for every length, stride and special value here (NaN, ties and infinities in long shares
  * of one group), in both layouts; and SOLO=1, where only inputs that one group's items cover at a
@@ -848,6 +881,7 @@ int main(void)
     tcase_add_test(tc, test_scratch_limit_counts_the_request);
     tcase_add_test(tc, test_shared_stream_threads);
     suite_add_tcase(s, tc);
+    tadd_sim_case(s, test_sim);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 600);
     tcase_add_unchecked_fixture(tl, tlimits_setup, tlimits_teardown);

@@ -317,6 +317,42 @@ START_TEST(test_random_params)
 }
 END_TEST
 
+/* The "sim" case: the kernels at lengths a simulator runs in seconds. tests/oclgrind.sh runs it
+ * under Oclgrind, whose device is a GPU of OpenCL 1.2 (so the GPU defaults run) and which reports
+ * data races, accesses out of bounds and barriers that not every work-item reaches. Every
+ * operation and dtype at lengths with tails, aligned, misaligned and strided, on the defaults and
+ * on launch shapes that take the kernels' other paths (several vectors a work-item, the
+ * grid-stride loop, scalar lanes), then on random ones. */
+static void sim_body(uint64_t seed, void *user)
+{
+    static const size_t ns[] = {0, 1, 3, 31, 1000, 4099};
+    const int ndt = user ? *(const int *)user : 3; /* 1: f32 alone (dtypes[0]) */
+    for (int d = 0; d < ndt; d++) {
+        const ocx_dtype dt = dtypes[d];
+        if (!tdtype_ok(dt)) continue;
+        for (size_t li = 0; li < sizeof ns / sizeof *ns; li++)
+            for (int op = 0; op < NOPS; op++) {
+                check_op(op, dt, ns[li], 1, 1, seed + 31 * li + (uint64_t)op);
+                if (ns[li] > 3) check_op_at(op, dt, ns[li], 1, 1, seed + 7 * li + (uint64_t)op, 8, 8);
+            }
+        for (int op = AXPY; op < NOPS; op++) check_op(op, dt, 301, 3, 2, seed + 5 * (uint64_t)op);
+    }
+}
+START_TEST(test_sim)
+{
+    static const char *const shapes[] = {"WPT=4,VW=8,WG=32", "GRID=2,VW=16,GROUPS_PER_CU=1,WG=16", "VW=1,WG=64"};
+    sim_body(11, NULL);
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        setenv("OCX_VECTOR_PARAMS", shapes[s], 1);
+        sim_body(50 + s, NULL);
+    }
+    unsetenv("OCX_VECTOR_PARAMS");
+    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "GRID", "WPT", NULL};
+    static const int f32_only = 1;
+    trandom_param_runs("vector", drawn, 2, sim_body, (void *)&f32_only);
+}
+END_TEST
+
 /* Conversions through ocx_copy: each pair of dtypes, random data, against the host's conversion. */
 START_TEST(test_copy_convert)
 {
@@ -648,6 +684,7 @@ int main(void)
     tcase_add_test(tc, test_aliasing);
     tcase_add_test(tc, test_bad_arguments);
     suite_add_tcase(s, tc);
+    tadd_sim_case(s, test_sim);
     TCase *tl = tcase_create("limits");
     tcase_set_timeout(tl, 600);
     tcase_add_unchecked_fixture(tl, tlimits_setup, tlimits_teardown);

@@ -214,6 +214,17 @@ void *tread(const ocx_buffer *buf)
 
 int tdtype_ok(ocx_dtype dtype) { return dtype != OCX_F64 || tinfo.has_fp64; }
 
+void tadd_sim_case(Suite *s, const TTest *test)
+{
+    const char *asked = getenv("CK_RUN_CASE");
+    if (!asked || strcmp(asked, "sim") != 0) return;
+    TCase *tc = tcase_create("sim");
+    tcase_set_timeout(tc, 1800);
+    tcase_add_unchecked_fixture(tc, tctx_setup, tctx_teardown);
+    tcase_add_test(tc, test);
+    suite_add_tcase(s, tc);
+}
+
 int trun(Suite *s)
 {
     SRunner *sr = srunner_create(s);

@@ -88,6 +88,11 @@ int tdtype_ok(ocx_dtype dtype);
  * stderr into `err` (NULL: this process's); returns its exit status, or -1 if a signal ended it. */
 int trun_tool(const char *tool, const char *out, const char *err, const char *const *args);
 
+/* Adds the test case "sim" of `test` (the kernels at sizes a simulator runs in seconds, on
+ * parameter sets that take each of their paths; tests/oclgrind.sh runs it under Oclgrind) to s,
+ * only where CK_RUN_CASE=sim asks for it: on a device the core cases check all that and more. */
+void tadd_sim_case(Suite *s, const TTest *test);
+
 /* Runs the suite with CK_NORMAL output; returns the process exit status. */
 int trun(Suite *s);
 
