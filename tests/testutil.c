@@ -220,7 +220,9 @@ void tadd_sim_case(Suite *s, const TTest *test)
     if (!asked || strcmp(asked, "sim") != 0) return;
     TCase *tc = tcase_create("sim");
     tcase_set_timeout(tc, 1800);
-    tcase_add_unchecked_fixture(tc, tctx_setup, tctx_teardown);
+    /* checked: in the test's own process where the suite forks (a context does not survive a fork
+     * on NVIDIA's driver) */
+    tcase_add_checked_fixture(tc, tctx_setup, tctx_teardown);
     tcase_add_test(tc, test);
     suite_add_tcase(s, tc);
 }
