@@ -1,5 +1,5 @@
 /* bench_gemm.c — GEMM rates (row-major, C = A*B) beside CLBlast in the same process (as shipped and,
- * on NVIDIA, with the tuned parameter set of ../shared/anchors/clblast-h200-sgemm.md) and OpenBLAS on
+ * on NVIDIA, with the tuned parameter set of doc/performance.md, "The peers' figures") and OpenBLAS on
  * the host, with the roofline bound from a measured FMA kernel.
  *
  * OCX_BENCH_GEMM_SIZES="MxNxK,…" replaces the size list ("N": N x N x N); OCX_BENCH_GEMM_DTYPES="f32,f16,f16f32,f64,f32x3"
@@ -86,7 +86,7 @@ static int run_clblast(bench *b, void *arg, cl_event *ev)
     return s == CLBlastSuccess ? 0 : -1;
 }
 
-/* The H200-tuned Xgemm set (anchors file); applied only on NVIDIA devices. */
+/* The H200-tuned Xgemm set (doc/performance.md, "The peers' figures"); applied only on NVIDIA devices. */
 static int clblast_tune(bench *b)
 {
     static const char *names[16] = {"GEMMK", "KREG", "KWG",  "KWI", "MDIMA", "MDIMC", "MWG", "NDIMB",
