@@ -786,60 +786,6 @@ START_TEST(test_split_k)
 }
 END_TEST
 
-/* The "sim" case: the kernels on products a simulator runs in seconds. tests/oclgrind.sh runs it
- * under Oclgrind, whose device is a GPU of OpenCL 1.2 (the GPU defaults run: the pipelined tiled
- * kernel, the column and dot-product kernels) and which reports data races, accesses out of bounds
- * and barriers that not every work-item reaches. Each parameter set below takes another path: the
- * direct kernel (the defaults' small products), the tiled kernel in each of its stagings (DIRECT=1
- * sends every product to it), K split (test_split_k's set: one tile, fewer than the compute
- * units), copied operands, and the CPU kernel (STAGE=1) with panels, blocks of K and prefetches; then two
- * random sets. 97 x 133 spans two of the default tiles each way; 67 x 45 x 33, several of the
- * smaller ones, is no multiple of any tile. */
-static void sim_set(const char *params, size_t m, size_t n, size_t k, uint64_t seed, uint64_t *rng, int f32_only)
-{
-    static const struct { ocx_dtype in, out; int ops, col; } kinds[] = {
-        {OCX_F32, OCX_F32, 0, 0}, {OCX_F32, OCX_F32, 1, 0}, {OCX_F32, OCX_F32, 2, 1}, {OCX_F32, OCX_F32, 3, 0},
-        {OCX_F64, OCX_F64, 0, 1}, {OCX_F16, OCX_F16, 1, 0}, {OCX_F16, OCX_F32, 2, 0}};
-    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
-        if (!tdtype_ok(kinds[i].in) || (f32_only && kinds[i].in != OCX_F32)) continue;
-        gcase g = {kinds[i].in, kinds[i].out, kinds[i].col ? OCX_COL_MAJOR : OCX_ROW_MAJOR,
-                   kinds[i].ops & 1 ? OCX_OP_T : OCX_OP_N, kinds[i].ops & 2 ? OCX_OP_T : OCX_OP_N, m, n, k, 3, 1, 2,
-                   i, 2, 1, 0.75, i % 2 ? 0.0 : 0.5, MODE_SINGLE, 1, 0, i % 2, params};
-        check_case(&g, seed, rng);
-    }
-    gcase b = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, m, n, k, 0, 0, 0, 0, 0, 0, 1.0, 1.0, MODE_STRIDED, 2,
-               0, 0, params};
-    check_case(&b, seed, rng);
-}
-START_TEST(test_sim)
-{
-    static const struct { const char *params; size_t m, n, k; } sets[] = {
-        {"DIRECT=1", 97, 133, 37},
-        {"DIRECT=1,STAGE=2", 97, 133, 37},
-        {"DIRECT=1,STAGE=3,GM=2", 97, 133, 37},
-        {SPLIT_STAGED, 9, 13, 301},
-        {"DIRECT=1,PACKN=1", 67, 45, 33},
-        {"DIRECT=1,MWG=16,NWG=16,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=2,KUNR=4,GM=1", 67, 45, 33},
-        {"DIRECT=1,STAGE=1,MWG=16,NWG=16,MDIMC=4,NDIMC=4,VWN=4,PANEL=1,KBLK=16,PFD=8", 67, 45, 33}};
-    uint64_t seed = 77, rng = seed;
-    sim_set(NULL, 7, 5, 3, seed, &rng, 0);     /* the direct kernel */
-    sim_set(NULL, 1, 129, 200, seed, &rng, 0); /* one row: the column kernel (GPUs) or a dot product */
-    sim_set(NULL, 129, 1, 200, seed, &rng, 0); /* one column: dot products */
-    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
-        sim_set(sets[i].params, sets[i].m, sets[i].n, sets[i].k, seed + i, &rng, 0);
-    static const char *const drawn[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", "GM", NULL};
-    seed = test_seed(), rng = seed;
-    for (int sets_drawn = 0, tries = 0; sets_drawn < 2 && tries < 20000; tries++) {
-        char env[1024];
-        if (!trandom_params("gemm", OCX_F32, drawn, "DIRECT=1,DOTN=0", &rng, env, sizeof env)) continue;
-        if (tparam(env, "MWG") * tparam(env, "NWG") > 64 * 64) continue; /* a simulator's time */
-        fprintf(stderr, "random parameters: seed %llu: OCX_GEMM_PARAMS=%s\n", (unsigned long long)seed, env);
-        sim_set(env, 67, 45, 33, seed, &rng, 1); /* drawn for f32: f64's slices may not fit */
-        sets_drawn++;
-    }
-}
-END_TEST
-
 /* K in blocks (KBLK) on the CPU kernel (STAGE=1): every layout x transpose, K from just over two
  * blocks to a prime of a thousand (a shorter last block), beta of every kind (NaN in C under beta =
  * 0: the first block must not read it, the later ones must read the first's), thin products (the
@@ -1651,6 +1597,67 @@ START_TEST(test_wgmma_emulated)
 {
     setenv("OCX_VENDOR_PATHS", "EMULATE", 1); /* any case (upper case had been read as plain "on") */
     emulated_cases(wgmma_cases, sizeof wgmma_cases / sizeof *wgmma_cases);
+    unsetenv("OCX_VENDOR_PATHS");
+}
+END_TEST
+
+/* The "sim" case: the kernels on products a simulator runs in seconds. tests/oclgrind.sh runs it
+ * under Oclgrind, whose device is a GPU of OpenCL 1.2 (the GPU defaults run: the pipelined tiled
+ * kernel, the column and dot-product kernels) and which reports data races, accesses out of bounds
+ * and barriers that not every work-item reaches. Each parameter set below takes another path: the
+ * direct kernel (the defaults' small products), the tiled kernel in each of its stagings (DIRECT=1
+ * sends every product to it), K split (test_split_k's set: one tile, fewer than the compute
+ * units), copied operands, and the CPU kernel (STAGE=1) with panels, blocks of K and prefetches; then two
+ * random sets; then the tensor-core kernel with its warp instructions emulated, as in
+ * test_tensor_core_emulated (an edge of every copy, unaligned; mma.sync's and wgmma's layouts). 97 x 133 spans two of the default tiles each way; 67 x 45 x 33, several of the
+ * smaller ones, is no multiple of any tile. */
+static void sim_set(const char *params, size_t m, size_t n, size_t k, uint64_t seed, uint64_t *rng, int f32_only)
+{
+    static const struct { ocx_dtype in, out; int ops, col; } kinds[] = {
+        {OCX_F32, OCX_F32, 0, 0}, {OCX_F32, OCX_F32, 1, 0}, {OCX_F32, OCX_F32, 2, 1}, {OCX_F32, OCX_F32, 3, 0},
+        {OCX_F64, OCX_F64, 0, 1}, {OCX_F16, OCX_F16, 1, 0}, {OCX_F16, OCX_F32, 2, 0}};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+        if (!tdtype_ok(kinds[i].in) || (f32_only && kinds[i].in != OCX_F32)) continue;
+        gcase g = {kinds[i].in, kinds[i].out, kinds[i].col ? OCX_COL_MAJOR : OCX_ROW_MAJOR,
+                   kinds[i].ops & 1 ? OCX_OP_T : OCX_OP_N, kinds[i].ops & 2 ? OCX_OP_T : OCX_OP_N, m, n, k, 3, 1, 2,
+                   i, 2, 1, 0.75, i % 2 ? 0.0 : 0.5, MODE_SINGLE, 1, 0, i % 2, params};
+        check_case(&g, seed, rng);
+    }
+    gcase b = {OCX_F32, OCX_F32, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_T, m, n, k, 0, 0, 0, 0, 0, 0, 1.0, 1.0, MODE_STRIDED, 2,
+               0, 0, params};
+    check_case(&b, seed, rng);
+}
+START_TEST(test_sim)
+{
+    static const struct { const char *params; size_t m, n, k; } sets[] = {
+        {"DIRECT=1", 97, 133, 37},
+        {"DIRECT=1,STAGE=2", 97, 133, 37},
+        {"DIRECT=1,STAGE=3,GM=2", 97, 133, 37},
+        {SPLIT_STAGED, 9, 13, 301},
+        {"DIRECT=1,PACKN=1", 67, 45, 33},
+        {"DIRECT=1,MWG=16,NWG=16,KWG=8,MDIMC=4,NDIMC=4,VWM=2,VWN=2,KUNR=4,GM=1", 67, 45, 33},
+        {"DIRECT=1,STAGE=1,MWG=16,NWG=16,MDIMC=4,NDIMC=4,VWN=4,PANEL=1,KBLK=16,PFD=8", 67, 45, 33}};
+    uint64_t seed = 77, rng = seed;
+    sim_set(NULL, 7, 5, 3, seed, &rng, 0);     /* the direct kernel */
+    sim_set(NULL, 1, 129, 200, seed, &rng, 0); /* one row: the column kernel (GPUs) or a dot product */
+    sim_set(NULL, 129, 1, 200, seed, &rng, 0); /* one column: dot products */
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+        sim_set(sets[i].params, sets[i].m, sets[i].n, sets[i].k, seed + i, &rng, 0);
+    static const char *const drawn[] = {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM", "VWN", "STAGE", "KUNR", "GM", NULL};
+    seed = test_seed(), rng = seed;
+    for (int sets_drawn = 0, tries = 0; sets_drawn < 2 && tries < 20000; tries++) {
+        char env[1024];
+        if (!trandom_params("gemm", OCX_F32, drawn, "DIRECT=1,DOTN=0", &rng, env, sizeof env)) continue;
+        if (tparam(env, "MWG") * tparam(env, "NWG") > 64 * 64) continue; /* a simulator's time */
+        fprintf(stderr, "random parameters: seed %llu: OCX_GEMM_PARAMS=%s\n", (unsigned long long)seed, env);
+        sim_set(env, 67, 45, 33, seed, &rng, 1); /* drawn for f32: f64's slices may not fit */
+        sets_drawn++;
+    }
+    static const emu_case emulated[] = {
+        {OCX_OP_T, OCX_OP_N, 129, 65, 103, OCX_F16, 1, "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,WGMMA=0"},
+        {OCX_OP_N, OCX_OP_T, 130, 70, 100, OCX_F32, 0, "BM=64,BN=64,BK=64,WM=64,WN=64,STAGES=3,WGMMA=1"}};
+    setenv("OCX_VENDOR_PATHS", "emulate", 1);
+    emulated_cases(emulated, sizeof emulated / sizeof *emulated);
     unsetenv("OCX_VENDOR_PATHS");
 }
 END_TEST
