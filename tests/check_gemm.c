@@ -1607,10 +1607,11 @@ END_TEST
  * and barriers that not every work-item reaches. Each parameter set below takes another path: the
  * direct kernel (the defaults' small products), the tiled kernel in each of its stagings (DIRECT=1
  * sends every product to it), K split (test_split_k's set: one tile, fewer than the compute
- * units), copied operands, and the CPU kernel (STAGE=1) with panels, blocks of K and prefetches; then two
- * random sets; then the tensor-core kernel with its warp instructions emulated, as in
- * test_tensor_core_emulated (an edge of every copy, unaligned; mma.sync's and wgmma's layouts). 97 x 133 spans two of the default tiles each way; 67 x 45 x 33, several of the
- * smaller ones, is no multiple of any tile. */
+ * units), copied operands, and the CPU kernel (STAGE=1) with panels, blocks of K and prefetches;
+ * then two random sets; then the tensor-core kernel with its warp instructions emulated, as in
+ * test_tensor_core_emulated (an edge in every copy, unaligned operands; mma.sync's and wgmma's
+ * layouts). 97 x 133 spans two of the default tiles each way; 67 x 45 x 33, several of the smaller
+ * ones, is no multiple of any tile. */
 static void sim_set(const char *params, size_t m, size_t n, size_t k, uint64_t seed, uint64_t *rng, int f32_only)
 {
     static const struct { ocx_dtype in, out; int ops, col; } kinds[] = {
