@@ -9,7 +9,8 @@ cd "$(dirname "$0")"
 
 packages=(build-essential autoconf automake autoconf-archive libtool pkg-config
           ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
-          check libsubunit-dev oclgrind libjansson-dev libxxhash-dev libclblast-dev libopenblas-dev libcairo2-dev)
+          check libsubunit-dev oclgrind libjansson-dev libxxhash-dev libclblast-dev libopenblas-dev
+          libcairo2-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

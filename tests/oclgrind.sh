@@ -10,7 +10,10 @@
 # kernel's emulated cases take (NVIDIA's driver builds kernels that declare up to 227 KiB).
 # Skipped (77) without oclgrind, and for sanitizer builds, whose runtime must come before the
 # library oclgrind preloads.
-command -v oclgrind >/dev/null 2>&1 || { echo "oclgrind is not installed (apt-get install oclgrind): skipped"; exit 77; }
+if ! command -v oclgrind >/dev/null 2>&1; then
+  echo "oclgrind is not installed (apt-get install oclgrind): skipped"
+  exit 77
+fi
 if ldd ./tests/check_vector 2>/dev/null | grep -qE 'lib(a|t|ub)san'; then
   echo "a sanitizer build: skipped"
   exit 77
