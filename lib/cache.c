@@ -72,7 +72,12 @@ void ocx__cache_dir(char *out, size_t cap)
     if (!cache_enabled()) return;
     const char *dir = getenv("OCX_CACHE_DIR");
     if (dir && *dir) {
-        snprintf(out, cap, "%s", dir);
+        const int n = snprintf(out, cap, "%s", dir);
+        if (n < 0 || (size_t)n >= cap) { /* cut short, it would name another directory */
+            out[0] = '\0';
+            if (atomic_exchange(&warned_no_dir, 1) == 0)
+                ocx__warn("binary cache: OCX_CACHE_DIR is too long (%zu bytes); running uncached", strlen(dir));
+        }
         return;
     }
     if (!ocx__xdg_dir("XDG_CACHE_HOME", ".cache", "ocx", out, cap) && atomic_exchange(&warned_no_dir, 1) == 0)
@@ -254,12 +259,12 @@ int ocx__is_temp(const char *name, const void *arg)
     return *p == '\0';
 }
 
-/* The store's temporaries, "<dir>/.tmp-<pid>-<count>", and those of versions before it (mkstemp's
- * .tmp-XXXXXX) */
+/* The store's temporaries, "<dir>/.tmp-<pid>-<count>", and nothing else: the directory may hold
+ * a user's files (mkstemp's ".tmp-XXXXXX" of early versions matched ".tmp-backup" too). */
 static int store_temp(const char *name, const void *arg)
 {
     (void)arg;
-    return ocx__is_temp(name, "") || (strncmp(name, ".tmp-", 5) == 0 && strlen(name) == 11);
+    return ocx__is_temp(name, "");
 }
 
 ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, size_t size)
