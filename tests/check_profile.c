@@ -1573,10 +1573,22 @@ START_TEST(test_tool_paths_and_resume)
     ck_assert_int_eq(flock(hfd, LOCK_EX), 0);
     const char *beside[] = {"--kernels", "vector", "--budget", "8", "--resume", "--out", tiny, NULL};
     ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, beside), 1);
+    ck_assert_msg(strstr(read_text(err), "another ocx-tune is writing") && !strstr(read_text(err), "vector/f32/all:") &&
+                      access(tiny, F_OK) != 0,
+                  "%s", read_text(err));
+    /* the same through a link to it, made before the file is (the lock had been named after the
+     * link until its target existed: two runs then wrote at once, the last dropping the other's
+     * entries) */
+    char dangling[1400];
+    snprintf(dangling, sizeof dangling, "%s/to-tiny.json", root);
+    ck_assert_int_eq(symlink("tiny.json", dangling), 0);
+    const char *through[] = {"--kernels", "vector", "--budget", "8", "--out", dangling, NULL};
+    ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, through), 1);
     close(hfd);
     ck_assert_msg(strstr(read_text(err), "another ocx-tune is writing") && !strstr(read_text(err), "vector/f32/all:") &&
                       access(tiny, F_OK) != 0,
                   "%s", read_text(err));
+    unlink(dangling);
     /* "--out --resume": --out has no value (it wrote a profile to a file named --resume) */
     const char *out_option[] = {"--kernels", "vector", "--budget", "3", "--out", "--resume", NULL};
     ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, out_option), 2);

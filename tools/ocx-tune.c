@@ -117,10 +117,24 @@ static int make_dirs(const char *dir)
  * not exist or cannot be written: ocx_tune refuses those itself); -2 when another run holds it. */
 static int lock_output(const char *out, char *lock, size_t cap)
 {
-    char real[PATH_MAX];
+    char real[PATH_MAX], link[PATH_MAX];
     struct stat sb, held;
     if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) return -1;
-    if (!realpath(out, real)) snprintf(real, sizeof real, "%s", out); /* not there yet */
+    /* Named after the file written: a link's target, also where that is not made yet (a link's own
+     * name had given a run that started before the target existed another lock than the runs after
+     * it, and the last of them to write had dropped the others' entries). */
+    snprintf(real, sizeof real, "%s", out);
+    for (int hops = 0; hops < 40 && lstat(real, &sb) == 0 && S_ISLNK(sb.st_mode); hops++) {
+        const ssize_t n = readlink(real, link, sizeof link - 1);
+        if (n <= 0) return -1;
+        link[n] = '\0';
+        char *slash = strrchr(real, '/');
+        char *to = link[0] == '/' || !slash ? real : slash + 1; /* a relative target: from the link's directory */
+        const size_t room = sizeof real - (size_t)(to - real);
+        if ((size_t)snprintf(to, room, "%s", link) >= room) return -1;
+    }
+    char resolved[PATH_MAX];
+    if (realpath(real, resolved)) snprintf(real, sizeof real, "%s", resolved); /* else not there yet */
     const char *slash = strrchr(real, '/');
     const int dirlen = slash ? (int)(slash - real) + 1 : 0;
     snprintf(lock, cap, "%.*s.%s.lock", dirlen, real, real + dirlen);
