@@ -32,6 +32,7 @@ static ocx_status context_finish_setup(ocx_context *ctx, cl_command_queue queue)
     }
     ctx->stream.ctx = ctx;
     ctx->stream.is_default = 1;
+    OCX__FORWARD(ocx__queue_live(ctx->stream.queue)); /* ocx_context_destroy's release_held ends it */
 
     char text[2048];
     snprintf(text, sizeof text, "platform=%s %s\ndevice=%s\nvendor=%s\ndriver=%s\nocx=%s\n",

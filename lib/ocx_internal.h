@@ -224,7 +224,8 @@ cl_int ocx__wait_events(cl_uint num, const cl_event *events);
  * event asked for. On such a platform (ctx->hold_events: PoCL) every enqueue asks for its event
  * (ocx__event_want) and ocx__event_drop holds it until it completed, or, failed, until ctx is
  * destroyed; elsewhere (ctx non-NULL) it is released at once. With ctx NULL (ocx_event_release: a
- * caller's event, of an unknown platform) a pending event is held too. */
+ * caller's event, of an unknown platform) a pending event is held too, and a failed one until its
+ * queue is finished (at once where that was: its stream destroyed). */
 static inline int ocx__event_want(const ocx_context *ctx, const ocx_event *event)
 {
     return event != NULL || ctx->hold_events;
@@ -237,6 +238,9 @@ void ocx__event_give(const ocx_context *ctx, ocx_event *event, cl_event ev);
  * ocx_context_destroy), every one of queue `finished` (non-NULL: after clFinish on it, whoever
  * released the event), and any other that completed. */
 void ocx__events_release_held(const ocx_context *ctx, cl_command_queue finished);
+/* Marks q a live stream's queue, until ocx__events_release_held names it finished: a failed event
+ * that a caller releases after that is released at once (ocx__event_drop). */
+ocx_status ocx__queue_live(cl_command_queue q);
 /* For blocking calls: checks the wait list, then waits for it on the host, before the call enqueues
  * anything. An event that fails meanwhile fails the call with nothing of ours behind it. (A command
  * of ours that failed behind it returned OK from a blocking PoCL read, data unread; and where we

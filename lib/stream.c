@@ -86,10 +86,11 @@ ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **out)
     }
     cl_int err;
     s->queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
-    if (err != CL_SUCCESS) {
+    ocx_status st = err != CL_SUCCESS ? ocx__cl_error(err, "clCreateCommandQueue") : ocx__queue_live(s->queue);
+    if (st != OCX_OK) {
         ocx__stream_fini(s);
         free(s);
-        return ocx__cl_error(err, "clCreateCommandQueue");
+        return st;
     }
     s->ctx = ctx;
     *out = s;
@@ -189,13 +190,50 @@ void ocx_event_release(ocx_event event)
  * finished: PoCL marks a command failed before its own thread is done with it (and fails the
  * commands behind it after), so no status says when a release is safe. An owner of NULL (a
  * caller's event, from ocx_event_release) keeps a failed event until its queue is finished by the
- * destroy of its stream or (the default stream) of its context. */
+ * destroy of its stream or (the default stream) of its context; one released after that destroy
+ * goes at once (`live`, below). */
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct held_event {
     cl_event ev;
     const ocx_context *owner;
 } *held;
 static size_t nheld, held_cap, sweep_at = 32;
+/* The queues of the live streams (a context's default stream too, a caller's queue while its ocx
+ * context lives). A failed event that a caller releases once its queue is gone (its stream or
+ * context destroyed, the queue finished first) is done with: released at once. It had been held
+ * for the process's life, and with it its queue and context, since no later destroy named its
+ * queue. Under held_lock. */
+static cl_command_queue *live;
+static size_t nlive, live_cap;
+
+ocx_status ocx__queue_live(cl_command_queue q)
+{
+    pthread_mutex_lock(&held_lock);
+    if (nlive == live_cap) {
+        const size_t cap = live_cap ? 2 * live_cap : 16;
+        cl_command_queue *grown = realloc(live, cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&held_lock);
+            return ocx__error(OCX_ERR_OUT_OF_MEMORY, "stream: out of host memory");
+        }
+        live = grown;
+        live_cap = cap;
+    }
+    live[nlive++] = q;
+    pthread_mutex_unlock(&held_lock);
+    return OCX_OK;
+}
+
+/* Whether q is a live stream's queue; with `drop`, it no longer is (one entry). */
+static int queue_live(cl_command_queue q, int drop)
+{
+    for (size_t i = 0; i < nlive; i++)
+        if (live[i] == q) {
+            if (drop) live[i] = live[--nlive];
+            return 1;
+        }
+    return 0;
+}
 
 /* Releases the held events that completed, every one of `owner`'s (non-NULL: destroyed, its
  * queue finished; not by cl_context, which two ocx contexts may share) and every one of queue
@@ -232,7 +270,14 @@ void ocx__event_drop(const ocx_context *ctx, cl_event ev)
         clReleaseEvent(ev);
         return;
     }
+    cl_command_queue q = NULL;
+    if (!ctx && st < 0 && clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) != CL_SUCCESS) q = NULL;
     pthread_mutex_lock(&held_lock);
+    if (q && !queue_live(q, 0)) { /* failed, its queue finished and gone (above) */
+        pthread_mutex_unlock(&held_lock);
+        clReleaseEvent(ev);
+        return;
+    }
     if (nheld >= sweep_at) held_sweep(NULL, NULL);
     if (nheld == held_cap) {
         size_t cap = held_cap ? 2 * held_cap : 64;
@@ -253,11 +298,17 @@ void ocx__event_drop(const ocx_context *ctx, cl_event ev)
 void ocx__events_release_held(const ocx_context *ctx, cl_command_queue finished)
 {
     pthread_mutex_lock(&held_lock);
+    if (finished) queue_live(finished, 1);
     held_sweep(ctx, finished);
     if (nheld == 0) {
         free(held);
         held = NULL;
         held_cap = 0;
+    }
+    if (nlive == 0) {
+        free(live);
+        live = NULL;
+        live_cap = 0;
     }
     pthread_mutex_unlock(&held_lock);
 }

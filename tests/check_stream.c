@@ -448,7 +448,8 @@ END_TEST
 
 /* An event the caller released before its command ran, whose command then failed behind a gate, is
  * held (PoCL 3.1), and let go once its queue is finished: by its stream's destroy, or its context's
- * for the default stream. It had been held for the process's life, and with it the whole context. */
+ * for the default stream. It had been held for the process's life, and with it the whole context;
+ * so had one released after that destroy. */
 START_TEST(test_released_failed_events_let_go)
 {
     ocx_context *ctx = NULL;
@@ -463,16 +464,20 @@ START_TEST(test_released_failed_events_let_go)
     cl_int err;
     cl_event gate = clCreateUserEvent(c, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
+    ocx_event kept[2] = {NULL, NULL}; /* released by the caller after their stream's destroy */
     for (int on_default = 0; on_default < 2; on_default++) {
         ocx_event e = NULL;
         ck_ok(ocx_fill(ctx, on_default ? NULL : s, 64, 2.0, x, 1, 1, &gate, &e));
         ocx_event_release(e); /* pending: held */
+        ck_ok(ocx_fill(ctx, on_default ? NULL : s, 64, 3.0, x, 1, 1, &gate, &kept[on_default]));
     }
     ck_assert_int_eq(clSetUserEventStatus(gate, -5), CL_SUCCESS);
     clReleaseEvent(gate);
     ocx_stream_destroy(s);
+    ocx_event_release(kept[0]); /* failed, its stream gone: released (it had been held for good) */
     ocx_buffer_destroy(x);
     ocx_context_destroy(ctx);
+    ocx_event_release(kept[1]); /* the same for the default stream, after its context's destroy */
     cl_uint refs = 0;
     ck_assert_int_eq(clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof refs, &refs, NULL), CL_SUCCESS);
     ck_assert_msg(refs == 1, "the context has %u references left; only the test's own should be", refs);
