@@ -312,12 +312,28 @@ static ocx_status device_type(const device_list *list, size_t i, cl_device_type 
     return err == CL_SUCCESS ? OCX_OK : ocx__cl_error(err, "clGetDeviceInfo(CL_DEVICE_TYPE) while choosing the device");
 }
 
+/* spec without the spaces around it ("" for NULL), in buf where it had any: from a script, "1 " had
+ * matched PoCL's platform version ("OpenCL 3.0 PoCL") as a name's part where it meant device 1. */
+static const char *trim_spec(const char *spec, char *buf, size_t cap)
+{
+    if (!spec) return "";
+    while (isspace((unsigned char)*spec)) spec++;
+    size_t len = strlen(spec);
+    while (len && isspace((unsigned char)spec[len - 1])) len--;
+    if (!spec[len] || len >= cap) return spec;
+    memcpy(buf, spec, len);
+    buf[len] = '\0';
+    return buf;
+}
+
 ocx_status ocx_device_select(const char *spec, size_t *index)
 {
     OCX__FAIL_IF(!index, OCX_ERR_INVALID_ARGUMENT, "ocx_device_select: index is NULL");
     const char *origin = "argument";
-    if (!spec || !*spec) {
-        spec = getenv("OCX_DEVICE");
+    char trimmed[512];
+    spec = trim_spec(spec, trimmed, sizeof trimmed);
+    if (!*spec) {
+        spec = trim_spec(getenv("OCX_DEVICE"), trimmed, sizeof trimmed);
         origin = "OCX_DEVICE";
     }
     device_list list;
@@ -327,7 +343,7 @@ ocx_status ocx_device_select(const char *spec, size_t *index)
                  "/etc/OpenCL/vendors or $OCL_ICD_VENDORS?");
 
     ocx_device_info info;
-    if (!spec || !*spec) { /* default: the first GPU, else the first device */
+    if (!*spec) { /* default: the first GPU, else the first device */
         for (size_t i = 0; i < list.count; i++) {
             cl_device_type t;
             OCX__FORWARD(device_type(&list, i, &t));
@@ -369,7 +385,7 @@ ocx_status ocx_device_select(const char *spec, size_t *index)
             goto none;
         }
         for (size_t i = 0; i < list.count; i++) {
-            OCX__FORWARD(ocx__device_query(list.ref[i].platform, list.ref[i].device, &info));
+            if (ocx__device_query(list.ref[i].platform, list.ref[i].device, &info) != OCX_OK) continue; /* as below */
             /* the platform's version too: PoCL's name is "Portable Computing Language", its
              * version "OpenCL 3.0 PoCL 3.1+debian ..." */
             if (ocx__contains_nocase(info.name, spec) || ocx__contains_nocase(info.vendor, spec) ||

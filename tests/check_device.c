@@ -135,6 +135,20 @@ START_TEST(test_select_env_and_bad_specs)
     ck_assert_uint_eq(idx, count - 1);
     ck_ok(ocx_device_select("", &idx)); /* "" means: the environment */
     ck_assert_uint_eq(idx, count - 1);
+    /* spaces around a spec do not count (from a script, "1 " had been part of a name, which
+     * PoCL's platform version "OpenCL 3.0 PoCL" has for "0 "); only spaces are "" */
+    ck_ok(ocx_device_select(" \t", &idx));
+    ck_assert_uint_eq(idx, count - 1);
+    char padded[32];
+    snprintf(padded, sizeof padded, " %zu\n", count - 1);
+    setenv("OCX_DEVICE", padded, 1);
+    idx = 99;
+    ck_ok(ocx_device_select(NULL, &idx));
+    ck_assert_uint_eq(idx, count - 1);
+    snprintf(padded, sizeof padded, "  %u:%u ", first.platform_index, first.device_index);
+    ck_ok(ocx_device_select(padded, &idx));
+    ck_assert_uint_eq(idx, 0);
+    setenv("OCX_DEVICE", num, 1);
 
     const char *bad[] = {"no-such-device-xyz", "999", "7:7", "1x:2", "accelerator-not"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
