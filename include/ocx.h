@@ -450,7 +450,7 @@ OCX_API ocx_status ocx_last_params(ocx_params_info *info);
  *  `size_class` (NULL: "all"; else one of the classes above) would use on ctx's device, without
  *  running anything. An unknown family, dtype or class, or one the family never looks up ("short_k"
  *  belongs to gemm and gemm_mma's f16 alone; gemm_mma has neither f64 nor "small"):
- *  OCX_ERR_INVALID_ARGUMENT. */
+ *  OCX_ERR_INVALID_ARGUMENT; f64 on a device without cl_khr_fp64: OCX_ERR_UNSUPPORTED. */
 OCX_API ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dtype,
                                       const char *size_class, ocx_params_info *info);
 
@@ -458,7 +458,8 @@ typedef struct ocx_profile_info {
     char path[1024];
     char driver_version[128]; /* the driver the profile was measured with */
     char date[64];
-    size_t entries;           /* those that lookups can use on this device */
+    size_t entries;           /* those that lookups can use on this device (no f64 entry where
+                                 it has no cl_khr_fp64) */
     int stale;                /* 1: measured with another driver version (still used) */
     unsigned compute_units;   /* those of the device it was measured on (0: not recorded); a
                                  profile is matched by vendor and name, so a CPU of another core

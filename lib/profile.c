@@ -525,14 +525,17 @@ static int entry_from(ocx_context *ctx, struct ocx__profiles *pr, const profile_
 }
 
 /* 1 when a lookup would use entry i of src: it names a family, dtype and class of this version, is
- * the first to, and passes entry_valid's checks (which warn, once, where it does not). */
-static int entry_usable(ocx_context *ctx, struct ocx__profiles *pr, const profile_src *src, size_t i)
+ * the first to, and passes entry_valid's checks (which warn, once, where it does not); with
+ * `computed`, also only where the device computes its dtype (no f64 entry counts on a device
+ * without cl_khr_fp64; --resume keeps those, for a run under OCX_DISABLE_FP64 named the file). */
+static int entry_usable(ocx_context *ctx, struct ocx__profiles *pr, const profile_src *src, size_t i, int computed)
 {
     json_t *e = json_array_get(src->entries, i);
     const ocx__family *fam;
     int d, v[OCX__MAX_PARAMS];
     const char *cls;
     return entry_key(e, &fam, &d, &cls) && !entry_repeated(src->entries, i) &&
+           (!computed || entry_dtypes[d] != OCX_F64 || ctx->info.has_fp64) &&
            entry_valid(ctx, pr, src, e, fam, entry_dtypes[d], cls, v);
 }
 
@@ -878,6 +881,7 @@ ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_dtype dt
         OCX__FAIL_IF(!ocx__family_uses(*f, dtype, cls), OCX_ERR_INVALID_ARGUMENT,
                      "ocx_context_params: %s never looks up %s parameters of size class '%s'", family,
                      ocx_dtype_name(dtype), cls);
+        OCX__FORWARD(ocx__check_dtype_supported(ctx, dtype, "ocx_context_params"));
         ocx__params_rec saved;
         ocx__params_saved(&saved);
         ocx__params p;
@@ -904,7 +908,7 @@ ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profile_info 
     memset(info, 0, sizeof *info);
     snprintf(info->path, sizeof info->path, "%s", s->path);
     info->stale = s->stale;
-    for (size_t i = 0; i < json_array_size(s->entries); i++) info->entries += (size_t)entry_usable(ctx, pr, s, i);
+    for (size_t i = 0; i < json_array_size(s->entries); i++) info->entries += (size_t)entry_usable(ctx, pr, s, i, 1);
     json_t *device = json_object_get(s->root, "device");
     json_t *drv = json_object_get(device, "driver_version"), *date = json_object_get(s->root, "date");
     snprintf(info->driver_version, sizeof info->driver_version, "%s", json_is_string(drv) ? json_string_value(drv) : "");
@@ -943,7 +947,7 @@ ocx_status ocx__profile_resumable(ocx_context *ctx, const char *path, struct jso
     }
     json_t *kept = json_array();
     for (size_t i = 0; i < json_array_size(src.entries); i++)
-        if (entry_usable(ctx, pr, &src, i)) json_array_append(kept, json_array_get(src.entries, i));
+        if (entry_usable(ctx, pr, &src, i, 0)) json_array_append(kept, json_array_get(src.entries, i));
     json_object_set_new(src.root, "entries", kept);
     *out = src.root;
     free(src.path);

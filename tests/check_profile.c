@@ -841,6 +841,37 @@ START_TEST(test_three_times_power_of_two)
 }
 END_TEST
 
+/* On a device without f64 (here simulated) an f64 entry is none that lookups can use: ocx-info's
+ * count leaves it out (it had counted it), a query for f64 parameters is refused as every f64
+ * operation is (it had answered with the entry's), and --resume keeps the entry in the file. */
+START_TEST(test_f64_entries_without_fp64)
+{
+    json_t *j = profile_with(16, 1, 1);
+    json_t *entries = json_object_get(j, "entries");
+    json_t *f64 = json_deep_copy(json_array_get(entries, 0));
+    json_object_set_new(f64, "dtype", json_string("f64"));
+    json_array_append_new(entries, f64);
+    write_json(dir_env, j);
+    setenv("OCX_DISABLE_FP64", "1", 1);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_profile_info pinfo;
+    ck_ok(ocx_context_profile(ctx, 0, &pinfo));
+    ck_assert_uint_eq(pinfo.entries, 2);
+    ocx_params_info info;
+    ck_status(ocx_context_params(ctx, "vector", OCX_F64, NULL, &info), OCX_ERR_UNSUPPORTED);
+    ck_ok(ocx_context_params(ctx, "vector", OCX_F16, NULL, &info));
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    json_t *resumed = NULL;
+    ck_ok(ocx__profile_resumable(ctx, path, &resumed));
+    ck_assert_uint_eq(json_array_size(json_object_get(resumed, "entries")), 3);
+    json_decref(resumed);
+    ocx_context_destroy(ctx);
+    unsetenv("OCX_DISABLE_FP64");
+}
+END_TEST
+
 START_TEST(test_breaks_device_limits)
 {
     /* WG=256 is in range but above the (simulated) device's limit of 64. */
@@ -1907,6 +1938,7 @@ int main(void)
     tcase_add_test(bad, test_not_power_of_two);
     tcase_add_test(bad, test_three_times_power_of_two);
     tcase_add_test(bad, test_breaks_device_limits);
+    tcase_add_test(bad, test_f64_entries_without_fp64);
     tcase_add_test(bad, test_unread_entries_warned);
     tcase_add_test(bad, test_shipped_profiles);
     suite_add_tcase(s, bad);
