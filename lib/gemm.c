@@ -929,6 +929,12 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
                    ocx__gemm_nv_ready(ctx, a->dtype);
     const int tiled = !use_direct && !nv && !dot && !cols; /* gemm_tiled (cl/gemm.cl) takes the product */
     const gemm_kernel kind = tiled ? K_TILED : dot ? K_DOT : cols ? K_COLS : K_DIRECT; /* unless nv */
+    if (!tiled && !nv && (p.v[P_PANEL] || p.v[P_PFD] || p.v[P_KBLK])) {
+        /* ocx_last_params(): panels, prefetches and K blocks are the tiled kernel's (packing needs
+         * it), none of the direct, dot-product and column kernels' (they had been reported) */
+        p.v[P_PANEL] = p.v[P_PFD] = p.v[P_KBLK] = 0;
+        ocx__params_record(&p, a->dtype, cls);
+    }
     if (small_origin && use_direct) {
         /* ocx_last_params(): the values the direct kernel uses, under the class whose shape it took
          * and that entry's source (its DIRECT had no say: the product's class decided) */

@@ -1144,6 +1144,12 @@ START_TEST(test_kernel_named)
         ck_assert_msg(strcmp(info.kernel, cases[i].want) == 0, "%zux%zux%zu (%s) ran '%s', expected %s", m, n, k,
                       cases[i].env, info.kernel, cases[i].want);
         ck_assert_str_eq(info.family, "gemm");
+        /* panels, prefetches and K blocks are the tiled kernel's alone (the others' calls had
+         * reported the class's values) */
+        if (strcmp(info.kernel, "gemm_tiled") != 0)
+            ck_assert_msg(tparam(info.params, "PANEL") == 0 && tparam(info.params, "PFD") == 0 &&
+                              tparam(info.params, "KBLK") == 0,
+                          "%s reported %s", info.kernel, info.params);
     }
     unsetenv("OCX_GEMM_PARAMS");
     ck_ok(ocx_add(tctx, NULL, 1000, x, y, z, 0, NULL, NULL));
