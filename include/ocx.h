@@ -573,7 +573,8 @@ typedef struct ocx_peaks {
     double f32_gflops;         /* FMA throughput (2 flops per mad), best vector width */
     double f16_gflops;         /* 0 unless cl_khr_fp16 */
     double f64_gflops;         /* 0 unless cl_khr_fp64 */
-    double h2d_pageable_gbps;  /* clEnqueueWriteBuffer from malloc'd memory (profiling events) */
+    double h2d_pageable_gbps;  /* blocking clEnqueueWriteBuffer from malloc'd memory (the host's
+                                  clock around each call, as a caller waits; median) */
     double d2h_pageable_gbps;
     double h2d_pinned_gbps;    /* from/to a mapped CL_MEM_ALLOC_HOST_PTR buffer */
     double d2h_pinned_gbps;

@@ -251,6 +251,13 @@ int bench_gemm(bench *b)
             gemm_case g = {list[si / (size_t)nops][0], list[si / (size_t)nops][1], list[si / (size_t)nops][2], NULL, NULL,
                            NULL, pass, op2[0], op2[1], compute};
             host_case h = {&g, NULL, NULL, NULL};
+            /* sides whose products overflow fit no more than sides too large (they had wrapped, made
+             * small buffers, and failed the run) */
+            const size_t most = g.m > g.n ? g.m : g.n, least = g.m > g.n ? g.n : g.m;
+            if ((most && g.k > SIZE_MAX / most) || (least && most > SIZE_MAX / least)) {
+                bench_note(b, "gemm: %zux%zux%zu %s does not fit: its matrices' sizes overflow", g.m, g.n, g.k, dt);
+                continue;
+            }
             if (ocx_buffer_create(b->ctx, in, g.m * g.k, &g.a) || ocx_buffer_create(b->ctx, in, g.k * g.n, &g.b) ||
                 ocx_buffer_create(b->ctx, out, g.m * g.n, &g.c) || bench_fill(b, g.a, g.m * g.k, 1, &h.a) ||
                 bench_fill(b, g.b, g.k * g.n, 2, &h.b)) {

@@ -61,12 +61,18 @@ int bench_plot_svg(bench *b, const char *path)
 #define MR 150.0
 #define MT 50.0
 #define MB 120.0
+#define BAND 40.0 /* the band at the right edge for rows without an intensity, apart from the axis */
+#define GAP 8.0
 
 typedef struct axes {
     double x0, x1, y0, y1; /* log10 ranges */
 } axes;
 
-static double px(const axes *a, double x) { return ML + (log10(x) - a->x0) / (a->x1 - a->x0) * (W - ML - MR); }
+/* The intensity axis ends left of the band (a point at its end had sat in the band, unlabelled). */
+static double px(const axes *a, double x)
+{
+    return ML + (log10(x) - a->x0) / (a->x1 - a->x0) * (W - ML - MR - BAND - GAP);
+}
 static double py(const axes *a, double y) { return H - MB - (log10(y) - a->y0) / (a->y1 - a->y0) * (H - MT - MB); }
 
 static void group_color(cairo_t *cr, const char *group)
@@ -132,12 +138,14 @@ int bench_plot_svg(bench *b, const char *path)
     double top = fmax(fmax(p->f32_gflops, p->tc_f16_gflops), fmax(p->f16_gflops, p->f64_gflops)), bottom = top;
     size_t i;
     json_t *row;
+    double right = 1e3; /* intensities up to 1000, or the highest a row has (8192^3 f16: 2048) */
     json_array_foreach(b->rows, i, row) {
         double f = json_real_value(json_object_get(row, "gflop_per_s"));
         if (f > 0 && f < bottom) bottom = f;
         if (f > top) top = f;
+        right = fmax(right, 1.3 * json_real_value(json_object_get(row, "intensity")));
     }
-    axes a = {-2, 3, floor(log10(fmin(bottom, bw * 0.01))) - 0.2, ceil(log10(top * 2))};
+    axes a = {-2, ceil(log10(right)), floor(log10(fmin(bottom, bw * 0.01))) - 0.2, ceil(log10(top * 2))};
     size_t plen = strlen(path);
     int png = plen > 4 && strcmp(path + plen - 4, ".png") == 0;
     cairo_surface_t *surf = png ? cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)W, (int)H)
@@ -155,7 +163,7 @@ int bench_plot_svg(bench *b, const char *path)
     /* grid and decade labels */
     cairo_set_line_width(cr, 0.5);
     char s[512];
-    for (int e = (int)a.x0; e <= (int)a.x1; e++) {
+    for (int e = (int)ceil(a.x0); e <= (int)floor(a.x1); e++) { /* decades within the axes only */
         cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
         cairo_move_to(cr, px(&a, pow(10, e)), MT);
         cairo_line_to(cr, px(&a, pow(10, e)), H - MB);
@@ -164,7 +172,7 @@ int bench_plot_svg(bench *b, const char *path)
         snprintf(s, sizeof s, "%g", pow(10, e));
         text(cr, px(&a, pow(10, e)) - 10, H - MB + 16, 11, s);
     }
-    for (int e = (int)a.y0; e <= (int)a.y1; e++) {
+    for (int e = (int)ceil(a.y0); e <= (int)floor(a.y1); e++) {
         cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
         cairo_move_to(cr, ML, py(&a, pow(10, e)));
         cairo_line_to(cr, W - MR, py(&a, pow(10, e)));
@@ -226,7 +234,7 @@ int bench_plot_svg(bench *b, const char *path)
     }
     /* the "AI not reported" band at the right edge */
     cairo_set_source_rgba(cr, 0.5, 0.5, 0.5, 0.12);
-    cairo_rectangle(cr, W - MR - 40, MT, 40, H - MT - MB);
+    cairo_rectangle(cr, W - MR - BAND, MT, BAND, H - MT - MB);
     cairo_fill(cr);
 
     /* the points */

@@ -114,9 +114,9 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
     if (p.from_cache)
         printf("  (from %s, measured in %.1f s; --refresh measures again)\n", path, p.measure_s);
     else {
-        /* stored only if the file is there and written since the start (a failed write warned) */
+        /* stored only if a file is there and written since the start (a failed write warned) */
         struct stat sb;
-        const int stored = path[0] && stat(path, &sb) == 0 && sb.st_mtime >= started;
+        const int stored = path[0] && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_mtime >= started;
         printf("  (measured in %.1f s%s%s)\n", p.measure_s,
                stored ? "; cached in " : path[0] ? "; not cached: could not write " : "; cache off", path);
     }
