@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <xxhash.h>
 
 
 /* OCX_VENDOR_PATHS: unset or true: auto (device check, then probe); "0", "off", …: off; "mma.sync":
@@ -308,7 +309,8 @@ ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, const char 
 /* ---- the probe ---------------------------------------------------------------------------------- */
 
 typedef struct verdict {
-    char key[32]; /* fingerprint + mode + dtype */
+    char key[48]; /* the device's description (simulated limits too: a context under smaller ones had
+                     taken another's verdict, then failed its lookups) + mode + dtype */
     int ready;
 } verdict;
 static pthread_mutex_t verdicts_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -408,6 +410,20 @@ static ocx_status probe_hardware(ocx_context *ctx, ocx_dtype dtype, int *wgmma)
     return st;
 }
 
+/* wgmma failed its probe on ctx's device: mma.sync for the rest of the process (sm90a). */
+static void wgmma_off(const ocx_context *ctx)
+{
+    ocx__warn("the tensor-core GEMM's wgmma kernel failed its probe on '%s' (%s); trying mma.sync", ctx->info.name,
+              ocx_last_error());
+    pthread_mutex_lock(&wgmma_lock);
+    int n = atomic_load_explicit(&nwgmma_failed, memory_order_relaxed);
+    if (n < (int)(sizeof wgmma_failed / sizeof *wgmma_failed)) {
+        snprintf(wgmma_failed[n], sizeof wgmma_failed[0], "%s", ctx->info.fingerprint);
+        atomic_store_explicit(&nwgmma_failed, n + 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&wgmma_lock);
+}
+
 static _Thread_local int portable_only;
 void ocx__gemm_nv_suspend(int on) { portable_only = on; }
 
@@ -419,7 +435,8 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
         return 0;
     if (mode == MODE_UNCHECKED) return 1;
     char key[sizeof verdicts[0].key];
-    snprintf(key, sizeof key, "%s%d%s", ctx->info.fingerprint, mode, ocx_dtype_name(dtype));
+    snprintf(key, sizeof key, "%s%016llx%d%s", ctx->info.fingerprint,
+             (unsigned long long)XXH3_64bits(&ctx->info, sizeof ctx->info), mode, ocx_dtype_name(dtype));
     pthread_mutex_lock(&verdicts_lock);
     int ready = -1;
     for (int i = 0; i < nverdicts; i++)
@@ -441,17 +458,19 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
         ocx_status st = probe_hardware(ctx, dtype, &wgmma);
         if (st != OCX_OK && mode != MODE_EMULATE && wgmma) {
             /* wgmma failed: mma.sync, whose parameters then come from profiles or defaults without it */
-            ocx__warn("the tensor-core GEMM's wgmma kernel failed its probe on '%s' (%s); trying mma.sync",
-                      ctx->info.name, ocx_last_error());
-            pthread_mutex_lock(&wgmma_lock);
-            int n = atomic_load_explicit(&nwgmma_failed, memory_order_relaxed);
-            if (n < (int)(sizeof wgmma_failed / sizeof *wgmma_failed)) {
-                snprintf(wgmma_failed[n], sizeof wgmma_failed[0], "%s", ctx->info.fingerprint);
-                atomic_store_explicit(&nwgmma_failed, n + 1, memory_order_release);
-            }
-            pthread_mutex_unlock(&wgmma_lock);
+            wgmma_off(ctx);
             ocx__params_force(forced, forced ? forced_v : NULL);
             st = probe_hardware(ctx, dtype, &wgmma);
+        }
+        ocx__params builtin;
+        if (st == OCX_OK && !wgmma && dtype == OCX_F16 && mode != MODE_EMULATE && sm90a(&ctx->info) &&
+            ocx__params_class_default(ctx, &ocx__family_gemm_mma, dtype, "all", &builtin) == OCX_OK &&
+            builtin.v[P_WGMMA]) {
+            /* The tiles probed took mma.sync (a profile's "all" entry, say), but the classes with
+             * built-in tiles of their own ("medium", "short_k") take wgmma's: a driver that refuses
+             * sm_90a had failed those calls' builds, with no fallback. Their kernel is probed too. */
+            ocx__params_force(&ocx__family_gemm_mma, builtin.v);
+            if (probe(ctx, dtype) != OCX_OK) wgmma_off(ctx);
         }
         ocx__params_force(forced, forced ? forced_v : NULL);
         ocx__launch_build_only(build_only);

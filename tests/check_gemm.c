@@ -1672,25 +1672,27 @@ END_TEST
 /* An f16 product of 40^3 (f32 C) on stream s: what the tensor-core path takes (the first such call
  * runs the probe). DIRECT=1: no device's direct kernel takes it (on GPUs products up to 128^3 went
  * there, and the probe never ran). */
-static ocx_status f16_product(ocx_stream *s)
+static ocx_status f16_product_in(ocx_context *ctx, ocx_stream *s)
 {
     enum { N = 40 };
     uint16_t h[N * N];
     for (int i = 0; i < N * N; i++) h[i] = ocx_half_from_float((float)(i % 7 - 3));
     ocx_buffer *a = NULL, *c = NULL;
-    ck_ok(ocx_buffer_create(tctx, OCX_F16, N * N, &a));
-    ck_ok(ocx_buffer_create(tctx, OCX_F32, N * N, &c));
-    ocx_status st = ocx_buffer_write(tctx, s, a, 0, N * N, h, 0, NULL, NULL); /* on s: the default may be gated */
+    ck_ok(ocx_buffer_create(ctx, OCX_F16, N * N, &a));
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, N * N, &c));
+    ocx_status st = ocx_buffer_write(ctx, s, a, 0, N * N, h, 0, NULL, NULL); /* on s: the default may be gated */
     setenv("OCX_GEMM_PARAMS", "DIRECT=1", 1);
     if (st == OCX_OK)
-        st = ocx_gemm(tctx, s, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, N, N, N, 1.0, a, 0, N, a, 0, N, 0.0, c, 0, N, 0, NULL,
+        st = ocx_gemm(ctx, s, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, N, N, N, 1.0, a, 0, N, a, 0, N, 0.0, c, 0, N, 0, NULL,
                       NULL);
     unsetenv("OCX_GEMM_PARAMS");
-    if (st == OCX_OK) st = ocx_stream_finish(tctx, s);
+    if (st == OCX_OK) st = ocx_stream_finish(ctx, s);
     ocx_buffer_destroy(a);
     ocx_buffer_destroy(c);
     return st;
 }
+
+static ocx_status f16_product(ocx_stream *s) { return f16_product_in(tctx, s); }
 
 /* The tensor-core probe (OCX_VENDOR_PATHS=emulate stands in for an NVIDIA GPU) runs on a stream of
  * its own: with the default stream holding the caller's work gated on an event the caller sets
@@ -1737,6 +1739,39 @@ START_TEST(test_probe_not_judged_by_a_setting)
     ck_ok(ocx_context_vendor_paths(tctx, &paths));
     ck_assert(paths & OCX_PATH_NV_TENSOR_CORES);
     unsetenv("OCX_VENDOR_PATHS");
+}
+END_TEST
+
+/* The probe's verdict belongs to the device as a context sees it: a context under smaller simulated
+ * limits (work-groups of 16, below a warp) had taken another context's verdict on the same device,
+ * then failed its f16 GEMMs in the lookup, where on its own it takes the portable kernel. */
+START_TEST(test_probe_verdict_per_limits)
+{
+    setenv("OCX_VENDOR_PATHS", "emulate", 1);
+    unsigned paths = 0;
+    ck_ok(ocx_context_vendor_paths(tctx, &paths));
+    ck_assert(paths & OCX_PATH_NV_TENSOR_CORES);
+    char quiet[64] = "";
+    if (getenv("OCX_QUIET")) snprintf(quiet, sizeof quiet, "%s", getenv("OCX_QUIET"));
+    setenv("OCX_QUIET", "1", 1); /* its probe fails, with a warning */
+    setenv("OCX_LIMIT_WG", "16", 1);
+    ocx_context *small = NULL;
+    ocx_status st = ocx_context_create(NULL, &small);
+    unsetenv("OCX_LIMIT_WG");
+    ck_ok(st);
+    st = ocx_context_vendor_paths(small, &paths);
+    ocx_status gemm = f16_product_in(small, NULL);
+    ocx_params_info info;
+    ocx_status last = ocx_last_params(&info);
+    ocx_context_destroy(small);
+    if (quiet[0]) setenv("OCX_QUIET", quiet, 1);
+    else unsetenv("OCX_QUIET");
+    unsetenv("OCX_VENDOR_PATHS");
+    ck_ok(st);
+    ck_assert_msg(!(paths & OCX_PATH_NV_TENSOR_CORES), "work-groups of 16 and the tensor cores reported on");
+    ck_ok(gemm);
+    ck_ok(last);
+    ck_assert_str_eq(info.kernel, "gemm_tiled");
 }
 END_TEST
 
@@ -2264,6 +2299,7 @@ int main(void)
     tcase_add_test(core, test_wgmma_emulated);
     tcase_add_test(core, test_probe_off_the_default_stream);
     tcase_add_test(core, test_probe_not_judged_by_a_setting);
+    tcase_add_test(core, test_probe_verdict_per_limits);
     tcase_add_test(core, test_vendor_paths_unknown_word);
     tcase_add_test(core, test_tf32x3_emulated);
     tcase_add_test(core, test_tf32x3_path);
