@@ -57,15 +57,22 @@ static double tolerance(int op, ocx_dtype dt, size_t n, double abs_sum)
     return depth * u * abs_sum + DBL_MIN;
 }
 
-/* Runs op both ways (device result buffer, host scalar) and checks them against the reference. */
+/* Runs op both ways (device result buffer, host scalar) and checks them against the reference.
+ * `exact`: the data are small integers whose sums are exact in the accumulator, so sum, asum and dot
+ * must match exactly and nrm2 up to its square root's rounding (its squares are summed unscaled
+ * there, cl/reduce.cl): an element dropped or counted twice shows, as it does not within the
+ * tolerance random data need (over 10^6 elements, thousands of them). */
 static void check_op(int op, ocx_dtype dt, size_t n, ocx_buffer *x, const void *hx, size_t incx, ocx_buffer *y,
-                     const void *hy, size_t incy)
+                     const void *hy, size_t incy, int exact)
 {
     size_t want_i = 0;
     double abs_sum = 0, want = reference(op, dt, n, hx, incx, hy, incy, &want_i, &abs_sum);
     int is_arg = op >= 6;
     ocx_dtype rdt = is_arg ? OCX_U32 : dt == OCX_F64 ? OCX_F64 : OCX_F32;
-    double tol = op >= 4 ? 0 : tolerance(op, dt, n, abs_sum);
+    double tol = op >= 4    ? 0
+                 : !exact   ? tolerance(op, dt, n, abs_sum)
+                 : op == 3  ? want * (dt == OCX_F64 ? 0x1p-50 : 0x1p-22)
+                            : 0;
 
     /* host scalar */
     double got = -12345;
@@ -82,8 +89,14 @@ static void check_op(int op, ocx_dtype dt, size_t n, ocx_buffer *x, const void *
                       got, want, tol);
     }
 
-    /* device buffer: a poisoned 3-element buffer, the result lands in element 1 of a view */
+    /* device buffer: a 3-element buffer of a finite sentinel (NaN, the usual poison, is a result
+     * here: an unwritten one had passed), the result lands in element 1 of a view */
     ocx_buffer *r = tpoisoned(rdt, 3), *rv = NULL;
+    const float sentinel32 = -12345.0f;
+    const double sentinel64 = -12345.0;
+    if (!is_arg)
+        ck_ok(ocx_buffer_fill(tctx, NULL, r, 0, 3, rdt == OCX_F64 ? (const void *)&sentinel64 : &sentinel32, 0, NULL,
+                              NULL));
     ck_ok(ocx_buffer_view(r, 1, 1, &rv));
     ocx_event ev = NULL;
     ck_ok(ocx_reduce(tctx, NULL, (ocx_reduce_op)op, n, x, incx, y, incy, rv, 0, NULL, &ev));
@@ -103,28 +116,45 @@ static void check_op(int op, ocx_dtype dt, size_t n, ocx_buffer *x, const void *
         ck_assert_uint_eq(((uint32_t *)h)[0], 0xdeadbeefu);
         ck_assert_uint_eq(((uint32_t *)h)[2], 0xdeadbeefu);
     } else {
-        ck_assert(isnan(tvalue(rdt, h, 0)) && isnan(tvalue(rdt, h, 2)));
+        ck_assert(tvalue(rdt, h, 0) == -12345.0 && tvalue(rdt, h, 2) == -12345.0);
     }
     free(h);
     ocx_buffer_destroy(rv);
     ocx_buffer_destroy(r);
 }
 
-/* Random data in [lo, hi) for x and y, every op. */
-static void check_all_ops(ocx_dtype dt, size_t n, size_t incx, size_t incy, uint64_t seed, double lo, double hi)
+/* Non-zero integers in [-k, k] into h[0..len), in dt. */
+static void integers(uint64_t *seed, ocx_dtype dt, void *h, size_t len, int k)
+{
+    for (size_t i = 0; i < len; i++) {
+        const int v = (int)(trand_next(seed) % (uint64_t)(2 * k + 1)) - k;
+        tset(dt, h, i, v ? v : k);
+    }
+}
+
+/* Every op over x and y of random data in [lo, hi), or (`exact`) of integers in [-3, 3] and [-2, 2]
+ * (not 0), whose sums, absolute sums, dot products and sums of squares stay exact below 2^24 for
+ * up to 1.8 million elements. */
+static void check_all(ocx_dtype dt, size_t n, size_t incx, size_t incy, uint64_t seed, double lo, double hi, int exact)
 {
     size_t es = ocx_dtype_size(dt), nx = n ? (n - 1) * incx + 1 : 0, ny = n ? (n - 1) * incy + 1 : 0;
+    ck_assert(!exact || n < 1800000);
     /* views at odd offsets inside larger buffers */
     void *hx = malloc((nx + 5) * es + 1), *hy = malloc((ny + 3) * es + 1);
     ck_assert(hx && hy);
-    trand_fill(&seed, dt, hx, NULL, nx + 5, lo, hi);
-    trand_fill(&seed, dt, hy, NULL, ny + 3, lo, hi);
+    if (exact) {
+        integers(&seed, dt, hx, nx + 5, 3);
+        integers(&seed, dt, hy, ny + 3, 2);
+    } else {
+        trand_fill(&seed, dt, hx, NULL, nx + 5, lo, hi);
+        trand_fill(&seed, dt, hy, NULL, ny + 3, lo, hi);
+    }
     ocx_buffer *bx = tbuffer(dt, nx + 5, hx), *by = tbuffer(dt, ny + 3, hy), *x = NULL, *y = NULL;
     ck_ok(ocx_buffer_view(bx, 5, nx, &x));
     ck_ok(ocx_buffer_view(by, 3, ny, &y));
     for (int op = 0; op < NOPS; op++) {
         if (n == 0 && op >= 4) continue;
-        check_op(op, dt, n, x, (char *)hx + 5 * es, incx, y, (char *)hy + 3 * es, incy);
+        check_op(op, dt, n, x, (char *)hx + 5 * es, incx, y, (char *)hy + 3 * es, incy, exact);
     }
     ocx_buffer_destroy(x);
     ocx_buffer_destroy(y);
@@ -132,6 +162,15 @@ static void check_all_ops(ocx_dtype dt, size_t n, size_t incx, size_t incy, uint
     ocx_buffer_destroy(by);
     free(hx);
     free(hy);
+}
+
+static void check_all_ops(ocx_dtype dt, size_t n, size_t incx, size_t incy, uint64_t seed, double lo, double hi)
+{
+    check_all(dt, n, incx, incy, seed, lo, hi, 0);
+}
+static void check_all_exact(ocx_dtype dt, size_t n, size_t incx, size_t incy, uint64_t seed)
+{
+    check_all(dt, n, incx, incy, seed, 0, 0, 1);
 }
 
 /* The size class the calling thread's last reduction took its parameters from (ocx.h: small below
@@ -225,8 +264,8 @@ static void run_special(ocx_dtype dt, size_t n, const double *vals, const size_t
     for (size_t j = 0; j < k; j++) tset(dt, hx, pos[j], vals[j]);
     ocx_buffer *x = tbuffer(dt, n, hx);
     for (int op = 0; op < NOPS; op++)
-        if (op != 2) check_op(op, dt, n, x, hx, 1, NULL, NULL, 1);
-    check_op(2, dt, n, x, hx, 1, x, hx, 1); /* dot(x, x): the same buffer twice is fine */
+        if (op != 2) check_op(op, dt, n, x, hx, 1, NULL, NULL, 1, 0);
+    check_op(2, dt, n, x, hx, 1, x, hx, 1, 0); /* dot(x, x): the same buffer twice is fine */
     ocx_buffer_destroy(x);
     free(hx);
 }
@@ -263,10 +302,9 @@ END_TEST
 static void forced_params(ocx_dtype dt, const char *params, const char *expect, uint64_t seed)
 {
     setenv("OCX_REDUCE_PARAMS", params, 1);
-    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
-        check_all_ops(dt, lengths[li], 1, 1, seed + li, -1, 1);
-    check_all_ops(dt, 4097, 1, 7, seed + 99, -1, 1); /* strided y: the scalar path */
-    check_all_ops(dt, 20011, 3, 1, seed + 98, -1, 1); /* strided x */
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) check_all_exact(dt, lengths[li], 1, 1, seed + li);
+    check_all_exact(dt, 4097, 1, 7, seed + 99); /* strided y: the scalar path */
+    check_all_exact(dt, 20011, 3, 1, seed + 98); /* strided x */
     specials(dt);
     ocx_params_info info;
     ck_ok(ocx_last_params(&info));
@@ -282,8 +320,8 @@ static void forced_params(ocx_dtype dt, const char *params, const char *expect, 
 static void random_params_body(uint64_t seed, void *user)
 {
     static const size_t ns[] = {1, 2, 31, 4097, 100003};
-    for (size_t li = 0; li < sizeof ns / sizeof *ns; li++) check_all_ops(OCX_F32, ns[li], 1, 1, seed + li, -1, 1);
-    check_all_ops(OCX_F32, 4097, 1, 7, seed + 99, -1, 1);
+    for (size_t li = 0; li < sizeof ns / sizeof *ns; li++) check_all_exact(OCX_F32, ns[li], 1, 1, seed + li);
+    check_all_exact(OCX_F32, 4097, 1, 7, seed + 99);
 }
 START_TEST(test_random_params)
 {
@@ -320,9 +358,9 @@ static void sim_body(uint64_t seed, void *user)
     for (int d = 0; d < ndt; d++) {
         const ocx_dtype dt = dtypes[d];
         if (!tdtype_ok(dt)) continue;
-        for (size_t li = 0; li < sizeof ns / sizeof *ns; li++) check_all_ops(dt, ns[li], 1, 1, seed + li, -1, 1);
-        check_all_ops(dt, 4097, 1, 7, seed + 99, -1, 1);
-        check_all_ops(dt, 2011, 3, 1, seed + 98, -1, 1);
+        for (size_t li = 0; li < sizeof ns / sizeof *ns; li++) check_all_exact(dt, ns[li], 1, 1, seed + li);
+        check_all_exact(dt, 4097, 1, 7, seed + 99);
+        check_all_exact(dt, 2011, 3, 1, seed + 98);
         run_special(dt, 20011, (double[]){-7, -7, NAN, NAN}, (size_t[]){15001, 17, 12001, 20009}, 4, NAN);
         run_special(dt, 20011, (double[]){9, 9}, (size_t[]){20008, 3333}, 2, NAN);
     }
@@ -366,7 +404,7 @@ START_TEST(test_groups_per_cu)
     for (int k = 0; k < 3; k++) {
         setenv("OCX_REDUCE_PARAMS", gpc[k], 1);
         ck_ok(ocx_context_get_stats(tctx, &s0));
-        check_all_ops(OCX_F32, 1000003, 1, 1, 500 + k, -1, 1);
+        check_all_exact(OCX_F32, 1000003, 1, 1, 500 + k);
         ck_ok(ocx_context_get_stats(tctx, &s1));
         ocx_params_info info;
         ck_ok(ocx_last_params(&info));
@@ -387,7 +425,7 @@ START_TEST(test_groups_per_cu)
     ocx_params_info info, again;
     ck_ok(ocx_last_params(&info));
     setenv("OCX_REDUCE_PARAMS", info.params, 1);
-    check_all_ops(OCX_F32, 1000, 1, 1, 510, -1, 1);
+    check_all_exact(OCX_F32, 1000, 1, 1, 510);
     const ocx_status st = ocx_last_params(&again);
     unsetenv("OCX_REDUCE_PARAMS");
     ck_ok(st);
@@ -724,7 +762,7 @@ START_TEST(test_scratch_reuse)
     float *hx = malloc(3000017 * sizeof *hx);
     ck_assert_ptr_nonnull(hx);
     uint64_t seed = 12;
-    trand_fill(&seed, OCX_F32, hx, NULL, 3000017, -1, 1);
+    integers(&seed, OCX_F32, hx, 3000017, 3); /* exact sums: a result from other partials shows */
     ocx_buffer *x = tbuffer(OCX_F32, 3000017, hx), *r = tpoisoned(OCX_F32, 4);
     ocx_stream *s = NULL;
     ck_ok(ocx_stream_create(tctx, &s));
@@ -738,9 +776,8 @@ START_TEST(test_scratch_reuse)
     ck_ok(ocx_stream_finish(tctx, s));
     ck_ok(ocx_buffer_read(tctx, NULL, r, 0, 4, out, 0, NULL, NULL));
     for (int i = 0; i < 4; i++) {
-        double ab = 0, want = reference(i % 2 ? 0 : 1, OCX_F32, ns[i], hx, 1, NULL, 1, NULL, &ab);
-        ck_assert_msg(fabs(out[i] - want) <= tolerance(i % 2 ? 0 : 1, OCX_F32, ns[i], ab), "reduction %d: %g, want %g",
-                      i, out[i], want);
+        const double want = reference(i % 2 ? 0 : 1, OCX_F32, ns[i], hx, 1, NULL, 1, NULL, NULL);
+        ck_assert_msg(out[i] == want, "reduction %d: %.9g, want %.9g", i, out[i], want);
         ocx_buffer_destroy(views[i]);
     }
     ocx_stream_destroy(s);
@@ -844,9 +881,9 @@ END_TEST
 START_TEST(test_limits)
 {
     ck_assert(tinfo.max_work_group_size <= 64 && !tinfo.has_fp16 && !tinfo.has_fp64);
-    check_all_ops(OCX_F32, 1000003, 1, 1, 21, -1, 1);
-    check_all_ops(OCX_F16, 100003, 1, 1, 22, -1, 1); /* f16 storage needs no cl_khr_fp16 */
-    check_all_ops(OCX_F32, 1001, 3, 2, 23, -1, 1);
+    check_all_exact(OCX_F32, 1000003, 1, 1, 21);
+    check_all_exact(OCX_F16, 100003, 1, 1, 22); /* f16 storage needs no cl_khr_fp16 */
+    check_all_exact(OCX_F32, 1001, 3, 2, 23);
     ocx_buffer *x = NULL;
     ck_status(ocx_buffer_create(tctx, OCX_F64, 10, &x), OCX_ERR_UNSUPPORTED);
 }
