@@ -137,10 +137,17 @@ START_TEST(test_pinned_staging)
     cl_int state = -1;
     ck_assert_int_eq(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL), CL_SUCCESS);
     ck_assert_int_eq(state, CL_COMPLETE);
+    /* staged indeed: the event is the marker after the chunks, not a direct transfer's (a staging
+     * buffer that could not be had falls back to one, and the data alone had not told) */
+    cl_command_type type = 0;
+    ck_assert_int_eq(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL), CL_SUCCESS);
+    ck_assert_msg(type == CL_COMMAND_MARKER, "the staged write's event is of command type 0x%x", (unsigned)type);
     ocx_event_release(ev);
     ck_ok(ocx_buffer_read(tctx, NULL, b, 8, n, dst, 0, NULL, &ev));
     ck_assert_int_eq(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL), CL_SUCCESS);
     ck_assert_int_eq(state, CL_COMPLETE);
+    ck_assert_int_eq(clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL), CL_SUCCESS);
+    ck_assert_msg(type == CL_COMMAND_MARKER, "the staged read's event is of command type 0x%x", (unsigned)type);
     ocx_event_release(ev);
     ck_assert_int_eq(memcmp(src, dst, n * sizeof *src), 0);
     float head[8];
@@ -307,21 +314,25 @@ END_TEST
 START_TEST(test_bad_arguments_touch_nothing)
 {
     enum { N = 64 };
-    float host[N + 10], back[N];
-    for (int i = 0; i < N + 10; i++) host[i] = (float)i + 1;
+    float host[N + 10], other[N + 10], back[N];
+    for (int i = 0; i < N + 10; i++) host[i] = (float)i + 1, other[i] = -(float)i - 100;
     ocx_buffer *b = tbuffer(OCX_F32, N, host), *h = tbuffer(OCX_F16, N, NULL), *out = NULL;
     ocx_event ev = (ocx_event)1;
-    ck_status(ocx_buffer_write(tctx, NULL, b, 0, N + 1, host, 0, NULL, &ev), OCX_ERR_OUT_OF_RANGE);
+    /* the refused writes come from `other`, which differs from b's data everywhere (from `host`,
+     * b's own data, a write that went through anyway had not shown) */
+    ck_status(ocx_buffer_write(tctx, NULL, b, 0, N + 1, other, 0, NULL, &ev), OCX_ERR_OUT_OF_RANGE);
     ck_assert_ptr_null(ev);
-    ck_status(ocx_buffer_write(tctx, NULL, b, N, 1, host, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
-    ck_status(ocx_buffer_write(tctx, NULL, b, SIZE_MAX, 2, host, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
+    ck_status(ocx_buffer_write(tctx, NULL, b, N, 1, other, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
+    ck_status(ocx_buffer_write(tctx, NULL, b, SIZE_MAX, 2, other, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
+    for (int i = 0; i < N; i++) back[i] = 7;
     ck_status(ocx_buffer_read(tctx, NULL, b, 1, N, back, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
+    for (int i = 0; i < N; i++) ck_assert_float_eq(back[i], 7); /* nothing read either */
     ck_status(ocx_buffer_read(tctx, NULL, b, 0, 1, NULL, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
-    ck_status(ocx_buffer_write(tctx, NULL, NULL, 0, 1, host, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
-    ck_status(ocx_buffer_write(NULL, NULL, b, 0, 1, host, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
-    ck_status(ocx_buffer_write(tctx, NULL, b, 0, 1, host, 1, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_buffer_write(tctx, NULL, NULL, 0, 1, other, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_buffer_write(NULL, NULL, b, 0, 1, other, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_buffer_write(tctx, NULL, b, 0, 1, other, 1, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
     ocx_event nullev = NULL;
-    ck_status(ocx_buffer_write(tctx, NULL, b, 0, 1, host, 1, &nullev, NULL), OCX_ERR_INVALID_ARGUMENT);
+    ck_status(ocx_buffer_write(tctx, NULL, b, 0, 1, other, 1, &nullev, NULL), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_buffer_fill(tctx, NULL, b, 0, 1, NULL, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_buffer_fill(tctx, NULL, b, 60, 5, host, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
     ck_status(ocx_buffer_copy(tctx, NULL, b, 0, h, 0, 4, 0, NULL, NULL), OCX_ERR_DTYPE);

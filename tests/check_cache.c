@@ -125,6 +125,18 @@ START_TEST(test_miss_then_hit)
                           "options="};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         ck_assert_msg(strstr(key, want[i]) != NULL, "key lacks '%s':\n%s", want[i], key);
+    /* with this device's values (an empty or wrong driver version would load stale binaries after
+     * an update) */
+    char line[1400];
+    size_t idx = 0;
+    ocx_device_info d;
+    ck_ok(ocx_device_select(NULL, &idx));
+    ck_ok(ocx_device_get_info(idx, &d));
+    const char *fields[][2] = {{"device", d.name}, {"vendor", d.vendor}, {"driver", d.driver_version}};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        snprintf(line, sizeof line, "%s=%s\n", fields[i][0], fields[i][1]);
+        ck_assert_msg(fields[i][1][0] && strstr(key, line), "key lacks '%s':\n%s", line, key);
+    }
     free(key);
     free(buf);
 }
@@ -335,7 +347,16 @@ START_TEST(test_unwritable_and_missing_directories)
     char names[8][8192];
     int tmp;
     ck_assert_int_eq(entries(dir, names, &tmp), 0);
+    /* and nothing is loaded: with the entry stored, OCX_CACHE=0 compiles again (only stores had
+     * been shown off) */
     unsetenv("OCX_CACHE");
+    st = tadd_in_new_context();
+    ck_assert_uint_eq(st.disk_cache_writes, 1);
+    setenv("OCX_CACHE", "0", 1);
+    st = tadd_in_new_context();
+    unsetenv("OCX_CACHE");
+    ck_assert_uint_eq(st.programs_from_disk, 0);
+    ck_assert_uint_eq(st.programs_compiled, 1);
 }
 END_TEST
 

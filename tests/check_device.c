@@ -100,6 +100,7 @@ START_TEST(test_select_forms)
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "part of a name"));
     /* A context's device info carries the device's numbers, as ocx_device_get_info's do, for every
      * device (they had been 0:0 whatever was chosen). */
+    size_t held = 0; /* devices that held a context: at least one, the suites' own */
     for (size_t i = 0; i < count; i++) {
         ocx_device_info want, got;
         ck_ok(ocx_device_get_info(i, &want));
@@ -107,21 +108,23 @@ START_TEST(test_select_forms)
         snprintf(spec, sizeof spec, "%u:%u", want.platform_index, want.device_index);
         ocx_context *ctx = NULL;
         if (ocx_context_create(spec, &ctx) != OCX_OK) continue; /* a device that cannot hold a context */
+        held++;
         ck_ok(ocx_context_device_info(ctx, &got));
         ck_assert_msg(got.index == i && got.platform_index == want.platform_index &&
                           got.device_index == want.device_index,
                       "context on %s: index %zu, %u:%u", spec, got.index, got.platform_index, got.device_index);
         ocx_context_destroy(ctx);
     }
+    ck_assert_uint_ge(held, 1);
     /* The default is the first GPU, else the first device. */
     ck_ok(ocx_device_select(NULL, &idx));
     ck_ok(ocx_device_get_info(idx, &d));
-    if (d.type != OCX_DEVICE_GPU)
-        for (size_t i = 0; i < count; i++) {
-            ocx_device_info e;
-            ck_ok(ocx_device_get_info(i, &e));
-            ck_assert_int_ne(e.type, OCX_DEVICE_GPU);
-        }
+    for (size_t i = 0; i < (d.type == OCX_DEVICE_GPU ? idx : count); i++) {
+        ocx_device_info e;
+        ck_ok(ocx_device_get_info(i, &e));
+        ck_assert_int_ne(e.type, OCX_DEVICE_GPU);
+    }
+    if (d.type != OCX_DEVICE_GPU) ck_assert_uint_eq(idx, 0);
 }
 END_TEST
 
@@ -148,6 +151,16 @@ START_TEST(test_select_env_and_bad_specs)
     snprintf(padded, sizeof padded, "  %u:%u ", first.platform_index, first.device_index);
     ck_ok(ocx_device_select(padded, &idx));
     ck_assert_uint_eq(idx, 0);
+    /* the variable is read: one past the last device (padded too) is none (with one device, its
+     * number had also been the default's) */
+    char past[16];
+    snprintf(past, sizeof past, "%zu", count);
+    snprintf(padded, sizeof padded, " %zu ", count);
+    for (int pad = 0; pad < 2; pad++) {
+        setenv("OCX_DEVICE", pad ? padded : past, 1);
+        ck_status(ocx_device_select(NULL, &idx), OCX_ERR_NO_DEVICE);
+        ck_assert_ptr_nonnull(strstr(ocx_last_error(), "OCX_DEVICE"));
+    }
     setenv("OCX_DEVICE", num, 1);
 
     const char *bad[] = {"no-such-device-xyz", "999", "7:7", "1x:2", "accelerator-not"};

@@ -99,6 +99,10 @@ START_TEST(test_params_under_simulated_limits)
     ck_ok(ocx_buffer_create(ctx, OCX_F32, N, &bz));
     ck_ok(ocx_buffer_write(ctx, NULL, bx, 0, N, x, 0, NULL, NULL));
     ck_ok(ocx_add(ctx, NULL, N, bx, bx, bz, 0, NULL, NULL));
+    ocx_params_info ran;
+    ck_ok(ocx_last_params(&ran)); /* the launch's work-groups too, not only the lookup's */
+    ck_assert_int_le(tparam(ran.params, "WG"), 16);
+    ck_assert_int_ge(tparam(ran.params, "WG"), 1);
     ck_ok(ocx_buffer_read(ctx, NULL, bz, 0, N, z, 0, NULL, NULL));
     for (int i = 0; i < N; i++) ck_assert_float_eq(z[i], 2 * x[i]);
     ocx_buffer_destroy(bx);

@@ -81,8 +81,10 @@ END_TEST
  * not complete while the gate has not fired, and completes once it has. */
 START_TEST(test_empty_calls_follow_wait_list)
 {
-    float v[4] = {1, 2, 3, 4};
-    ocx_buffer *a = tbuffer(OCX_F32, 4, v), *b = tbuffer(OCX_F32, 4, v), *c = tbuffer(OCX_F32, 4, v);
+    /* a, b and the written-from v hold values other than c's, so that a call of 0 elements that
+     * moved some would show in c (with one value everywhere, a copy had written c's over c's) */
+    float v[4] = {9, 8, 7, 6}, cv[4] = {1, 2, 3, 4};
+    ocx_buffer *a = tbuffer(OCX_F32, 4, v), *b = tbuffer(OCX_F32, 4, v), *c = tbuffer(OCX_F32, 4, cv);
     const char *what[] = {"add of 0", "axpy of 0", "copy of 0", "gemm of batch 0", "gemm with M = 0",
                           "write of 0", "buffer copy of 0"};
     for (int k = 0; k < 7; k++) {
@@ -116,7 +118,7 @@ START_TEST(test_empty_calls_follow_wait_list)
     }
     float back[4];
     ck_ok(ocx_buffer_read(tctx, NULL, c, 0, 4, back, 0, NULL, NULL));
-    for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], v[i]); /* nothing was written */
+    for (int i = 0; i < 4; i++) ck_assert_float_eq(back[i], cv[i]); /* nothing was written */
     ocx_buffer_destroy(a);
     ocx_buffer_destroy(b);
     ocx_buffer_destroy(c);

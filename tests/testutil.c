@@ -150,7 +150,7 @@ void tset(ocx_dtype dtype, void *host, size_t i, double v)
     case OCX_F16: ((uint16_t *)host)[i] = ocx_half_from_float((float)v); break;
     case OCX_F64: ((double *)host)[i] = v; break;
     case OCX_I32: ((int32_t *)host)[i] = (int32_t)v; break;
-    case OCX_U32: ((uint32_t *)host)[i] = (uint32_t)v; break;
+    case OCX_U32: ((uint32_t *)host)[i] = (uint32_t)(int64_t)v; break; /* negative: modulo 2^32, defined */
     }
 }
 
