@@ -6,6 +6,7 @@
  * whose --csv has the documented columns and whose --plot SVG is well-formed XML with an <svg> root. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <sys/stat.h>
@@ -279,7 +280,7 @@ START_TEST(bad_cache_file_measured_again)
     ck_ok(ocx_measure_peaks(tctx, OCX_PEAKS_QUICK, &p));
     /* each bad file: re-measured (counter), rewritten (the next call is a hit) */
     alarm(300); /* the FIFO (case 8) had made the load wait forever for a writer: fail here instead */
-    for (int k = 0; k < 9; k++) {
+    for (int k = 0; k < 12; k++) {
         switch (k) {
         case 0: write_file(path, "{\"format\": 1, \"fingerprint\": "); break; /* truncated */
         case 1: write_file(path, "\x7f" "ELF garbage\n"); break;
@@ -292,6 +293,10 @@ START_TEST(bad_cache_file_measured_again)
         case 6: write_variant(path, "tensor_cores", json_string(ocx__gemm_nv_hardware(tctx) ? "none" : "wgmma")); break;
         case 7: write_variant(path, "tensor_cores", NULL); break;
         case 8: ck_assert_int_eq(unlink(path), 0); ck_assert_int_eq(mkfifo(path, 0644), 0); break;
+        /* measured in the other mode, or with capabilities this device (as seen now) lacks or has */
+        case 9: write_variant(path, "quick", json_false()); break;
+        case 10: write_variant(path, "fp16", json_boolean(!tinfo.has_fp16)); break;
+        case 11: write_variant(path, "fp64", json_boolean(!tinfo.has_fp64)); break;
         }
         unsigned long n0 = ocx__peaks_measurements();
         ck_ok(ocx_measure_peaks(tctx, OCX_PEAKS_QUICK, &p));
@@ -319,6 +324,12 @@ START_TEST(cache_off)
     ck_assert_uint_eq(ocx__peaks_measurements(), n0 + 2);
     ck_assert_int_eq(p.from_cache, 0);
     unsetenv("OCX_CACHE");
+    DIR *d = opendir(dir); /* and nothing was written to the (empty) cache directory */
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        ck_assert_msg(!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."), "%s written with the cache off", e->d_name);
+    closedir(d);
 }
 END_TEST
 
