@@ -722,35 +722,56 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
-/* Device results chain on a stream through events without blocking the host. */
+/* Device results chain across streams through events without blocking the host: a reduction on s
+ * (held by a gate until everything is queued), a second on the default stream behind the first's
+ * event, and on a third stream a copy of each result behind that reduction's event alone. Over 10^6
+ * elements each takes two launches, and its event must be the second's: behind the first's, the
+ * copy ran before the result was written (8 rounds in 8, where a host-side wait had hidden it).
+ * Exact integer data, several rounds. */
 START_TEST(test_async_chain)
 {
-    const size_t n = 4099;
-    float hx[4099];
+    const size_t n = 1000003;
+    float *hx = malloc(n * sizeof *hx);
+    ck_assert_ptr_nonnull(hx);
     uint64_t seed = 11;
-    trand_fill(&seed, OCX_F32, hx, NULL, n, -1, 1);
-    ocx_buffer *x = tbuffer(OCX_F32, n, hx), *r = tpoisoned(OCX_F32, 2);
-    ocx_stream *s = NULL;
+    integers(&seed, OCX_F32, hx, n, 3);
+    const double want_asum = reference(1, OCX_F32, n, hx, 1, NULL, 1, NULL, NULL);
+    const double want_max = reference(5, OCX_F32, n, hx, 1, NULL, 1, NULL, NULL);
+    ocx_buffer *x = tbuffer(OCX_F32, n, hx);
+    ocx_stream *s = NULL, *s2 = NULL;
     ck_ok(ocx_stream_create(tctx, &s));
-    ocx_event e1 = NULL, e2 = NULL;
-    ocx_buffer *r0 = NULL, *r1 = NULL;
-    ck_ok(ocx_buffer_view(r, 0, 1, &r0));
-    ck_ok(ocx_buffer_view(r, 1, 1, &r1));
-    ck_ok(ocx_reduce(tctx, s, OCX_REDUCE_ASUM, n, x, 1, NULL, 1, r0, 0, NULL, &e1));
-    ck_ok(ocx_reduce(tctx, NULL, OCX_REDUCE_MAX, n, x, 1, NULL, 1, r1, 1, &e1, &e2));
-    float out[2];
-    ck_ok(ocx_buffer_read(tctx, NULL, r, 0, 2, out, 1, &e2, NULL));
-    double ab = 0;
-    double want_asum = reference(1, OCX_F32, n, hx, 1, NULL, 1, NULL, &ab);
-    ck_assert(fabs(out[0] - want_asum) <= tolerance(1, OCX_F32, n, ab));
-    ck_assert(out[1] == (float)reference(5, OCX_F32, n, hx, 1, NULL, 1, NULL, NULL));
-    ocx_event_release(e1);
-    ocx_event_release(e2);
+    ck_ok(ocx_stream_create(tctx, &s2));
+    for (int round = 0; round < 4; round++) {
+        ocx_buffer *r = tpoisoned(OCX_F32, 2), *d = tpoisoned(OCX_F32, 2), *r0 = NULL, *r1 = NULL, *d0 = NULL,
+                   *d1 = NULL;
+        ck_ok(ocx_buffer_view(r, 0, 1, &r0));
+        ck_ok(ocx_buffer_view(r, 1, 1, &r1));
+        ck_ok(ocx_buffer_view(d, 0, 1, &d0));
+        ck_ok(ocx_buffer_view(d, 1, 1, &d1));
+        cl_event gate = tuser_event();
+        ocx_event e1 = NULL, e2 = NULL, c1 = NULL, c2 = NULL;
+        ocx_status st = ocx_reduce(tctx, s, OCX_REDUCE_ASUM, n, x, 1, NULL, 1, r0, 1, &gate, &e1);
+        if (st == OCX_OK) st = ocx_reduce(tctx, NULL, OCX_REDUCE_MAX, n, x, 1, NULL, 1, r1, 1, &e1, &e2);
+        if (st == OCX_OK) st = ocx_copy(tctx, s2, 1, r0, 1, d0, 1, 1, &e1, &c1);
+        if (st == OCX_OK) st = ocx_copy(tctx, s2, 1, r1, 1, d1, 1, 1, &e2, &c2);
+        clSetUserEventStatus(gate, CL_COMPLETE);
+        ck_ok(st);
+        float out[2];
+        ck_ok(ocx_buffer_read(tctx, s2, d, 0, 2, out, 1, &c2, NULL));
+        ck_assert_msg(out[0] == want_asum && out[1] == want_max, "round %d: asum %g (want %g), max %g (want %g)",
+                      round, out[0], want_asum, out[1], want_max);
+        ck_ok(ocx_stream_finish(tctx, s));
+        ck_ok(ocx_stream_finish(tctx, NULL));
+        ocx_event e[] = {e1, e2, c1, c2};
+        for (int i = 0; i < 4; i++) ocx_event_release(e[i]);
+        clReleaseEvent(gate);
+        ocx_buffer *bufs[] = {r0, r1, d0, d1, r, d};
+        for (int i = 0; i < 6; i++) ocx_buffer_destroy(bufs[i]);
+    }
     ocx_stream_destroy(s);
-    ocx_buffer_destroy(r0);
-    ocx_buffer_destroy(r1);
-    ocx_buffer_destroy(r);
+    ocx_stream_destroy(s2);
     ocx_buffer_destroy(x);
+    free(hx);
 }
 END_TEST
 
