@@ -215,6 +215,18 @@ static int run_case(const gcase *g, uint64_t *rng, char *why, size_t cap)
                 bad = 1;
             }
         }
+        /* A and B as they were: a copy or a kernel that wrote over an operand had passed wherever C
+         * came out right */
+        for (int i = 0; i < 2 && !bad; i++) {
+            const size_t len = i ? nb : na;
+            if (!len) continue;
+            void *now = tread(i ? B : A);
+            if (memcmp(now, i ? hb : ha, len * ein) != 0) {
+                snprintf(why, cap, "operand %c changed", i ? 'B' : 'A');
+                bad = 1;
+            }
+            free(now);
+        }
         free(inside);
         free(got);
     }
@@ -273,9 +285,11 @@ static gcase random_case(uint64_t *rng, int combo)
     g.offa = trand_next(rng) % 4 == 0 ? trand_next(rng) % 7 : 0;
     g.offb = trand_next(rng) % 4 == 0 ? trand_next(rng) % 7 : 0;
     g.offc = trand_next(rng) % 4 == 0 ? trand_next(rng) % 7 : 0;
-    g.alpha = scalars[trand_next(rng) % 4];
+    /* alpha != 0: alpha = 0 reads neither A nor B and runs the direct kernel (or none) whatever a
+     * test forces, so a draw of it had emptied the cases of tests that each check one kernel
+     * (test_random_combos adds such products of its own) */
+    g.alpha = scalars[1 + trand_next(rng) % 3];
     g.beta = scalars[trand_next(rng) % 4];
-    if (g.alpha == 0 && trand_next(rng) % 2) g.alpha = 1; /* mostly real products */
     g.nan_c = g.beta == 0 && trand_next(rng) % 2;
     g.mode = MODE_SINGLE;
     g.batch = 1;
@@ -302,6 +316,7 @@ START_TEST(test_random_combos)
     uint64_t seed = test_seed() + (uint64_t)_i * 7919u, rng = seed;
     for (int combo = 0; combo < 70; combo++) {
         gcase g = random_case(&rng, combo);
+        if (combo % 10 == 9) g.alpha = 0; /* C = beta C, A and B unread */
         check_case(&g, seed, &rng);
     }
 }
@@ -622,7 +637,6 @@ START_TEST(test_packed)
         gcase g = layout_case(&rng, c);
         g.m = 37, g.n = 45, g.k = 67;
         g.offa = c % 3, g.offb = c % 5;
-        if (g.alpha == 0) g.alpha = -0.5; /* alpha = 0 reads neither A nor B */
         g.mode = MODE_STRIDED, g.batch = 3, g.stride0_a = (c & 3) == 3;
         g.view = c & 1;
         g.kernel_env = !(c & 8) ? "DIRECT=1,PACK=0" : c & 1 ? PACK_STAGED : "DIRECT=1,PACK=1";
@@ -687,7 +701,6 @@ START_TEST(test_thin)
         g.m = rows6[c % 6];
         g.n = 20 + (size_t)c;
         g.k = 33 + (size_t)c;
-        if (g.alpha == 0) g.alpha = 2;
         g.kernel_env = CPU_TILES_6;
         check_case(&g, seed, &rng);
     }
@@ -696,7 +709,6 @@ START_TEST(test_thin)
         g.m = c & 8 ? thin[c % 6] : 70 + (size_t)c;
         g.n = c & 8 ? 61 + (size_t)c : thin[c % 6];
         g.k = 33 + (size_t)c;
-        if (g.alpha == 0) g.alpha = 2;
         g.kernel_env = CPU_TILES;
         check_case(&g, seed, &rng);
     }
@@ -744,7 +756,6 @@ START_TEST(test_split_k)
         gcase g = layout_case(&rng, c);
         g.m = 1 + (size_t)c % 13, g.n = 2 + (size_t)(c * 5) % 15, g.k = ks[c % 4];
         g.mode = MODE_SINGLE, g.batch = 1;
-        if (g.alpha == 0) g.alpha = -1;
         g.kernel_env = SPLIT_STAGED;
         check_case(&g, seed, &rng);
     }
@@ -757,7 +768,6 @@ START_TEST(test_split_k)
         g.opb = c & 2 ? OCX_OP_T : OCX_OP_N;
         g.m = 9, g.n = 13, g.k = 301;
         g.mode = MODE_SINGLE, g.batch = 1, g.view = 1;
-        if (g.alpha == 0) g.alpha = 0.5;
         g.kernel_env = SPLIT_STAGED ",PACKN=1";
         check_case(&g, seed, &rng);
     }
@@ -804,7 +814,6 @@ START_TEST(test_k_blocks)
         g.mode = c % 8 < 5 ? MODE_SINGLE : c % 8 < 7 ? MODE_STRIDED : MODE_ARRAYS;
         g.batch = g.mode == MODE_SINGLE ? 1 : 3;
         g.stride0_a = g.mode == MODE_STRIDED && c % 3 == 0;
-        if (g.alpha == 0) g.alpha = -1;
         if (c % 4 == 0) g.beta = 0, g.nan_c = 1;
         g.kernel_env = envs[c % 2];
         check_case(&g, seed, &rng);
@@ -847,7 +856,6 @@ START_TEST(test_panels)
         g.mode = c >= 24 ? MODE_ARRAYS : c % 3 == 0 ? MODE_STRIDED : MODE_SINGLE;
         g.batch = g.mode == MODE_SINGLE ? 1 : 2;
         g.stride0_a = g.mode == MODE_STRIDED && c % 2 == 0;
-        if (g.alpha == 0) g.alpha = -0.5; /* alpha = 0 reads neither A nor B */
         g.kernel_env = c % 2 ? CPU_PANELS_12 : CPU_PANELS;
         const int limited = c == 20 || c == 21;
         if (limited) setenv("OCX_LIMIT_SCRATCH", "1", 1);
@@ -1037,7 +1045,6 @@ START_TEST(test_dot)
         g.k = ks[(t + side + e) % 5];
         g.mode = c % 3 == 0 ? MODE_SINGLE : c % 3 == 1 ? MODE_STRIDED : MODE_ARRAYS;
         g.batch = g.mode == MODE_SINGLE ? 1 : 2 + (size_t)c % 2;
-        if (g.alpha == 0) g.alpha = 0.5;
         if ((t + e) % 2) {
             g.offa = g.offb = g.offc = 0;
             pad_ld(&g, 16);
@@ -1211,7 +1218,6 @@ START_TEST(test_scratch_fallback)
         g.n = e == 2 ? 20 + (size_t)c : e == 1 ? 43 + (size_t)c % 5 : 13 + (size_t)c % 5;
         g.k = 301;
         g.mode = MODE_SINGLE, g.batch = 1;
-        if (g.alpha == 0) g.alpha = 2;
         g.kernel_env = envs[e];
         check_case(&g, seed, &rng);
     }
@@ -2131,6 +2137,134 @@ START_TEST(test_vendor_path_switch)
 }
 END_TEST
 
+/* Native f16 arithmetic (OCX_COMPUTE_F16) over every layout and transpose, ragged shapes, padded
+ * leading dimensions, offsets, a strided batch, beta = 0 over NaN in C: on small integers, whose
+ * products and sums stay exact in half (|sums| <= 4 * 257 < 2048), so every element must match
+ * exactly (random data would leave a bound of K units of half's roundoff, too loose to show an
+ * element misplaced). Devices without cl_khr_fp16 (PoCL) must refuse the call instead. */
+START_TEST(test_compute_f16_exact)
+{
+    static const size_t shapes[][3] = {{67, 45, 37}, {1, 130, 257}, {129, 1, 64}, {33, 65, 255}, {16, 16, 16}};
+    static const double alphas[] = {1, -1, 0.5}, betas[] = {0, 0.5};
+    uint64_t rng = 4242;
+    int cases = 0;
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
+        for (int v = 0; v < 8; v++) {
+            const ocx_layout layout = v & 1 ? OCX_COL_MAJOR : OCX_ROW_MAJOR;
+            const ocx_op opa = v & 2 ? OCX_OP_T : OCX_OP_N, opb = v & 4 ? OCX_OP_T : OCX_OP_N;
+            const size_t m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2], batch = sh == 4 ? 3 : 1;
+            const double alpha = alphas[(sh + (size_t)v) % 3], beta = betas[(size_t)v % 2];
+            /* stored shapes: op(A) is m x k, op(B) k x n; rows x cols as laid out */
+            const size_t ar = opa == OCX_OP_N ? m : k, ac = opa == OCX_OP_N ? k : m;
+            const size_t br = opb == OCX_OP_N ? k : n, bc = opb == OCX_OP_N ? n : k;
+            const size_t lda = (layout == OCX_ROW_MAJOR ? ac : ar) + 3, ldb = (layout == OCX_ROW_MAJOR ? bc : br) + 1;
+            const size_t ldc = (layout == OCX_ROW_MAJOR ? n : m) + 2;
+            const size_t sa = lda * (layout == OCX_ROW_MAJOR ? ar : ac) + 5;
+            const size_t sb = ldb * (layout == OCX_ROW_MAJOR ? br : bc);
+            const size_t sc = ldc * (layout == OCX_ROW_MAJOR ? m : n) + 1, offa = 2, offb = 1, offc = 3;
+            const size_t na = offa + sa * batch, nb = offb + sb * batch, nc = offc + sc * batch;
+            uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2), *hc = malloc(nc * 2), *got = malloc(nc * 2);
+            ck_assert(ha && hb && hc && got);
+            for (size_t i = 0; i < na; i++) ha[i] = ocx_half_from_float((float)((int)(trand_next(&rng) % 5) - 2));
+            for (size_t i = 0; i < nb; i++) hb[i] = ocx_half_from_float((float)((int)(trand_next(&rng) % 5) - 2));
+            for (size_t i = 0; i < nc; i++)
+                hc[i] = beta == 0 ? 0x7e00 : ocx_half_from_float((float)((int)(trand_next(&rng) % 9) - 4));
+            ocx_buffer *A = tbuffer(OCX_F16, na, ha), *B = tbuffer(OCX_F16, nb, hb), *C = tbuffer(OCX_F16, nc, hc);
+            const ocx_status st = ocx_gemm_ex(tctx, NULL, layout, opa, opb, m, n, k, alpha, A, offa, lda, sa, B, offb,
+                                              ldb, sb, beta, C, offc, ldc, sc, batch, OCX_COMPUTE_F16, 0, NULL, NULL);
+            if (!tinfo.has_fp16) {
+                ck_status(st, OCX_ERR_UNSUPPORTED);
+            } else {
+                ck_ok(st);
+                ck_ok(ocx_buffer_read(tctx, NULL, C, 0, nc, got, 0, NULL, NULL));
+                char *inside = calloc(nc, 1);
+                for (size_t e = 0; e < batch; e++)
+                    for (size_t i = 0; i < m; i++)
+                        for (size_t j = 0; j < n; j++) {
+                            double sum = 0;
+                            for (size_t l = 0; l < k; l++) {
+                                const size_t ia = offa + e * sa + (opa == OCX_OP_N ? at(layout, lda, i, l)
+                                                                                   : at(layout, lda, l, i));
+                                const size_t ib = offb + e * sb + (opb == OCX_OP_N ? at(layout, ldb, l, j)
+                                                                                   : at(layout, ldb, j, l));
+                                sum += (double)ocx_half_to_float(ha[ia]) * ocx_half_to_float(hb[ib]);
+                            }
+                            const size_t ic = offc + e * sc + at(layout, ldc, i, j);
+                            inside[ic] = 1;
+                            const double want = alpha * sum + (beta != 0 ? beta * ocx_half_to_float(hc[ic]) : 0);
+                            ck_assert_msg(ocx_half_to_float(got[ic]) == want,
+                                          "%zux%zux%zu layout %d op %d%d batch %zu: C(%zu,%zu) = %g, want %g", m, n, k,
+                                          (int)layout, (int)opa, (int)opb, e, i, j, ocx_half_to_float(got[ic]), want);
+                        }
+                for (size_t i = 0; i < nc; i++)
+                    ck_assert_msg(inside[i] || got[i] == hc[i], "element %zu outside C changed", i);
+                free(inside);
+            }
+            cases++;
+            ocx_buffer_destroy(A), ocx_buffer_destroy(B), ocx_buffer_destroy(C);
+            free(ha), free(hb), free(hc), free(got);
+        }
+    ck_assert_int_eq(cases, 40);
+}
+END_TEST
+
+/* The event a product hands back is its last launch's: a command on another stream that waits for
+ * it alone reads C complete. Products of several launches: K in blocks (CPUs: 25 blocks of 16), K
+ * split into partial products and their sum (GPUs), operands copied first, the same from panels;
+ * each gated until every command is queued, then C copied on a second stream behind the event
+ * alone, and compared exactly (integer data). Had it been an earlier launch's, the copy would run
+ * while the later ones were still to come. */
+START_TEST(test_event_is_the_last_launch)
+{
+    static const char *const sets[] = {"DIRECT=1,DOTN=0,COLS=0,STAGE=1,KBLK=16,PACK=0",
+                                       "DIRECT=1,DOTN=0,COLS=0,KSPLIT=64", "DIRECT=1,DOTN=0,COLS=0,PACK=1,PACKN=1",
+                                       CPU_PANELS_12, NULL};
+    enum { M = 24, N = 40, K = 400 };
+    float ha[M * K], hb[K * N], want[M * N], got[M * N];
+    uint64_t rng = 77;
+    for (int i = 0; i < M * K; i++) ha[i] = (float)((int)(trand_next(&rng) % 5) - 2);
+    for (int i = 0; i < K * N; i++) hb[i] = (float)((int)(trand_next(&rng) % 5) - 2);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double acc = 0;
+            for (int l = 0; l < K; l++) acc += (double)ha[i * K + l] * hb[l * N + j];
+            want[i * N + j] = (float)acc;
+        }
+    ocx_buffer *A = tbuffer(OCX_F32, M * K, ha), *B = tbuffer(OCX_F32, K * N, hb);
+    ocx_stream *s1 = NULL, *s2 = NULL;
+    ck_ok(ocx_stream_create(tctx, &s1));
+    ck_ok(ocx_stream_create(tctx, &s2));
+    for (int set = 0; sets[set]; set++)
+        for (int round = 0; round < 4; round++) {
+            ocx_buffer *C = tpoisoned(OCX_F32, M * N), *D = tpoisoned(OCX_F32, M * N);
+            cl_event gate = tuser_event();
+            ocx_event ev = NULL, copied = NULL;
+            setenv("OCX_GEMM_PARAMS", sets[set], 1);
+            ocx_status st = ocx_gemm(tctx, s1, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, M, N, K, 1.0, A, 0, K, B, 0, N, 0.0,
+                                     C, 0, N, 1, &gate, &ev);
+            unsetenv("OCX_GEMM_PARAMS");
+            if (st == OCX_OK) st = ocx_copy(tctx, s2, M * N, C, 1, D, 1, 1, &ev, &copied);
+            clSetUserEventStatus(gate, CL_COMPLETE);
+            ck_ok(st);
+            ck_ok(ocx_event_wait(1, &copied));
+            ck_ok(ocx_buffer_read(tctx, s2, D, 0, M * N, got, 0, NULL, NULL));
+            for (int i = 0; i < M * N; i++)
+                ck_assert_msg(got[i] == want[i], "%s, round %d: C[%d] read behind the event = %g, want %g", sets[set],
+                              round, i, got[i], want[i]);
+            ck_ok(ocx_stream_finish(tctx, s1));
+            ocx_event_release(ev);
+            ocx_event_release(copied);
+            clReleaseEvent(gate);
+            ocx_buffer_destroy(C);
+            ocx_buffer_destroy(D);
+        }
+    ocx_stream_destroy(s1);
+    ocx_stream_destroy(s2);
+    ocx_buffer_destroy(A);
+    ocx_buffer_destroy(B);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     ocx_buffer *A = tbuffer(OCX_F32, 64, NULL), *B = tbuffer(OCX_F32, 64, NULL), *C = tbuffer(OCX_F32, 64, NULL);
@@ -2293,6 +2427,8 @@ int main(void)
     tcase_add_test(core, test_scratch_fallback);
     tcase_add_test(core, test_f16_widened);
     tcase_add_test(core, test_shared_stream_threads);
+    tcase_add_test(core, test_compute_f16_exact);
+    tcase_add_test(core, test_event_is_the_last_launch);
     tcase_add_test(core, test_bad_arguments);
     tcase_add_test(core, test_tensor_core_path);
     tcase_add_test(core, test_tensor_core_emulated);
