@@ -841,6 +841,18 @@ START_TEST(test_three_times_power_of_two)
 }
 END_TEST
 
+/* The entries ocx-tune --resume would keep of dir_env's profile for ctx's device. */
+static size_t resumed_entries(ocx_context *ctx)
+{
+    char path[1400];
+    path_in(dir_env, path, sizeof path);
+    json_t *resumed = NULL;
+    ck_ok(ocx__profile_resumable(ctx, path, &resumed));
+    const size_t n = json_array_size(json_object_get(resumed, "entries"));
+    json_decref(resumed);
+    return n;
+}
+
 /* On a device without f64 (here simulated) an f64 entry is none that lookups can use: ocx-info's
  * count leaves it out (it had counted it), a query for f64 parameters is refused as every f64
  * operation is (it had answered with the entry's), and --resume keeps the entry in the file. */
@@ -861,12 +873,7 @@ START_TEST(test_f64_entries_without_fp64)
     ocx_params_info info;
     ck_status(ocx_context_params(ctx, "vector", OCX_F64, NULL, &info), OCX_ERR_UNSUPPORTED);
     ck_ok(ocx_context_params(ctx, "vector", OCX_F16, NULL, &info));
-    char path[1400];
-    path_in(dir_env, path, sizeof path);
-    json_t *resumed = NULL;
-    ck_ok(ocx__profile_resumable(ctx, path, &resumed));
-    ck_assert_uint_eq(json_array_size(json_object_get(resumed, "entries")), 3);
-    json_decref(resumed);
+    ck_assert_uint_eq(resumed_entries(ctx), 3);
     ocx_context_destroy(ctx);
     unsetenv("OCX_DISABLE_FP64");
 }
@@ -1145,12 +1152,7 @@ START_TEST(test_unread_entries_warned)
     ck_assert_uint_eq(pinfo.entries, 1);
     /* Read for ocx-tune --resume: the file is resumed without them, and the warnings say so (they
      * had said "not resumed") */
-    char path[1400];
-    path_in(dir_env, path, sizeof path);
-    json_t *resumed = NULL;
-    ck_ok(ocx__profile_resumable(ctx, path, &resumed));
-    ck_assert_uint_eq(json_array_size(json_object_get(resumed, "entries")), 1);
-    json_decref(resumed);
+    ck_assert_uint_eq(resumed_entries(ctx), 1);
     ck_assert_int_eq(lines_with(log, "never looks up; dropped from the resumed file"), 1);
     ck_assert_int_eq(lines_with(log, "the first is kept, the repeat dropped from the resumed file"), 1);
     ck_assert_int_eq(lines_with(log, "lacks family/dtype/size_class strings; dropped from the resumed file"), 1);
