@@ -817,8 +817,8 @@ typedef enum ocx_op { OCX_OP_N = 0, OCX_OP_T = 1 } ocx_op;
  * one's tail may leave TF32's normal range, and the tensor cores may read it, or a subnormal operand,
  * as zero: times an infinity that gives NaN). Infinities and NaNs propagate as in f32, except a NaN
  * whose payload lies entirely in the low 13 mantissa bits, which reads as an infinity. Where the path
- * is off, and for products that the direct, dot-product or column kernel takes or of the "short_k" class
- * (K <= 256 from 2^31 multiply-adds, where it ran slower), the f32 kernels run instead. */
+ * is off, and for products that the direct, dot-product or column kernel takes or of the "short_k"
+ * class (K <= 256 from 2^31 multiply-adds, where it ran slower), the f32 kernels run instead. */
 typedef enum ocx_gemm_compute {
     OCX_COMPUTE_DEFAULT = 0,
     OCX_COMPUTE_F16 = 1,
