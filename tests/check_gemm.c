@@ -771,6 +771,28 @@ START_TEST(test_split_k)
         g.kernel_env = SPLIT_STAGED ",PACKN=1";
         check_case(&g, seed, &rng);
     }
+    /* "the result is deterministic" (ocx.h): the same split product twice, bit for bit */
+    {
+        enum { M = 9, N = 13, K = 1031 };
+        float *h = malloc((M * K + K * N) * sizeof *h), got[2][M * N];
+        ck_assert_ptr_nonnull(h);
+        trand_fill(&rng, OCX_F32, h, NULL, M * K + K * N, -1, 1);
+        ocx_buffer *A = tbuffer(OCX_F32, M * K, h), *B = tbuffer(OCX_F32, K * N, h + M * K);
+        for (int r = 0; r < 2; r++) {
+            ocx_buffer *C = tpoisoned(OCX_F32, M * N);
+            setenv("OCX_GEMM_PARAMS", SPLIT_STAGED, 1);
+            const ocx_status st = ocx_gemm(tctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, M, N, K, 1, A, 0, K, B, 0, N,
+                                           0, C, 0, N, 0, NULL, NULL);
+            unsetenv("OCX_GEMM_PARAMS");
+            ck_ok(st);
+            ck_ok(ocx_buffer_read(tctx, NULL, C, 0, M * N, got[r], 0, NULL, NULL));
+            ocx_buffer_destroy(C);
+        }
+        ck_assert_msg(memcmp(got[0], got[1], sizeof got[0]) == 0, "a split product differed from itself");
+        ocx_buffer_destroy(A);
+        ocx_buffer_destroy(B);
+        free(h);
+    }
     ocx_device_info dev;
     ck_ok(ocx_context_device_info(tctx, &dev));
     if (dev.compute_units < 2) return; /* one tile is not fewer than the compute units */
