@@ -210,6 +210,10 @@ static const char *gemm_invalid(const int *v, const ocx_device_info *dev, ocx_dt
      * GM=1, and STAGE=2 and 4 built. Groups that small gain nothing from slices staged in local
      * memory on any device. */
     if (v[P_STAGE] == 3 && wg <= 2 && v[P_GM] > 1) return "STAGE=3 with GM > 1 needs 4 or more work-items a group";
+    /* The local-memory kernels read whole vectors of their slices (gemm.cl's LLD), whose arrays are
+     * 64-byte aligned: f64 vectors of 16 (128 bytes) would be read misaligned (undefined). */
+    if (v[P_STAGE] >= 2 && arith_bytes(dtype) * (size_t)(v[P_VWM] > v[P_VWN] ? v[P_VWM] : v[P_VWN]) > 64)
+        return "local-memory vectors above 64 bytes (f64 with VWM or VWN of 16) need STAGE=1";
     if (v[P_STAGE] >= 2) {
         /* One slice of each operand in local memory, in either layout, rows padded by up to
          * max(4, VW) elements (gemm.cl: LFA, LFB). */

@@ -817,6 +817,17 @@ START_TEST(test_three_times_power_of_two)
     p.v[mwg] = 24, p.v[stage] = 2;
     ck_assert_str_eq(ocx__params_check(&ocx__family_gemm, p.v, &ctx->info, OCX_F32),
                      "MWG of three times a power of two needs STAGE=1");
+    /* f64 vectors of 16 (128 bytes) in the 64-byte-aligned local slices: refused; f32's are 64 bytes */
+    const unsigned vwn = ocx__param_index(&ocx__family_gemm, "VWN"), nwg = ocx__param_index(&ocx__family_gemm, "NWG"),
+                   ndimc = ocx__param_index(&ocx__family_gemm, "NDIMC"), kwg = ocx__param_index(&ocx__family_gemm, "KWG");
+    p.v[mwg] = 16, p.v[mdimc] = 4, p.v[vwm] = 1, p.v[nwg] = 64, p.v[ndimc] = 4, p.v[vwn] = 16, p.v[kwg] = 8;
+    why = ocx__params_check(&ocx__family_gemm, p.v, &ctx->info, OCX_F32);
+    ck_assert_msg(why == NULL, "f32, VWN=16, STAGE=2: %s", why);
+    ck_assert_str_eq(ocx__params_check(&ocx__family_gemm, p.v, &ctx->info, OCX_F64),
+                     "local-memory vectors above 64 bytes (f64 with VWM or VWN of 16) need STAGE=1");
+    p.v[stage] = 1;
+    why = ocx__params_check(&ocx__family_gemm, p.v, &ctx->info, OCX_F64);
+    ck_assert_msg(why == NULL, "f64, VWN=16, STAGE=1: %s", why);
     /* Off the ladder, fitting steps to the next value below (the host's MWG <= M takes M + 1's). */
     ck_assert_int_eq(ocx__ladder_below(OCX__LADDER_POW2_3, 5), 4);
     ck_assert_int_eq(ocx__ladder_below(OCX__LADDER_POW2_3, 7), 6);
@@ -830,7 +841,6 @@ START_TEST(test_three_times_power_of_two)
     gpu.info.type = OCX_DEVICE_GPU;
     snprintf(gpu.info.vendor, sizeof gpu.info.vendor, "Some Vendor");
     gpu.info.max_work_group_size = gpu.info.max_work_item_sizes[0] = gpu.info.max_work_item_sizes[1] = 1024;
-    const unsigned nwg = ocx__param_index(&ocx__family_gemm, "NWG");
     for (int f64 = 0; f64 <= 1; f64++) {
         gpu.info.local_mem_bytes = gpu.info.local_mem_max_bytes = f64 ? 32768 : 16384;
         ck_ok(ocx__params_default(&gpu, &ocx__family_gemm, f64 ? OCX_F64 : OCX_F32, &p));
