@@ -123,15 +123,6 @@ static void check_op(int op, ocx_dtype dt, size_t n, ocx_buffer *x, const void *
     ocx_buffer_destroy(r);
 }
 
-/* Non-zero integers in [-k, k] into h[0..len), in dt. */
-static void integers(uint64_t *seed, ocx_dtype dt, void *h, size_t len, int k)
-{
-    for (size_t i = 0; i < len; i++) {
-        const int v = (int)(trand_next(seed) % (uint64_t)(2 * k + 1)) - k;
-        tset(dt, h, i, v ? v : k);
-    }
-}
-
 /* Every op over x and y of random data in [lo, hi), or (`exact`) of integers in [-3, 3] and [-2, 2]
  * (not 0), whose sums, absolute sums, dot products and sums of squares stay exact below 2^24 for
  * up to 1.8 million elements. */
@@ -143,8 +134,8 @@ static void check_all(ocx_dtype dt, size_t n, size_t incx, size_t incy, uint64_t
     void *hx = malloc((nx + 5) * es + 1), *hy = malloc((ny + 3) * es + 1);
     ck_assert(hx && hy);
     if (exact) {
-        integers(&seed, dt, hx, nx + 5, 3);
-        integers(&seed, dt, hy, ny + 3, 2);
+        trand_ints(&seed, dt, hx, NULL, nx + 5, 3);
+        trand_ints(&seed, dt, hy, NULL, ny + 3, 2);
     } else {
         trand_fill(&seed, dt, hx, NULL, nx + 5, lo, hi);
         trand_fill(&seed, dt, hy, NULL, ny + 3, lo, hi);
@@ -734,7 +725,7 @@ START_TEST(test_async_chain)
     float *hx = malloc(n * sizeof *hx);
     ck_assert_ptr_nonnull(hx);
     uint64_t seed = 11;
-    integers(&seed, OCX_F32, hx, n, 3);
+    trand_ints(&seed, OCX_F32, hx, NULL, n, 3);
     const double want_asum = reference(1, OCX_F32, n, hx, 1, NULL, 1, NULL, NULL);
     const double want_max = reference(5, OCX_F32, n, hx, 1, NULL, 1, NULL, NULL);
     ocx_buffer *x = tbuffer(OCX_F32, n, hx);
@@ -783,7 +774,7 @@ START_TEST(test_scratch_reuse)
     float *hx = malloc(3000017 * sizeof *hx);
     ck_assert_ptr_nonnull(hx);
     uint64_t seed = 12;
-    integers(&seed, OCX_F32, hx, 3000017, 3); /* exact sums: a result from other partials shows */
+    trand_ints(&seed, OCX_F32, hx, NULL, 3000017, 3); /* exact sums: a result from other partials shows */
     ocx_buffer *x = tbuffer(OCX_F32, 3000017, hx), *r = tpoisoned(OCX_F32, 4);
     ocx_stream *s = NULL;
     ck_ok(ocx_stream_create(tctx, &s));

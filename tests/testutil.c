@@ -165,6 +165,15 @@ void trand_fill(uint64_t *s, ocx_dtype dtype, void *host, double *ref, size_t n,
     }
 }
 
+void trand_ints(uint64_t *s, ocx_dtype dtype, void *host, double *ref, size_t n, int k)
+{
+    for (size_t i = 0; i < n; i++) {
+        const int v = (int)(trand_next(s) % (uint64_t)(2 * k + 1)) - k;
+        tset(dtype, host, i, v ? v : k);
+        if (ref) ref[i] = v ? v : k;
+    }
+}
+
 double tulp(ocx_dtype dtype)
 {
     return dtype == OCX_F16 ? ldexp(1, -11) : dtype == OCX_F64 ? ldexp(1, -53) : ldexp(1, -24);

@@ -64,6 +64,9 @@ double trand_uniform(uint64_t *state, double lo, double hi);
 /* Fills host data of `dtype` (f32, f16 bits, f64) with random non-zero values; also returns the
  * exact values as doubles in `ref` (may be NULL). */
 void trand_fill(uint64_t *state, ocx_dtype dtype, void *host, double *ref, size_t n, double lo, double hi);
+/* Non-zero integers in [-k, k] (ref: their values too, or NULL): data whose sums and products stay
+ * exact, so that results can be compared exactly. */
+void trand_ints(uint64_t *state, ocx_dtype dtype, void *host, double *ref, size_t n, int k);
 /* The value of element i of host data of dtype, as double. */
 double tvalue(ocx_dtype dtype, const void *host, size_t i);
 /* Sets element i of host data to v (rounded to the dtype). */
