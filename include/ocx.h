@@ -271,12 +271,13 @@ OCX_API ocx_status ocx_context_get_stats(const ocx_context *ctx, ocx_context_sta
  *  call, or the path's first GEMM, runs the probe on a stream of its own, with the parameters a
  *  call would take and, where those fail, with the built-in ones: a bad OCX_GEMM_MMA_PARAMS fails
  *  the calls that read it, not the verdict; the verdict is kept per device fingerprint for the
- *  process; the developers' mode OCX_VENDOR_PATHS=unchecked skips the probe). On compute
- *  capability 9.0 the f16 kernel takes wgmma (built as sm_90a PTX); where that fails its probe,
- *  mma.sync (OCX_VENDOR_PATHS=mma.sync asks for it). OCX_PATH_NV_TENSOR_CORES has a portable
- *  fallback that gives results of the same accuracy; without OCX_PATH_NV_TF32X3,
- *  OCX_COMPUTE_TF32X3 products take the f32 kernels (more accurate). OCX_VENDOR_PATHS=0 forces the
- *  portable kernels. */
+ *  process, except that a probe that ran out of memory leaves none: its call takes the portable
+ *  path and a later call probes again, three probes at most; the developers' mode
+ *  OCX_VENDOR_PATHS=unchecked skips the probe). On compute capability 9.0 the f16 kernel takes
+ *  wgmma (built as sm_90a PTX); where that fails its probe, mma.sync (OCX_VENDOR_PATHS=mma.sync
+ *  asks for it). OCX_PATH_NV_TENSOR_CORES has a portable fallback that gives results of the same
+ *  accuracy; without OCX_PATH_NV_TF32X3, OCX_COMPUTE_TF32X3 products take the f32 kernels (more
+ *  accurate). OCX_VENDOR_PATHS=0 forces the portable kernels. */
 OCX_API ocx_status ocx_context_vendor_paths(ocx_context *ctx, unsigned *paths);
 
 /*! ocx_context_stream() : the context's default stream (owned by the context; never destroy it). */

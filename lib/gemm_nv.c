@@ -9,11 +9,11 @@
  * (cl_nv_device_attribute_query: mma.sync m16n8k16, ldmatrix and cp.async exist there), and a probe
  * in this process built the kernel with this context's parameters and computed a known product
  * exactly. The verdict is kept per device fingerprint and dtype for the life of the process, so
- * later contexts on the same device do not probe again. OCX_VENDOR_PATHS=force skips the device check
- * (for tests): on a device that is not NVIDIA the kernel is then built without its PTX (it computes
- * zeros), the probe fails, and the portable kernel is used (for TF32X3, the f32 kernels) — the
- * failure path that CI exercises on PoCL. The PTX source is never compiled for a device that is not
- * NVIDIA. */
+ * later contexts on the same device do not probe again (a probe that ran out of memory gives none:
+ * PROBE_TRIES, below). OCX_VENDOR_PATHS=force skips the device check (for tests): on a device that
+ * is not NVIDIA the kernel is then built without its PTX (it computes zeros), the probe fails, and
+ * the portable kernel is used (for TF32X3, the f32 kernels) — the failure path that CI exercises on
+ * PoCL. The PTX source is never compiled for a device that is not NVIDIA. */
 #include "config.h"
 #include "ocx_internal.h"
 
@@ -311,8 +311,14 @@ ocx_status ocx__gemm_nv_launch(ocx_context *ctx, ocx_stream *stream, const char 
 typedef struct verdict {
     char key[48]; /* the device's description (simulated limits too: a context under smaller ones had
                      taken another's verdict, then failed its lookups) + mode + dtype */
-    int ready;
+    int ready;    /* -1: no verdict yet, only probes that ran out of memory (tries of them) */
+    int tries;
 } verdict;
+/* A probe that runs out of memory (the application holding the GPU's memory at the time, say) says
+ * nothing of the hardware: that call takes the portable kernel, and a later call probes again, up to
+ * PROBE_TRIES probes in all, the last one's verdict then final. Bounded, because NVIDIA's driver also
+ * reports some kernel faults as CL_OUT_OF_RESOURCES. A probe that fails otherwise is final at once. */
+enum { PROBE_TRIES = 3 };
 static pthread_mutex_t verdicts_lock = PTHREAD_MUTEX_INITIALIZER;
 static verdict verdicts[32];
 static int nverdicts;
@@ -438,9 +444,10 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
     snprintf(key, sizeof key, "%s%016llx%d%s", ctx->info.fingerprint,
              (unsigned long long)XXH3_64bits(&ctx->info, sizeof ctx->info), mode, ocx_dtype_name(dtype));
     pthread_mutex_lock(&verdicts_lock);
-    int ready = -1;
-    for (int i = 0; i < nverdicts; i++)
-        if (strcmp(verdicts[i].key, key) == 0) ready = verdicts[i].ready;
+    verdict *v = NULL;
+    for (int i = 0; i < nverdicts && !v; i++)
+        if (strcmp(verdicts[i].key, key) == 0) v = &verdicts[i];
+    int ready = v ? v->ready : -1;
     if (ready < 0) {
         /* The probe's own errors must not become the caller's last error, nor its parameters and
          * kernel what ocx_last_params() reports for the caller's call. */
@@ -456,7 +463,7 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
         int forced_v[OCX__MAX_PARAMS], wgmma;
         ocx__params_forced(&forced, forced_v); /* the caller's (the tuner's candidate), put back below */
         ocx_status st = probe_hardware(ctx, dtype, &wgmma);
-        if (st != OCX_OK && mode != MODE_EMULATE && wgmma) {
+        if (st != OCX_OK && st != OCX_ERR_OUT_OF_MEMORY && mode != MODE_EMULATE && wgmma) {
             /* wgmma failed: mma.sync, whose parameters then come from profiles or defaults without it */
             wgmma_off(ctx);
             ocx__params_force(forced, forced ? forced_v : NULL);
@@ -470,22 +477,30 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
              * built-in tiles of their own ("medium", "short_k") take wgmma's: a driver that refuses
              * sm_90a had failed those calls' builds, with no fallback. Their kernel is probed too. */
             ocx__params_force(&ocx__family_gemm_mma, builtin.v);
-            if (probe(ctx, dtype) != OCX_OK) wgmma_off(ctx);
+            const ocx_status wst = probe(ctx, dtype);
+            if (wst == OCX_ERR_OUT_OF_MEMORY) st = wst; /* no verdict on wgmma yet: none at all */
+            else if (wst != OCX_OK) wgmma_off(ctx);
         }
         ocx__params_force(forced, forced ? forced_v : NULL);
         ocx__launch_build_only(build_only);
+        if (!v && nverdicts < (int)(sizeof verdicts / sizeof *verdicts)) {
+            v = &verdicts[nverdicts++];
+            snprintf(v->key, sizeof v->key, "%s", key);
+            v->tries = 0;
+        }
+        const int tries = v ? ++v->tries : PROBE_TRIES;
+        const int again = st == OCX_ERR_OUT_OF_MEMORY && tries < PROBE_TRIES;
         ready = st == OCX_OK;
         if (!ready)
-            ocx__warn("the tensor-core GEMM probe (%s) failed on '%s' (%s); %s",
-                      dtype == OCX_F32 ? "f32 as three TF32 products" : "f16", ctx->info.name, ocx_last_error(),
+            ocx__warn("the tensor-core GEMM probe (%s) %s on '%s' (%s); %s%s",
+                      dtype == OCX_F32 ? "f32 as three TF32 products" : "f16", again ? "could not run" : "failed",
+                      ctx->info.name, ocx_last_error(),
                       dtype == OCX_F32 ? "OCX_COMPUTE_TF32X3 GEMMs use the f32 kernels"
-                                       : "f16 GEMMs use the portable kernel");
+                                       : "f16 GEMMs use the portable kernel",
+                      again ? " until a later call's probe passes" : "");
         ocx__error_restore(saved);
         ocx__params_restore(&saved_params);
-        if (nverdicts < (int)(sizeof verdicts / sizeof *verdicts)) {
-            snprintf(verdicts[nverdicts].key, sizeof verdicts[nverdicts].key, "%s", key);
-            verdicts[nverdicts++].ready = ready;
-        }
+        if (v) v->ready = again ? -1 : ready;
     }
     pthread_mutex_unlock(&verdicts_lock);
     return ready;

@@ -372,6 +372,52 @@ START_TEST(test_tune_says_why_nothing_was_tuned)
 }
 END_TEST
 
+/* A tensor-core probe that runs out of memory (the application holding the GPU's memory, say) says
+ * nothing of the hardware: the call takes the portable path, and a later one probes again. Such a
+ * failure had been the verdict for the rest of the process. OCX_VENDOR_PATHS=emulate stands in for
+ * an NVIDIA GPU; the probe's first buffer is the first clCreateBuffer of the f16 probe. */
+START_TEST(test_probe_out_of_memory_probes_again)
+{
+    setenv("OCX_VENDOR_PATHS", "emulate", 1);
+    setenv("OCX_QUIET", "1", 1);
+    unsigned paths = 0;
+    arm("clCreateBuffer", 1, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    ck_ok(ocx_context_vendor_paths(tctx, &paths));
+    ck_assert_int_gt(calls, 1); /* the f16 probe's buffer failed, the f32 probe's were made */
+    arm(NULL, 0, 0);
+    ck_assert_uint_eq(paths, OCX_PATH_NV_TF32X3);
+    ck_ok(ocx_context_vendor_paths(tctx, &paths));
+    ck_assert_uint_eq(paths, OCX_PATH_NV_TENSOR_CORES | OCX_PATH_NV_TF32X3);
+    unsetenv("OCX_VENDOR_PATHS");
+}
+END_TEST
+
+/* ... but not for ever: NVIDIA's driver reports some kernel faults as CL_OUT_OF_RESOURCES, so the
+ * third probe that runs out of memory is the verdict. */
+START_TEST(test_probe_out_of_memory_tries_bounded)
+{
+    setenv("OCX_VENDOR_PATHS", "emulate", 1);
+    setenv("OCX_QUIET", "1", 1);
+    unsigned paths = 1;
+    arm("clCreateBuffer", 1, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    fail_on = 1;
+    for (int i = 0; i < 3; i++) {
+        int before = calls;
+        ck_ok(ocx_context_vendor_paths(tctx, &paths));
+        ck_assert_uint_eq(paths, 0);
+        ck_assert_int_gt(calls, before); /* it probed */
+    }
+    int before = calls;
+    ck_ok(ocx_context_vendor_paths(tctx, &paths));
+    ck_assert_int_eq(calls, before); /* the third was the verdict: no fourth probe */
+    arm(NULL, 0, 0);
+    fail_on = 0;
+    ck_ok(ocx_context_vendor_paths(tctx, &paths));
+    ck_assert_uint_eq(paths, 0);
+    unsetenv("OCX_VENDOR_PATHS");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("faults");
@@ -384,6 +430,8 @@ int main(void)
     tcase_add_test(tc, test_device_query_fails);
     tcase_add_test(tc, test_cached_binary_kept_when_out_of_memory);
     tcase_add_test(tc, test_tune_says_why_nothing_was_tuned);
+    tcase_add_test(tc, test_probe_out_of_memory_probes_again);
+    tcase_add_test(tc, test_probe_out_of_memory_tries_bounded);
     suite_add_tcase(s, tc);
     return trun(s);
 }
