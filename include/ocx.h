@@ -531,19 +531,22 @@ typedef struct ocx_tune_options {
  *  into a profile at opt->out_path, rewritten after every finished entry (so an interrupted run
  *  keeps the entries it finished, not the one it was in, and `resume` continues it, tuning again
  *  any entry that contexts would refuse). out_path must be a regular file, absent, or a symbolic
- *  link to one (written through), in a directory we may write: checked before any tuning. Every candidate's result is checked against a
- *  host reference before it is timed. Each entry's search starts from the built-in defaults, then
- *  tries up to three seeds (GPUs: one): the parameters other devices of this one's type were tuned
- *  to, from their entries for the same family, dtype and size class in their profiles on the search
- *  path (a profile that records no device "type" gives none). Blocks for about opt->budget_s.
- *  Contexts created afterwards read the profile when it lies on the search path (see above).
+ *  link to one (written through), in a directory we may write: checked before any tuning. One run
+ *  at a time writes a file: a run holds a lock on ".NAME.lock" beside the file written (removed at
+ *  the end; a process that dies releases it), and a second run on the same file, in this process or
+ *  another, fails with OCX_ERR_IO. Every candidate's result is checked against a host reference
+ *  before it is timed. Each entry's search starts from the built-in defaults, then tries up to
+ *  three seeds (GPUs: one): the parameters other devices of this one's type were tuned to, from
+ *  their entries for the same family, dtype and size class in their profiles on the search path (a
+ *  profile that records no device "type" gives none). Blocks for about opt->budget_s. Contexts
+ *  created afterwards read the profile when it lies on the search path (see above).
  *  @return OCX_OK (also when *stop ended it: the entries finished are written, nothing if none was),
  *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, a list naming none, no out_path,
  *  a budget_s that is not finite),
  *  OCX_ERR_UNSUPPORTED (nothing asked for is tunable on this device, or no entry was finished within
  *  the budget), OCX_ERR_OUT_OF_MEMORY (no entry finished, the last skipped for want of memory),
- *  OCX_ERR_IO (out_path unusable; for `resume`, there but unreadable or not a profile of this
- *  version and device, which is then left as it is). */
+ *  OCX_ERR_IO (out_path unusable, or another run writing it; for `resume`, there but unreadable or
+ *  not a profile of this version and device, which is then left as it is). */
 OCX_API ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt);
 
 /* ---------------------------------------------------------------------------------------------- */

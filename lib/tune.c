@@ -44,6 +44,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1965,6 +1966,62 @@ static ocx_status check_list(const char *list, const char *what, const char *con
     return st;
 }
 
+/* One entry to tune: a family's tuning (class and search) in one dtype. */
+typedef struct todo_entry {
+    const tuning_def *def;
+    ocx_dtype dt;
+} todo_entry;
+
+/* One run at a time per profile file: two runs with --resume on one file had each written the whole
+ * file from their own copy, the last without the other's entries (and each had timed its kernels
+ * beside the other's). The lock is flock() on ".NAME.lock" beside the file written (`target`, from
+ * out_target: a link's target, also where that is not made yet, as a link's own name had given a run
+ * that started before the target existed another lock than the runs after it); the file itself is
+ * replaced by a rename at every write. unlock_target() removes it; a dead run's lock the kernel
+ * releases, and the file stays for the next run. *fd: -1 where the file system takes no locks (a
+ * warning: the run goes on unlocked). */
+static ocx_status lock_target(const char *path, const char *target, char *lock, size_t cap, int *fd)
+{
+    *fd = -1;
+    const char *slash = strrchr(target, '/');
+    const int dirlen = slash ? (int)(slash - target) + 1 : 0;
+    const int n = snprintf(lock, cap, "%.*s.%s.lock", dirlen, target, target + dirlen);
+    OCX__FAIL_IF(n < 0 || (size_t)n >= cap, OCX_ERR_IO, "ocx_tune: %s: the path is too long", path);
+    for (int tries = 0; tries < 8; tries++) {
+        /* no link followed (one planted in a shared directory); read-only, enough for flock */
+        const int f = open(lock, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        OCX__FAIL_IF(f < 0, OCX_ERR_IO, "ocx_tune: cannot make the lock %s: %s", lock, strerror(errno));
+        if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+            const int e = errno;
+            close(f);
+            OCX__FAIL_IF(e == EWOULDBLOCK, OCX_ERR_IO,
+                         "ocx_tune: another tuning run is writing %s; wait for it to end (two runs at once would "
+                         "time their kernels beside each other's, and the last to write drop the other's entries)",
+                         path);
+            ocx__warn("ocx_tune: cannot lock %s (%s); tuning without the lock", lock, strerror(e));
+            return OCX_OK;
+        }
+        /* still the file at that path: not one that its holder removed after this open */
+        struct stat held, sb;
+        if (fstat(f, &held) == 0 && stat(lock, &sb) == 0 && held.st_dev == sb.st_dev && held.st_ino == sb.st_ino) {
+            *fd = f;
+            return OCX_OK;
+        }
+        close(f);
+    }
+    return ocx__error(OCX_ERR_IO, "ocx_tune: cannot lock %s: it was replaced eight times", lock);
+}
+
+static void unlock_target(int fd, const char *lock)
+{
+    if (fd < 0) return;
+    unlink(lock); /* before the lock goes: a run that opened it since finds it gone (above) */
+    close(fd);
+}
+
+static ocx_status tune_entries(ocx_context *ctx, const ocx_tune_options *opt, const todo_entry *todo, int ntodo,
+                               double t0);
+
 ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
 {
     /* The budget runs from here: choosing the entries probes the tensor-core path (mma_applies),
@@ -1986,7 +2043,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
     /* Which entries: families × dtypes (f32 and f16 unless told) × size classes (every class unless
      * told; --quick: in_quick's). */
     static const ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
-    struct { const tuning_def *def; ocx_dtype dt; } todo[3 * NTUNINGS];
+    todo_entry todo[3 * NTUNINGS];
     int ntodo = 0;
     for (size_t f = 0; f < NTUNINGS; f++) {
         const char *cls = tunings[f].size_class;
@@ -2018,8 +2075,19 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
                  "is tunable on this device (f64 needs cl_khr_fp64, GEMM's large and short_k classes a GPU; gemm_mma "
                  "an NVIDIA GPU whose probe passed, its f32 entries --kernels and --dtypes naming them and a class "
                  "other than short_k)");
-    char target[PATH_MAX];
+    char target[PATH_MAX], lock[PATH_MAX + 8];
     OCX__FORWARD(out_target(opt->out_path, target, sizeof target)); /* before any tuning */
+    int fd;
+    OCX__FORWARD(lock_target(opt->out_path, target, lock, sizeof lock, &fd));
+    const ocx_status st = tune_entries(ctx, opt, todo, ntodo, t0);
+    unlock_target(fd, lock);
+    return st;
+}
+
+/* ocx_tune's entries, in order, under its lock on the output file. */
+static ocx_status tune_entries(ocx_context *ctx, const ocx_tune_options *opt, const todo_entry *todo, int ntodo,
+                               double t0)
+{
     json_t *root = NULL;
     if (opt->resume) {
         /* What contexts would read of the file (warned about otherwise, and those entries tuned

@@ -2,6 +2,7 @@
  * four sources, every kind of malformed input (one test each, each falling back to the next source),
  * and tuning under simulated limits. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -1183,9 +1184,15 @@ static char *read_text(const char *path)
 }
 
 static volatile int stop_at_first;
+static int lock_was_held = -1; /* stop_on_candidate: whether the run's lock file was locked then */
 static void stop_on_candidate(void *user, const ocx_tune_progress *p)
 {
-    (void)user;
+    const char *lock = user; /* the lock file the run should hold, or NULL */
+    if (lock && lock_was_held < 0) {
+        const int fd = open(lock, O_RDONLY | O_NOFOLLOW);
+        lock_was_held = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+        if (fd >= 0) close(fd);
+    }
     if (!p->message || !strcmp(p->message, "candidate measured")) stop_at_first = 1;
 }
 
@@ -1292,15 +1299,32 @@ START_TEST(test_tuning_round_trip)
     /* Stopped (*stop set, as by Ctrl-C) once the first candidate is measured: that entry is not
      * written, whatever its best so far (unconfirmed, the defaults measured once), and no other
      * starts. */
-    char stopped[1400];
+    char stopped[1400], lock[1400];
     snprintf(stopped, sizeof stopped, "%s/stopped.json", root);
+    snprintf(lock, sizeof lock, "%s/.stopped.json.lock", root);
     stop_at_first = 0;
     ocx_tune_options cut = {.families = "vector,reduce", .dtypes = "f32", .budget_s = 5, .quick = 1,
-                            .out_path = stopped, .stop = &stop_at_first, .progress = stop_on_candidate};
+                            .out_path = stopped, .stop = &stop_at_first, .progress = stop_on_candidate,
+                            .user = lock};
     ck_ok(ocx_context_create(NULL, &ctx));
     ck_ok(ocx_tune(ctx, &cut));
-    ocx_context_destroy(ctx);
     ck_assert_msg(access(stopped, F_OK) != 0, "a stopped run wrote %s", stopped);
+    /* One run at a time per file, for library callers too (it had been ocx-tune's alone): the run
+     * held its lock while it ran and removed it at the end; another run of this process holding it
+     * now, a second is refused before any tuning. */
+    ck_assert_int_eq(lock_was_held, 1);
+    ck_assert_int_ne(access(lock, F_OK), 0);
+    const int held = open(lock, O_RDONLY | O_CREAT, 0644);
+    ck_assert_int_ge(held, 0);
+    ck_assert_int_eq(flock(held, LOCK_EX), 0);
+    stop_at_first = 0;
+    lock_was_held = -1;
+    ck_status(ocx_tune(ctx, &cut), OCX_ERR_IO);
+    ck_assert_msg(strstr(ocx_last_error(), "another tuning run is writing"), "%s", ocx_last_error());
+    ck_assert_int_eq(lock_was_held, -1); /* nothing was tuned */
+    close(held);
+    unlink(lock);
+    ocx_context_destroy(ctx);
     /* --resume over a file that is not a profile (a typo in it, say) fails and leaves it: starting
      * afresh replaced it, and the entries this run does not cover were lost. */
     FILE *typo = fopen(stopped, "w");
@@ -1616,8 +1640,8 @@ START_TEST(test_tool_paths_and_resume)
     ck_assert_int_eq(flock(hfd, LOCK_EX), 0);
     const char *beside[] = {"--kernels", "vector", "--budget", "8", "--resume", "--out", tiny, NULL};
     ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, beside), 1);
-    ck_assert_msg(strstr(read_text(err), "another ocx-tune is writing") && !strstr(read_text(err), "vector/f32/all:") &&
-                      access(tiny, F_OK) != 0,
+    ck_assert_msg(strstr(read_text(err), "another tuning run is writing") &&
+                      !strstr(read_text(err), "vector/f32/all:") && access(tiny, F_OK) != 0,
                   "%s", read_text(err));
     /* the same through a link to it, made before the file is (the lock had been named after the
      * link until its target existed: two runs then wrote at once, the last dropping the other's
@@ -1628,8 +1652,8 @@ START_TEST(test_tool_paths_and_resume)
     const char *through[] = {"--kernels", "vector", "--budget", "8", "--out", dangling, NULL};
     ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, through), 1);
     close(hfd);
-    ck_assert_msg(strstr(read_text(err), "another ocx-tune is writing") && !strstr(read_text(err), "vector/f32/all:") &&
-                      access(tiny, F_OK) != 0,
+    ck_assert_msg(strstr(read_text(err), "another tuning run is writing") &&
+                      !strstr(read_text(err), "vector/f32/all:") && access(tiny, F_OK) != 0,
                   "%s", read_text(err));
     unlink(dangling);
     /* "--out --resume": --out has no value (it wrote a profile to a file named --resume) */

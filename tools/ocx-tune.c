@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -106,60 +105,6 @@ static int make_dirs(const char *dir)
     }
     struct stat sb;
     return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
-}
-
-/* One run at a time per output file: two runs with --resume on one file had each written the whole
- * file from their own copy, the last without the other's entries (and each had timed its kernels
- * beside the other's). The lock is flock() on ".NAME.lock" beside the file (the file itself is
- * replaced by a rename at every write), which unlock_output() removes; a dead run's lock the kernel
- * releases, and the file stays for the next run. Returns the descriptor, with the lock file's path
- * in lock; -1 where no lock could be made (a path that is no regular file, in a directory that does
- * not exist or cannot be written: ocx_tune refuses those itself); -2 when another run holds it. */
-static int lock_output(const char *out, char *lock, size_t cap)
-{
-    char real[PATH_MAX], link[PATH_MAX];
-    struct stat sb, held;
-    if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) return -1;
-    /* Named after the file written: a link's target, also where that is not made yet (a link's own
-     * name had given a run that started before the target existed another lock than the runs after
-     * it, and the last of them to write had dropped the others' entries). */
-    snprintf(real, sizeof real, "%s", out);
-    for (int hops = 0; hops < 40 && lstat(real, &sb) == 0 && S_ISLNK(sb.st_mode); hops++) {
-        const ssize_t n = readlink(real, link, sizeof link - 1);
-        if (n <= 0) return -1;
-        link[n] = '\0';
-        char *slash = strrchr(real, '/');
-        char *to = link[0] == '/' || !slash ? real : slash + 1; /* a relative target: from the link's directory */
-        const size_t room = sizeof real - (size_t)(to - real);
-        if ((size_t)snprintf(to, room, "%s", link) >= room) return -1;
-    }
-    char resolved[PATH_MAX];
-    if (realpath(real, resolved)) snprintf(real, sizeof real, "%s", resolved); /* else not there yet */
-    const char *slash = strrchr(real, '/');
-    const int dirlen = slash ? (int)(slash - real) + 1 : 0;
-    snprintf(lock, cap, "%.*s.%s.lock", dirlen, real, real + dirlen);
-    for (int tries = 0; tries < 8; tries++) {
-        /* no link followed (one planted in a shared directory); read-only, enough for flock */
-        int fd = open(lock, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0) return -1;
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-            const int busy = errno == EWOULDBLOCK;
-            close(fd);
-            return busy ? -2 : -1;
-        }
-        /* still the file at that path: not one that its holder removed after this open */
-        if (fstat(fd, &held) == 0 && stat(lock, &sb) == 0 && held.st_dev == sb.st_dev && held.st_ino == sb.st_ino)
-            return fd;
-        close(fd);
-    }
-    return -1;
-}
-
-static void unlock_output(int fd, const char *lock)
-{
-    if (fd < 0) return;
-    unlink(lock); /* before the lock goes: a run that opened it since finds it gone (above) */
-    close(fd);
 }
 
 /* A number within +-1e9 in strtod's forms into *out; 0 where the text is none. */
@@ -306,14 +251,6 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
         }
         opt.out_path = path;
     }
-    char lock_path[PATH_MAX + 16];
-    const int lock = lock_output(opt.out_path, lock_path, sizeof lock_path);
-    if (lock == -2) {
-        fprintf(stderr, "ocx-tune: another ocx-tune is writing %s; wait for it to end (two runs at once would "
-                        "time their kernels beside each other's)\n", opt.out_path);
-        ocx_context_destroy(ctx);
-        return 1;
-    }
     /* After a crash: continue from the file if this run wrote it (else, unless --resume was asked
      * for, it is an older profile that a fresh run replaces). */
     struct stat sb;
@@ -350,7 +287,6 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     struct timespec t_release;
     clock_gettime(CLOCK_MONOTONIC, &t_release);
     ocx_context_destroy(ctx);
-    unlock_output(lock, lock_path);
     if (verbose)
         fprintf(stderr, "ocx-tune: device released in %.1f s, %.1f s since the device was asked for\n",
                 since(&t_release), since(&t_start));
