@@ -522,6 +522,8 @@ START_TEST(bench_json_and_plot)
     expect_type(root, "device", "s", "root");
     expect_type(root, "fingerprint", "s", "root");
     expect_type(root, "copy_gb_per_s", "n", "root");
+    expect_type(root, "vector_clock", "s", "root");
+    ck_assert_str_eq(json_string_value(json_object_get(root, "vector_clock")), "device");
     expect_type(root, "peaks", "o", "root");
     expect_type(root, "results", "a", "root");
     expect_type(root, "streams", "o", "root");
@@ -571,6 +573,30 @@ START_TEST(bench_json_and_plot)
     expect_type(streams, "runs", "a", "streams");
     ck_assert_uint_eq(json_array_size(json_object_get(streams, "runs")), 3);
     ck_assert(json_is_null(json_object_get(root, "demo"))); /* not asked for */
+    json_decref(root);
+
+    /* --host-clock: the element-wise operations timed on the host's clock, as the reductions are,
+     * beside the peer where there is one; the report says so. */
+    setenv("OCX_BENCH_VECTOR_SIZES", "4099", 1);
+    setenv("OCX_BENCH_VECTOR_OPS", "axpy,sum", 1);
+    const char *hargs[] = {"vector", "--quick", "--host-clock", "--json", NULL};
+    ck_assert_int_eq(run_bench(json_path, hargs), 0);
+    unsetenv("OCX_BENCH_VECTOR_SIZES");
+    unsetenv("OCX_BENCH_VECTOR_OPS");
+    root = json_load_file(json_path, 0, &jerr);
+    ck_assert_msg(root != NULL, "ocx-bench --host-clock --json does not parse: %s", jerr.text);
+    ck_assert_str_eq(json_string_value(json_object_get(root, "vector_clock")), "host");
+    int axpy_rows = 0;
+    json_array_foreach(json_object_get(root, "results"), i, row) {
+        if (strcmp(json_string_value(json_object_get(row, "op")), "axpy") != 0) continue;
+        axpy_rows++;
+        ck_assert_msg(json_number_value(json_object_get(row, "time_us")) > 0, "axpy: time not positive");
+#ifdef HAVE_CLBLAST
+        if (!strcmp(json_string_value(json_object_get(row, "dtype")), "f32"))
+            ck_assert_msg(json_number_value(json_object_get(row, "peer_time_us")) > 0, "axpy f32: no peer time");
+#endif
+    }
+    ck_assert_int_ge(axpy_rows, 2); /* f32 and f16, f64 where the device has it */
     json_decref(root);
 
     /* The demo alone: no rows and no peaks (it does not measure them), and its result as a section

@@ -27,6 +27,8 @@ typedef struct bench {
     int failures;      /* results that failed their check */
     ocx_peaks peaks;   /* the device's measured ceilings (ocx_measure_peaks) */
     int have_peaks;    /* 0: peaks unavailable, rows carry no roofline columns */
+    int host_clock;    /* --host-clock: element-wise operations timed as reductions are
+                          (bench_batch_pair_ns), not by their kernels' profiling events */
 } bench;
 
 /* Enqueues one run of the measured operation and returns its (last) event; 0 on success. */
@@ -57,6 +59,13 @@ void bench_env_restore(const char *name, char *saved);
  * measured one after the other did not. *peer_ns: the peer's median, or 0 when peer is NULL or
  * failed. */
 double bench_time_pair_ns(bench *b, bench_run_fn fn, void *arg, bench_run_fn peer, void *peer_arg, double *peer_ns);
+
+/* The same on the host's clock, for what a program calling an operation time after time sees (each
+ * call's enqueue as well as its kernels; an operation of several kernels whole): ns a call, the
+ * median over batches (7; --quick 3) of 10 calls back to back to the default stream's finish, after
+ * a warm-up call; a peer's batches alternate with fn's. The fns are called with a NULL event. */
+double bench_batch_pair_ns(bench *b, bench_run_fn fn, void *arg, bench_run_fn peer, void *peer_arg,
+                           double *peer_ns);
 
 /* One result row. bytes/flops may be 0 (not applicable); peer_ns ≤ 0 means no peer measured. The
  * row is placed on the roofline of b->peaks: arithmetic intensity flops/bytes, the bound

@@ -5,6 +5,8 @@
  *   ocx_version, device, fingerprint   strings
  *   copy_gb_per_s                      number (the `clcopy` row: clEnqueueCopyBuffer at the largest
  *                                      f32 size of `vector`; 0 where that did not run)
+ *   vector_clock                       string: how the element-wise `vector` rows were timed,
+ *                                      "device" (profiling events) or "host" (--host-clock)
  *   peaks     object: global_gbps, copy_gbps, f32_gflops, f16_gflops, f64_gflops, tc_f16_gflops,
  *             h2d_pageable_gbps, d2h_pageable_gbps, h2d_pinned_gbps, d2h_pinned_gbps,
  *             launch_latency_us, launch_wall_us (numbers), quick, from_cache (booleans); null when
@@ -139,10 +141,10 @@ json_t *bench_report_json(bench *b)
                           "from_cache", p->from_cache);
     }
     json_t *streams = json_object_get(b->extra, "streams"), *demo = json_object_get(b->extra, "demo");
-    return json_pack("{s:s, s:s, s:s, s:f, s:o, s:O, s:O, s:O}", "ocx_version", ocx_version_string(), "device",
-                     b->info.name, "fingerprint", b->info.fingerprint, "copy_gb_per_s", b->copy_gbps, "peaks", peaks,
-                     "results", b->rows, "streams", streams ? streams : json_null(), "demo",
-                     demo ? demo : json_null());
+    return json_pack("{s:s, s:s, s:s, s:f, s:s, s:o, s:O, s:O, s:O}", "ocx_version", ocx_version_string(), "device",
+                     b->info.name, "fingerprint", b->info.fingerprint, "copy_gb_per_s", b->copy_gbps, "vector_clock",
+                     b->host_clock ? "host" : "device", "peaks", peaks, "results", b->rows, "streams",
+                     streams ? streams : json_null(), "demo", demo ? demo : json_null());
 }
 
 static void csv_field(FILE *out, json_t *v)

@@ -140,47 +140,21 @@ typedef struct red_case {
 
 static const char *const red_names[] = {"sum", "asum", "dot", "nrm2", "min", "max", "argmin", "argmax"};
 
-typedef int (*batch_fn)(bench *b, red_case *c);
-
-/* ns a run of one batch of fn; < 0 when a run failed. */
-static double batch_ns(bench *b, batch_fn fn, red_case *c, int per)
+static int red_ocx(bench *b, void *arg, cl_event *ev)
 {
-    double t0 = bench_now_ns();
-    for (int i = 0; i < per; i++)
-        if (fn(b, c)) return -1;
-    if (ocx_stream_finish(b->ctx, NULL)) return -1;
-    return (bench_now_ns() - t0) / per;
-}
-
-/* Median ns a run of fn, and of peer (NULL: none; *peer_ns 0 then, or when it failed). */
-static double batch_time_ns(bench *b, batch_fn fn, batch_fn peer, red_case *c, double *peer_ns)
-{
-    const int per = 10, batches = b->quick ? 3 : 7;
-    double t[7], tp[7];
-    int peer_ok = peer != NULL;
-    *peer_ns = 0;
-    /* warm-up (and program builds) */
-    if (batch_ns(b, fn, c, 1) < 0) return -1;
-    if (peer_ok) peer_ok = batch_ns(b, peer, c, 1) >= 0;
-    for (int k = 0; k < batches; k++) {
-        if ((t[k] = batch_ns(b, fn, c, per)) < 0) return -1;
-        if (peer_ok) peer_ok = (tp[k] = batch_ns(b, peer, c, per)) >= 0;
-    }
-    if (peer_ok) *peer_ns = bench_median(tp, batches);
-    return bench_median(t, batches);
-}
-
-static int red_ocx(bench *b, red_case *c)
-{
-    int arg = c->op == OCX_REDUCE_ARGMIN || c->op == OCX_REDUCE_ARGMAX;
-    ocx_status st = ocx_reduce(b->ctx, NULL, c->op, c->n, c->x, 1, c->y, 1, arg ? c->ri : c->r, 0, NULL, NULL);
+    (void)ev; /* timed on the host's clock (bench_batch_pair_ns) */
+    red_case *c = arg;
+    const int index = c->op == OCX_REDUCE_ARGMIN || c->op == OCX_REDUCE_ARGMAX;
+    ocx_status st = ocx_reduce(b->ctx, NULL, c->op, c->n, c->x, 1, c->y, 1, index ? c->ri : c->r, 0, NULL, NULL);
     if (st) fprintf(stderr, "ocx-bench: %s: %s\n", red_names[c->op], ocx_last_error());
     return st != OCX_OK;
 }
 
 #ifdef HAVE_CLBLAST
-static int red_clblast(bench *b, red_case *c)
+static int red_clblast(bench *b, void *arg, cl_event *ev)
 {
+    (void)ev;
+    red_case *c = arg;
     cl_mem x = ocx_buffer_cl_mem(c->x), y = ocx_buffer_cl_mem(c->y), r = ocx_buffer_cl_mem(c->scratch);
     CLBlastStatusCode s = CLBlastNotImplemented;
     if (ocx_buffer_dtype(c->x) == OCX_F32) {
@@ -288,7 +262,7 @@ static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
             for (int op = 0; op < 8; op++) {
                 if (!op_wanted(red_names[op])) continue;
                 c.op = (ocx_reduce_op)op;
-                batch_fn peer = NULL;
+                bench_run_fn peer = NULL;
 #ifdef HAVE_CLBLAST
                 if (dt != OCX_F16 && op != OCX_REDUCE_MIN && op != OCX_REDUCE_MAX) peer = red_clblast;
 #endif
@@ -296,7 +270,7 @@ static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
                     rc = 1;
                     continue;
                 }
-                double peer_ns = 0, ns = batch_time_ns(b, red_ocx, peer, &c, &peer_ns);
+                double peer_ns = 0, ns = bench_batch_pair_ns(b, red_ocx, &c, peer, &c, &peer_ns);
                 if (ns < 0) {
                     rc = 1;
                     continue;
@@ -351,8 +325,13 @@ int bench_vector(bench *b)
     for (size_t si = 0; si < nsizes; si++) largest = sizes[si] > largest ? sizes[si] : largest;
     ocx_dtype dtypes[] = {OCX_F32, OCX_F16, OCX_F64};
     int rc = 0;
-    bench_header(b, "vector operations and reductions (bytes = reads + writes; %bound = share of the roofline bound; "
-                    "each checked before it is timed; mul's peer Xhad reads z too: 4 elements to ocx's 3)");
+    bench_header(b, b->host_clock ? "vector operations and reductions (bytes = reads + writes; %bound = share of "
+                                    "the roofline bound; each checked before it is timed; element-wise operations "
+                                    "on the host clock over batches of 10 calls, clcopy by its event; mul's peer "
+                                    "Xhad reads z too: 4 elements to ocx's 3)"
+                                  : "vector operations and reductions (bytes = reads + writes; %bound = share of "
+                                    "the roofline bound; each checked before it is timed; mul's peer Xhad reads z "
+                                    "too: 4 elements to ocx's 3)");
     for (size_t si = 0; si < nsizes; si++) {
         size_t n = sizes[si];
         for (size_t di = 0; di < 3; di++) {
@@ -395,7 +374,8 @@ int bench_vector(bench *b)
                     rc = 1;
                     continue;
                 }
-                double peer_ns = 0, ns = bench_time_pair_ns(b, run_ocx, &c, peer, &c, &peer_ns);
+                double peer_ns = 0, ns = b->host_clock ? bench_batch_pair_ns(b, run_ocx, &c, peer, &c, &peer_ns)
+                                                       : bench_time_pair_ns(b, run_ocx, &c, peer, &c, &peer_ns);
                 if (ns < 0) {
                     rc = 1;
                     continue;

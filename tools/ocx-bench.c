@@ -1,14 +1,15 @@
 /* ocx-bench — measures ocx's operations on a device, beside a peer library where one is present, and
  * places every result on the device's roofline (measured peaks: ocx_measure_peaks, cached).
  *   ocx-bench [PART[,PART…]] [--quick] [--json | --csv] [--plot FILE.svg]
- *             [--refresh-peaks] [--reps N] [--device SPEC]
+ *             [--refresh-peaks] [--reps N] [--host-clock] [--device SPEC]
  * PART: demo, vector, transfer, gemm, streams, peaks (only the peaks line), all (the default, also
  * with --quick, which quickstart.sh runs). "demo" runs one kernel through the library and checks
  * its result against the host; every other part checks a run of each ocx operation (sampled
  * elements, or the whole reduction, against the host in double) before it times it, and reports no
  * rate for one that is wrong (exit 1). Times: the median of the repetitions after one warm-up run,
- * from OpenCL profiling events for the vector operations, the host's clock for the rest (each
- * part's header says which). --json and --csv print the report at the end (schema: bench_report.c);
+ * from OpenCL profiling events for the vector operations (--host-clock: the host's clock over
+ * batches of calls, as the reductions), the host's clock for the rest (each part's header says
+ * which). --json and --csv print the report at the end (schema: bench_report.c);
  * --plot draws the roofline with every operation that has flops. */
 #include <errno.h>
 #include <math.h>
@@ -82,6 +83,37 @@ double bench_time_pair_ns(bench *b, bench_run_fn fn, void *arg, bench_run_fn pee
     if (ok && peer_ok) *peer_ns = bench_median(t + b->reps, b->reps);
     free(t);
     return med;
+}
+
+/* ns a call of one batch of `per` calls of fn; < 0 when a call failed (said on stderr). */
+static double batch_ns(bench *b, bench_run_fn fn, void *arg, int per)
+{
+    const double t0 = bench_now_ns();
+    for (int i = 0; i < per; i++)
+        if (fn(b, arg, NULL)) return -1;
+    if (ocx_stream_finish(b->ctx, NULL) != OCX_OK) {
+        fprintf(stderr, "ocx-bench: %s\n", ocx_last_error());
+        return -1;
+    }
+    return (bench_now_ns() - t0) / per;
+}
+
+double bench_batch_pair_ns(bench *b, bench_run_fn fn, void *arg, bench_run_fn peer, void *peer_arg, double *peer_ns)
+{
+    enum { PER = 10, MAX_BATCHES = 7 };
+    const int batches = b->quick ? 3 : MAX_BATCHES;
+    double t[MAX_BATCHES], tp[MAX_BATCHES];
+    int peer_ok = peer != NULL;
+    *peer_ns = 0;
+    /* warm-up (and program builds) */
+    if (batch_ns(b, fn, arg, 1) < 0) return -1;
+    if (peer_ok) peer_ok = batch_ns(b, peer, peer_arg, 1) >= 0;
+    for (int k = 0; k < batches; k++) {
+        if ((t[k] = batch_ns(b, fn, arg, PER)) < 0) return -1;
+        if (peer_ok) peer_ok = (tp[k] = batch_ns(b, peer, peer_arg, PER)) >= 0;
+    }
+    if (peer_ok) *peer_ns = bench_median(tp, batches);
+    return bench_median(t, batches);
 }
 
 char *bench_env_set(const char *name, const char *value)
@@ -317,10 +349,11 @@ static int usage(int rc)
 {
     fprintf(rc ? stderr : stdout,
             "usage: ocx-bench [demo|vector|transfer|gemm|streams|peaks|all] [--quick] [--json | --csv]\n"
-            "                 [--plot FILE.svg] [--refresh-peaks] [--reps N] [--device SPEC]\n"
+            "                 [--plot FILE.svg] [--refresh-peaks] [--reps N] [--host-clock] [--device SPEC]\n"
             "Parts may be joined by commas (vector,gemm). --reps: timed runs a measurement (default 21,\n"
             "--quick 5; wall-clock GEMM timings and transfers take 64 at most; reductions time batches of\n"
-            "10 calls, 7 of them, 3 with --quick).\n");
+            "10 calls, 7 of them, 3 with --quick). --host-clock: the element-wise vector operations timed\n"
+            "as the reductions are, each call's enqueue included, not by their kernels' profiling events.\n");
     return rc;
 }
 
@@ -344,6 +377,8 @@ int main(int argc, char **argv)
             refresh = 1;
         else if (strcmp(argv[i], "--quick") == 0)
             b.quick = 1;
+        else if (strcmp(argv[i], "--host-clock") == 0)
+            b.host_clock = 1;
         else if (strcmp(argv[i], "--reps") == 0 && has_value) {
             char *end = NULL;
             long v = strtol(argv[++i], &end, 10);
