@@ -699,11 +699,14 @@ OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, cons
  *   - x holds n elements x[i*incx] (incx ≥ 1, relative to the buffer or view), of f32, f16 or f64
  *     (f64 needs cl_khr_fp64, else OCX_ERR_UNSUPPORTED). f16 and f32 accumulate in f32, f64 in f64.
  *   - Accumulation is a tree: each work-item folds a share of x, work-groups combine their items in
- *     local memory, and a second pass combines the work-groups' partials. No long serial sum. A
- *     short x (up to "SOLO" elements, a reduce parameter) is folded by one work-group in one launch.
+ *     local memory, and a second pass combines the work-groups' partials. No long serial sum: an
+ *     accumulator adds at most 4096 elements of x in sequence (for any n up to 2^28; beyond, a share
+ *     of n / 65536 at most). A short x (up to "SOLO" elements, a reduce parameter) is folded by one
+ *     work-group in one launch.
  *   - Semantics: the sum (asum, dot, nrm2) of 0 elements is 0; min, max, argmin and argmax of 0
  *     elements are an error (OCX_ERR_INVALID_ARGUMENT). A NaN in x makes min/max NaN and argmin/argmax
- *     the index of the first NaN; ties give the lowest index. nrm2 scales wherever squaring would
+ *     the index of the first NaN; ties give the lowest index (+0 and -0 are a tie: min and max may
+ *     return either zero, argmin and argmax the lower index). nrm2 scales wherever squaring would
  *     overflow or underflow, so values near those thresholds do neither; inf in x gives inf, NaN NaN.
  *     On a device that flushes subnormals to zero, only subnormal elements of x count as 0.
  *   - argmin/argmax return a u32 index: n must be below 2^32 (else OCX_ERR_INVALID_ARGUMENT).
