@@ -22,6 +22,8 @@
  *             elements), ok (boolean), kernel_us (the first add), kernel_again_us (the same add
  *             again, which gb_per_s counts), gb_per_s, first_result_ms (numbers), program
  *             ("compiled", "loaded from the binary cache" or "reused"))
+ *   (streams and demo: null also where the part was asked for but could not run; its message is
+ *   on stderr, and ocx-bench exits 1)
  * CSV (--csv): one header line, then the rows with the same keys in the same order (empty: null).
  */
 #include <math.h>

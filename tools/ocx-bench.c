@@ -352,8 +352,9 @@ static int usage(int rc)
             "                 [--plot FILE.svg] [--refresh-peaks] [--reps N] [--host-clock] [--device SPEC]\n"
             "Parts may be joined by commas (vector,gemm). --reps: timed runs a measurement (default 21,\n"
             "--quick 5; wall-clock GEMM timings and transfers take 64 at most; reductions time batches of\n"
-            "10 calls, 7 of them, 3 with --quick). --host-clock: the element-wise vector operations timed\n"
-            "as the reductions are, each call's enqueue included, not by their kernels' profiling events.\n");
+            "10 calls, 7 of them, 3 with --quick; streams takes the best of 7 runs, 3 with --quick).\n"
+            "--host-clock: the element-wise vector operations timed as the reductions are, each call's\n"
+            "enqueue included, not by their kernels' profiling events.\n");
     return rc;
 }
 

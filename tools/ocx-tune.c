@@ -263,8 +263,22 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     } else if (attempt > 0 && !opt.resume && exists && file_changed(&sb)) {
         opt.resume = 1;
     }
+    /* the test hook: a whole number as the library reads numbers, decimal or 0x… (atoi had taken "abc"
+     * as 0 and "0x1" as 0) */
     const char *hook = getenv("OCX_TUNE_ABORT_AT");
-    run_state rs = {isatty(2), verbose, attempt == 0 && hook && *hook ? atoi(hook) : -1};
+    long abort_at = -1;
+    if (hook && *hook) {
+        const char *digits = hook + strspn(hook, " \t");
+        const int hex = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
+        char *end = NULL;
+        errno = 0;
+        abort_at = strtol(hook, &end, hex ? 16 : 10);
+        if (strchr(hook, '-') || end == hook || *end || errno || abort_at > INT_MAX) {
+            if (attempt == 0) fprintf(stderr, "ocx-tune: OCX_TUNE_ABORT_AT=%s is not a whole number; ignored\n", hook);
+            abort_at = -1;
+        }
+    }
+    run_state rs = {isatty(2), verbose, attempt == 0 ? (int)abort_at : -1};
     opt.progress = progress;
     opt.user = &rs;
     if (rs.tty) ocx_set_warning_handler(warn_on_tty, NULL);
@@ -331,7 +345,8 @@ int main(int argc, char **argv)
             opt.classes = argv[++i];
         else if (!strcmp(a, "--budget") && next) {
             if (!parse_number(argv[++i], &opt.budget_s) || opt.budget_s <= 0) {
-                fprintf(stderr, "ocx-tune: --budget %s: a number of seconds above 0, please\n", argv[i]);
+                fprintf(stderr, "ocx-tune: --budget %s: a number of seconds above 0 and at most 1e9, please\n",
+                        argv[i]);
                 return 2;
             }
         }
