@@ -36,7 +36,6 @@
 #include "ocx_paths.h" /* OCX_DATADIR: $(datadir)/ocx, made by make (Makefile.am) */
 #define PROFILE_SCHEMA 1
 #define MAX_SOURCES 3
-#define MAX_WARNINGS 64
 
 typedef struct profile_src {
     char *path;
@@ -66,8 +65,9 @@ typedef struct memo {
 struct ocx__profiles {
     profile_src src[MAX_SOURCES];
     int count;
-    char *warned[MAX_WARNINGS]; /* "path|what" already warned about */
-    int nwarned;
+    char **warned; /* "path|what" already warned about (as many as there are: past a fixed 64,
+                      each further problem had been warned about at every lookup) */
+    int nwarned, capwarned;
     int resuming; /* read for ocx-tune --resume: refusals end in what that run does instead */
     int quiet;    /* no warnings (other devices' files, read for ocx-tune's seeds) */
     memo memo[MAX_MEMO];
@@ -296,7 +296,13 @@ static void warn_once(struct ocx__profiles *pr, const char *path, const char *wh
     snprintf(key, sizeof key, "%s|%s", path, what);
     for (int i = 0; i < pr->nwarned; i++)
         if (strcmp(pr->warned[i], key) == 0) return;
-    if (pr->nwarned < MAX_WARNINGS) pr->warned[pr->nwarned++] = strdup(key);
+    if (pr->nwarned == pr->capwarned) {
+        const int cap = pr->capwarned ? 2 * pr->capwarned : 16;
+        char **grown = realloc(pr->warned, (size_t)cap * sizeof *grown);
+        if (grown) pr->warned = grown, pr->capwarned = cap;
+    }
+    char *copy = pr->nwarned < pr->capwarned ? strdup(key) : NULL;
+    if (copy) pr->warned[pr->nwarned++] = copy; /* out of memory: warned again later, no worse */
     ocx__warn("profile %s: %s%s%s; %s", path, what, detail ? ": " : "", detail ? detail : "",
               then ? then : pr->resuming ? "not resumed" : "using the next source");
 }
@@ -453,6 +459,7 @@ void ocx__profiles_release(ocx_context *ctx)
         json_decref(pr->src[i].root);
     }
     for (int i = 0; i < pr->nwarned; i++) free(pr->warned[i]);
+    free(pr->warned);
     free(pr);
     ctx->profiles = NULL;
 }
@@ -925,6 +932,7 @@ ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profile_info 
 static void release_warnings(struct ocx__profiles *pr)
 {
     for (int i = 0; i < pr->nwarned; i++) free(pr->warned[i]);
+    free(pr->warned);
     free(pr);
 }
 

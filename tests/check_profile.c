@@ -981,6 +981,51 @@ START_TEST(test_warning_handler)
 }
 END_TEST
 
+/* One warning per problem, however many problems: past 64 in a context, each further one had been
+ * warned about again at every lookup (two profiles from a newer ocx, each entry with a parameter this
+ * version lacks, made 92 warnings, then 28 more at each ocx_context_profile()). */
+START_TEST(test_many_problems_warned_once)
+{
+    static const char *const fams[] = {"vector", "reduce", "gemm"};
+    static const char *const dts[] = {"f32", "f16", "f64"};
+    static const char *const classes[] = {"all", "small", "medium", "large", "short_k"};
+    const char *dirs[] = {dir_env, dir_user};
+    for (int d = 0; d < 2; d++) {
+        json_t *j = profile_with(16, 0, 0);
+        for (int f = 0; f < 3; f++)
+            for (int t = 0; t < 3; t++)
+                for (int c = 0; c < 5; c++) {
+                    json_t *params = builtin_params(fams[f]);
+                    json_object_set_new(params, "BOGUS", json_integer(1));
+                    json_array_append_new(json_object_get(j, "entries"),
+                                          json_pack("{s:s, s:s, s:s, s:o, s:f, s:s}", "family", fams[f], "dtype",
+                                                    dts[t], "size_class", classes[c], "params", params, "rate", 1.0,
+                                                    "unit", "GB/s"));
+                }
+        write_json(dirs[d], j);
+    }
+    warnings_seen w = {0, ""};
+    unsetenv("OCX_QUIET"); /* the fixture's */
+    ocx_set_warning_handler(collect_warning, &w);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    int counts[3];
+    for (int round = 0; round < 3; round++) {
+        const int before = w.count;
+        ocx_profile_info info;
+        for (size_t i = 0; ocx_context_profile(ctx, i, &info) == OCX_OK; i++) continue;
+        ocx_params_info pinfo;
+        ck_ok(ocx_context_params(ctx, "reduce", OCX_F32, "medium", &pinfo));
+        counts[round] = w.count - before;
+    }
+    ocx_context_destroy(ctx);
+    ocx_set_warning_handler(NULL, NULL);
+    setenv("OCX_QUIET", "1", 1);
+    ck_assert_msg(counts[0] > 64, "the first round warned %d times (the test needs more than 64 problems)", counts[0]);
+    ck_assert_msg(counts[1] == 0 && counts[2] == 0, "warned again: %d, then %d times", counts[1], counts[2]);
+}
+END_TEST
+
 /* A malformed entry's warning names what is wrong with it: the unknown key or parameter, the
  * missing one, the value out of its range (with the range) or off its ladder. */
 static void expect_warning(json_t *j, const char *expect)
@@ -1975,6 +2020,7 @@ int main(void)
     tcase_add_test(bad, test_three_times_power_of_two);
     tcase_add_test(bad, test_breaks_device_limits);
     tcase_add_test(bad, test_f64_entries_without_fp64);
+    tcase_add_test(bad, test_many_problems_warned_once);
     tcase_add_test(bad, test_unread_entries_warned);
     tcase_add_test(bad, test_shipped_profiles);
     suite_add_tcase(s, bad);
