@@ -30,7 +30,7 @@
 /* Temporary files older than this are left by a process that died while storing: removed. */
 #define CACHE_STALE_TMP_S 600
 
-static atomic_int warned_unwritable, warned_no_dir;
+static atomic_int warned_unwritable, warned_no_dir, warned_unstored;
 
 FILE *ocx__open_regular(const char *path, const char **why)
 {
@@ -323,7 +323,11 @@ ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, siz
             errno = err;
             return unwritable(dir, "rename");
         }
-        ocx__warn("binary cache: cannot store %s (rename: %s)", path, strerror(err));
+        /* Once a process: in a shared directory every entry another user stored refuses it (EPERM),
+         * a warning a program had been said for each; a directory at the name was warned of already. */
+        if (atomic_exchange(&warned_unstored, 1) == 0)
+            ocx__warn("binary cache: cannot store %s (rename: %s); such entries are built from source each "
+                      "time (not said again)", path, strerror(err));
         return ocx__error(OCX_ERR_IO, "binary cache: cannot store %s (rename: %s)", path, strerror(err));
     }
     ocx__sweep_stale_temps(dir, store_temp, NULL);

@@ -383,6 +383,11 @@ START_TEST(test_not_a_regular_file)
     ck_assert_msg(strstr(warned, "not a regular file") && strstr(warned, "could not be deleted") &&
                       strstr(warned, "rename") && !strstr(warned, "cannot write to"),
                   "the warnings:\n%s", warned);
+    /* A refused store is said once a process: in a shared directory every entry another user stored
+     * refuses it, and each program's store had been warned about. */
+    st = tadd_warned(warned);
+    ck_assert_uint_eq(st.disk_cache_writes, 0);
+    ck_assert_msg(!strstr(warned, "rename"), "said again:\n%s", warned);
     alarm(0);
 }
 END_TEST
