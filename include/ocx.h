@@ -288,7 +288,10 @@ OCX_API ocx_stream *ocx_context_stream(ocx_context *ctx);
 OCX_API ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **stream);
 /*! ocx_stream_destroy() : waits for the stream's work, then releases it and its scratch buffer (the
  *  reductions' partial results, GEMM's operand copies and split-K partial products). Accepts NULL;
- *  ignores the default stream (the context owns it). */
+ *  ignores the default stream (the context owns it). Where some of that work failed (an event in
+ *  its wait lists failed), it waits 50 ms more before releasing the commands' events: the thread
+ *  that failed them may still be at work on them (PoCL 3.1 aborted the process otherwise). So does
+ *  ocx_context_destroy() for the default stream. */
 OCX_API void ocx_stream_destroy(ocx_stream *stream);
 /*! ocx_stream_trim() : releases the stream's scratch buffer (NULL: the default stream's), which stays
  *  otherwise until the stream is destroyed, at least as large as the largest use made of it (below

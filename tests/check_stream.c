@@ -1,6 +1,8 @@
 /* check_stream — several in-order streams, wait lists ordering work across them, markers, events
  * with profiling (and chained through one variable), releasing the scratch buffer, bad arguments. */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -487,6 +489,61 @@ START_TEST(test_released_failed_events_let_go)
 }
 END_TEST
 
+/* A caller's user event failed by another thread while the stream or context whose commands wait
+ * on it is destroyed: PoCL marks those commands failed, and lets clFinish return, before that thread
+ * is done with their events, and the destroy's release of them had aborted the process ("PTHREAD
+ * ERROR in pocl_update_event_failed") in 5 of 6 runs of this test on the 2-core Xeon. Destroys of a
+ * stream and of a context, alternating; a thread spinning beside them, as a loaded machine would. */
+static cl_event fail_gate;
+static atomic_int spinning;
+static void *fail_later(void *arg)
+{
+    (void)arg;
+    const struct timespec ms20 = {0, 20000000L};
+    nanosleep(&ms20, NULL);
+    clSetUserEventStatus(fail_gate, -5);
+    return NULL;
+}
+static void *spin(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&spinning)) continue;
+    return NULL;
+}
+
+START_TEST(test_failure_set_during_destroy)
+{
+    cl_context c;
+    cl_device_id d;
+    ck_ok(ocx_context_cl(tctx, &c, &d));
+    atomic_store(&spinning, 1);
+    pthread_t spinner;
+    ck_assert_int_eq(pthread_create(&spinner, NULL, spin, NULL), 0);
+    for (int round = 0; round < 100; round++) {
+        ocx_context *ctx = NULL;
+        ck_ok(ocx_context_create_from_cl(c, d, NULL, &ctx));
+        ocx_stream *s = NULL;
+        if (round % 2) ck_ok(ocx_stream_create(ctx, &s));
+        ocx_buffer *x = NULL;
+        ck_ok(ocx_buffer_create(ctx, OCX_F32, 1024, &x));
+        cl_int err;
+        fail_gate = clCreateUserEvent(c, &err);
+        ck_assert_int_eq(err, CL_SUCCESS);
+        ck_ok(ocx_fill(ctx, s, 1024, 1.0, x, 1, 1, &fail_gate, NULL));
+        for (int k = 0; k < 256; k++) ck_ok(ocx_scale(ctx, s, 1024, 2.0, x, 1, 0, NULL, NULL));
+        pthread_t t;
+        ck_assert_int_eq(pthread_create(&t, NULL, fail_later, NULL), 0);
+        ocx_stream_destroy(s); /* waits for its work (round % 2) */
+        ocx_buffer_destroy(x);
+        ocx_context_destroy(ctx); /* finishes the default stream */
+        pthread_join(t, NULL);
+        clReleaseEvent(fail_gate);
+    }
+    atomic_store(&spinning, 0);
+    pthread_join(spinner, NULL);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     ocx_stream *s = (ocx_stream *)1;
@@ -529,6 +586,7 @@ int main(void)
     tcase_add_test(core, test_events_chained_through_one_variable);
     tcase_add_test(core, test_wait_spans_contexts);
     tcase_add_test(core, test_released_failed_events_let_go);
+    tcase_add_test(core, test_failure_set_during_destroy);
     tcase_add_test(core, test_bad_arguments);
     suite_add_tcase(s, core);
     return trun(s);
