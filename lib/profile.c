@@ -598,7 +598,8 @@ static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, o
     OCX__FAIL_IF(strlen(e) >= sizeof buf, OCX_ERR_INVALID_ARGUMENT, "%s: %zu characters, more than the %zu read", var,
                  strlen(e), sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", e);
-    for (char *save = NULL, *t = strtok_r(buf, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
+    int pairs = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save), pairs++) {
         char *eq = strchr(t, '='), *end = NULL;
         OCX__FAIL_IF(!eq, OCX_ERR_INVALID_ARGUMENT, "%s: '%s' is not NAME=VALUE", var, t);
         *eq = 0;
@@ -609,6 +610,9 @@ static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, o
                      "%s: %s=%s is not a number", var, t, eq + 1);
         p->v[i] = (int)v;
     }
+    /* set, but to separators alone: a mistake (ocx_last_params() had named the environment as the
+     * source of the built-in values) */
+    OCX__FAIL_IF(!pairs, OCX_ERR_INVALID_ARGUMENT, "%s='%s' names no parameter (NAME=VALUE,…)", var, e);
     const char *why = ocx__params_check(fam, p->v, &ctx->info, dtype);
     OCX__FAIL_IF(why, OCX_ERR_INVALID_ARGUMENT, "%s=%s: %s", var, e, why);
     p->origin = "environment (OCX_<FAMILY>_PARAMS)";

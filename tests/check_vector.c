@@ -656,6 +656,13 @@ START_TEST(test_bad_arguments)
     float *g = tread(z);
     for (int i = 0; i < 10; i++) ck_assert(isnan(g[i])); /* nothing was written */
     free(g);
+    /* separators alone: the same (the built-in values had run, reported as the environment's) */
+    setenv("OCX_VECTOR_PARAMS", ", ,", 1);
+    const ocx_status empty = ocx_add(tctx, NULL, 10, x, x, z, 0, NULL, NULL);
+    const int named_empty = strstr(ocx_last_error(), "OCX_VECTOR_PARAMS") != NULL;
+    unsetenv("OCX_VECTOR_PARAMS");
+    ck_assert_int_eq(empty, OCX_ERR_INVALID_ARGUMENT);
+    ck_assert(named_empty);
     /* a name given again overrides it (documented) */
     setenv("OCX_VECTOR_PARAMS", "WG=16,WG=32", 1);
     const ocx_status twice = ocx_add(tctx, NULL, 10, x, x, z, 0, NULL, NULL);
