@@ -288,10 +288,10 @@ OCX_API ocx_stream *ocx_context_stream(ocx_context *ctx);
 OCX_API ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **stream);
 /*! ocx_stream_destroy() : waits for the stream's work, then releases it and its scratch buffer (the
  *  reductions' partial results, GEMM's operand copies and split-K partial products). Accepts NULL;
- *  ignores the default stream (the context owns it). Where some of that work failed (an event in
- *  its wait lists failed), it waits 50 ms more before releasing the commands' events: the thread
- *  that failed them may still be at work on them (PoCL 3.1 aborted the process otherwise). So does
- *  ocx_context_destroy() for the default stream. */
+ *  ignores the default stream (the context owns it). Where commands of it failed (an event in a
+ *  wait list failed) whose events ocx still holds, it waits 50 ms more before releasing them: the
+ *  thread that failed them may still be at work on them (PoCL 3.1 aborted the process otherwise).
+ *  So does ocx_context_destroy(), for the events of the context's commands it still holds. */
 OCX_API void ocx_stream_destroy(ocx_stream *stream);
 /*! ocx_stream_trim() : releases the stream's scratch buffer (NULL: the default stream's), which stays
  *  otherwise until the stream is destroyed, at least as large as the largest use made of it (below
@@ -537,12 +537,14 @@ typedef struct ocx_tune_options {
  *  link to one (written through), in a directory we may write: checked before any tuning. One run
  *  at a time writes a file: a run holds a lock on ".NAME.lock" beside the file written (removed at
  *  the end; a process that dies releases it), and a second run on the same file, in this process or
- *  another, fails with OCX_ERR_IO. Every candidate's result is checked against a host reference
- *  before it is timed. Each entry's search starts from the built-in defaults, then tries up to
- *  three seeds (GPUs: one): the parameters other devices of this one's type were tuned to, from
- *  their entries for the same family, dtype and size class in their profiles on the search path (a
- *  profile that records no device "type" gives none). Blocks for about opt->budget_s. Contexts
- *  created afterwards read the profile when it lies on the search path (see above).
+ *  another, fails with OCX_ERR_IO (where no lock can be had, a file system without locks or another
+ *  user's lock file, the run goes on unlocked, with a warning). Every candidate's result is checked
+ *  against a host reference before it is timed. Each entry's search starts from the built-in
+ *  defaults, then tries up to three seeds (GPUs: one): the parameters other devices of this one's
+ *  type were tuned to, from their entries for the same family, dtype and size class in their
+ *  profiles on the search path (a profile that records no device "type" gives none). Blocks for
+ *  about opt->budget_s. Contexts created afterwards read the profile when it lies on the search
+ *  path (see above).
  *  @return OCX_OK (also when *stop ended it: the entries finished are written, nothing if none was),
  *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, a list naming none, no out_path,
  *  a budget_s that is not finite),

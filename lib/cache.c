@@ -323,11 +323,11 @@ ocx_status ocx__cache_store(const char *key_text, const unsigned char *data, siz
             errno = err;
             return unwritable(dir, "rename");
         }
-        /* Once a process: in a shared directory every entry another user stored refuses it (EPERM),
-         * a warning a program had been said for each; a directory at the name was warned of already. */
+        /* Said once a process, whatever the cause: in a shared directory every entry that another
+         * user stored refuses our rename (EPERM), and each program's store had been warned about. */
         if (atomic_exchange(&warned_unstored, 1) == 0)
-            ocx__warn("binary cache: cannot store %s (rename: %s); such entries are built from source each "
-                      "time (not said again)", path, strerror(err));
+            ocx__warn("binary cache: cannot store %s (rename: %s); entries that cannot be stored are built "
+                      "from source each time (not said again)", path, strerror(err));
         return ocx__error(OCX_ERR_IO, "binary cache: cannot store %s (rename: %s)", path, strerror(err));
     }
     ocx__sweep_stale_temps(dir, store_temp, NULL);

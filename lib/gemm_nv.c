@@ -462,8 +462,17 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
         const ocx__family *forced;
         int forced_v[OCX__MAX_PARAMS], wgmma;
         ocx__params_forced(&forced, forced_v); /* the caller's (the tuner's candidate), put back below */
+        if (!v && nverdicts < (int)(sizeof verdicts / sizeof *verdicts)) {
+            v = &verdicts[nverdicts++];
+            snprintf(v->key, sizeof v->key, "%s", key);
+            v->tries = 0;
+            v->ready = -1;
+        }
+        /* Out of memory is no verdict, but for the last probe (and where the table is full), which
+         * takes it as any failure: wgmma's gives way to mma.sync's probe, as it always had. */
+        const int tries = v ? ++v->tries : PROBE_TRIES, last = tries >= PROBE_TRIES;
         ocx_status st = probe_hardware(ctx, dtype, &wgmma);
-        if (st != OCX_OK && st != OCX_ERR_OUT_OF_MEMORY && mode != MODE_EMULATE && wgmma) {
+        if (st != OCX_OK && (st != OCX_ERR_OUT_OF_MEMORY || last) && mode != MODE_EMULATE && wgmma) {
             /* wgmma failed: mma.sync, whose parameters then come from profiles or defaults without it */
             wgmma_off(ctx);
             ocx__params_force(forced, forced ? forced_v : NULL);
@@ -478,18 +487,12 @@ int ocx__gemm_nv_ready(ocx_context *ctx, ocx_dtype dtype)
              * sm_90a had failed those calls' builds, with no fallback. Their kernel is probed too. */
             ocx__params_force(&ocx__family_gemm_mma, builtin.v);
             const ocx_status wst = probe(ctx, dtype);
-            if (wst == OCX_ERR_OUT_OF_MEMORY) st = wst; /* no verdict on wgmma yet: none at all */
+            if (wst == OCX_ERR_OUT_OF_MEMORY && !last) st = wst; /* no verdict on wgmma yet: none at all */
             else if (wst != OCX_OK) wgmma_off(ctx);
         }
         ocx__params_force(forced, forced ? forced_v : NULL);
         ocx__launch_build_only(build_only);
-        if (!v && nverdicts < (int)(sizeof verdicts / sizeof *verdicts)) {
-            v = &verdicts[nverdicts++];
-            snprintf(v->key, sizeof v->key, "%s", key);
-            v->tries = 0;
-        }
-        const int tries = v ? ++v->tries : PROBE_TRIES;
-        const int again = st == OCX_ERR_OUT_OF_MEMORY && tries < PROBE_TRIES;
+        const int again = st == OCX_ERR_OUT_OF_MEMORY && !last;
         ready = st == OCX_OK;
         if (!ready)
             ocx__warn("the tensor-core GEMM probe (%s) %s on '%s' (%s); %s%s",

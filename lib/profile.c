@@ -450,6 +450,14 @@ static struct ocx__profiles *profiles(ocx_context *ctx)
     return ctx->profiles;
 }
 
+/* Frees pr itself with its set of warnings (its sources are the caller's to release). */
+static void release_warnings(struct ocx__profiles *pr)
+{
+    for (int i = 0; i < pr->nwarned; i++) free(pr->warned[i]);
+    free(pr->warned);
+    free(pr);
+}
+
 void ocx__profiles_release(ocx_context *ctx)
 {
     struct ocx__profiles *pr = ctx->profiles;
@@ -458,9 +466,7 @@ void ocx__profiles_release(ocx_context *ctx)
         free(pr->src[i].path);
         json_decref(pr->src[i].root);
     }
-    for (int i = 0; i < pr->nwarned; i++) free(pr->warned[i]);
-    free(pr->warned);
-    free(pr);
+    release_warnings(pr);
     ctx->profiles = NULL;
 }
 
@@ -612,7 +618,7 @@ static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, o
     }
     /* set, but to separators alone: a mistake (ocx_last_params() had named the environment as the
      * source of the built-in values) */
-    OCX__FAIL_IF(!pairs, OCX_ERR_INVALID_ARGUMENT, "%s='%s' names no parameter (NAME=VALUE,…)", var, e);
+    OCX__FAIL_IF(!pairs, OCX_ERR_INVALID_ARGUMENT, "%s='%s' names no parameter (NAME=VALUE,...)", var, e);
     const char *why = ocx__params_check(fam, p->v, &ctx->info, dtype);
     OCX__FAIL_IF(why, OCX_ERR_INVALID_ARGUMENT, "%s=%s: %s", var, e, why);
     p->origin = "environment (OCX_<FAMILY>_PARAMS)";
@@ -932,13 +938,6 @@ ocx_status ocx_context_profile(ocx_context *ctx, size_t index, ocx_profile_info 
 }
 
 /* ---- ocx-tune --resume --------------------------------------------------------------------------- */
-
-static void release_warnings(struct ocx__profiles *pr)
-{
-    for (int i = 0; i < pr->nwarned; i++) free(pr->warned[i]);
-    free(pr->warned);
-    free(pr);
-}
 
 ocx_status ocx__profile_resumable(ocx_context *ctx, const char *path, struct json_t **out)
 {

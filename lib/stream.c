@@ -2,6 +2,7 @@
 #include "config.h"
 #include "ocx_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -242,15 +243,21 @@ static int queue_live(cl_command_queue q, int drop)
  * `finished` (non-NULL: a stream destroyed, or a context's default stream, after clFinish), whoever
  * released it: a caller's event that failed had otherwise been held, with its context, for the
  * process's life. Called with held_lock taken. */
+/* Whether held event h goes with `owner` or queue `finished` (held_sweep), whatever its state. */
+static int goes_with(const struct held_event *h, const ocx_context *owner, cl_command_queue finished)
+{
+    cl_command_queue q = NULL;
+    return (owner && h->owner == owner) ||
+           (finished && clGetEventInfo(h->ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS &&
+            q == finished);
+}
+
 static void held_sweep(const ocx_context *owner, cl_command_queue finished)
 {
     size_t kept = 0;
     for (size_t i = 0; i < nheld; i++) {
         cl_int st = CL_COMPLETE;
-        cl_command_queue q = NULL;
-        int done = (owner && held[i].owner == owner) ||
-                   (finished && clGetEventInfo(held[i].ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS &&
-                    q == finished) ||
+        int done = goes_with(&held[i], owner, finished) ||
                    clGetEventInfo(held[i].ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
                    st == CL_COMPLETE;
         if (done)
@@ -302,12 +309,8 @@ static int sweep_releases_failed(const ocx_context *owner, cl_command_queue fini
 {
     for (size_t i = 0; i < nheld; i++) {
         cl_int st = CL_COMPLETE;
-        cl_command_queue q = NULL;
-        if (!((owner && held[i].owner == owner) ||
-              (finished && clGetEventInfo(held[i].ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS &&
-               q == finished)))
-            continue;
-        if (clGetEventInfo(held[i].ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) == CL_SUCCESS && st < 0)
+        if (goes_with(&held[i], owner, finished) &&
+            clGetEventInfo(held[i].ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) == CL_SUCCESS && st < 0)
             return 1;
     }
     return 0;
@@ -316,7 +319,6 @@ static int sweep_releases_failed(const ocx_context *owner, cl_command_queue fini
 void ocx__events_release_held(const ocx_context *ctx, cl_command_queue finished)
 {
     pthread_mutex_lock(&held_lock);
-    if (finished) queue_live(finished, 1);
     /* A failure another thread sets (a caller's user event failed while its stream or context is
      * destroyed) reaches our commands in that thread: PoCL marks them failed, and lets clFinish
      * return, before that thread is done with their events, so a release now could be the last
@@ -326,10 +328,13 @@ void ocx__events_release_held(const ocx_context *ctx, cl_command_queue finished)
      * a destroy waits for its work anyway. */
     if (sweep_releases_failed(ctx, finished)) {
         pthread_mutex_unlock(&held_lock);
-        const struct timespec grace = {0, FAILED_GRACE_MS * 1000000L};
-        nanosleep(&grace, NULL);
+        struct timespec grace = {0, FAILED_GRACE_MS * 1000000L};
+        while (nanosleep(&grace, &grace) != 0 && errno == EINTR) continue; /* a signal does not cut it */
         pthread_mutex_lock(&held_lock);
     }
+    /* the queue gone from the live ones only now: ocx_event_release of a failed event of it during
+     * the grace is held, not released at once (ocx__event_drop) */
+    if (finished) queue_live(finished, 1);
     held_sweep(ctx, finished);
     if (nheld == 0) {
         free(held);

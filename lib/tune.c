@@ -1978,8 +1978,8 @@ typedef struct todo_entry {
  * out_target: a link's target, also where that is not made yet, as a link's own name had given a run
  * that started before the target existed another lock than the runs after it); the file itself is
  * replaced by a rename at every write. unlock_target() removes it; a dead run's lock the kernel
- * releases, and the file stays for the next run. *fd: -1 where the file system takes no locks (a
- * warning: the run goes on unlocked). */
+ * releases, and the file stays for the next run. *fd: -1 where the file system takes no locks, or
+ * the lock file is another user's that we may not open (a warning: the run goes on unlocked). */
 static ocx_status lock_target(const char *path, const char *target, char *lock, size_t cap, int *fd)
 {
     *fd = -1;
@@ -1990,6 +1990,10 @@ static ocx_status lock_target(const char *path, const char *target, char *lock, 
     for (int tries = 0; tries < 8; tries++) {
         /* no link followed (one planted in a shared directory); read-only, enough for flock */
         const int f = open(lock, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (f < 0 && (errno == EACCES || errno == EPERM)) { /* another user's, left by a killed run */
+            ocx__warn("ocx_tune: cannot open the lock %s (%s); tuning without the lock", lock, strerror(errno));
+            return OCX_OK;
+        }
         OCX__FAIL_IF(f < 0, OCX_ERR_IO, "ocx_tune: cannot make the lock %s: %s", lock, strerror(errno));
         if (flock(f, LOCK_EX | LOCK_NB) != 0) {
             const int e = errno;

@@ -145,9 +145,7 @@ static int red_ocx(bench *b, void *arg, cl_event *ev)
     (void)ev; /* timed on the host's clock (bench_batch_pair_ns) */
     red_case *c = arg;
     const int index = c->op == OCX_REDUCE_ARGMIN || c->op == OCX_REDUCE_ARGMAX;
-    ocx_status st = ocx_reduce(b->ctx, NULL, c->op, c->n, c->x, 1, c->y, 1, index ? c->ri : c->r, 0, NULL, NULL);
-    if (st) fprintf(stderr, "ocx-bench: %s: %s\n", red_names[c->op], ocx_last_error());
-    return st != OCX_OK;
+    return ocx_reduce(b->ctx, NULL, c->op, c->n, c->x, 1, c->y, 1, index ? c->ri : c->r, 0, NULL, NULL) != OCX_OK;
 }
 
 #ifdef HAVE_CLBLAST

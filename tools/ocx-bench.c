@@ -90,7 +90,10 @@ static double batch_ns(bench *b, bench_run_fn fn, void *arg, int per)
 {
     const double t0 = bench_now_ns();
     for (int i = 0; i < per; i++)
-        if (fn(b, arg, NULL)) return -1;
+        if (fn(b, arg, NULL)) {
+            fprintf(stderr, "ocx-bench: run failed: %s\n", ocx_last_error()); /* as time_run says it */
+            return -1;
+        }
     if (ocx_stream_finish(b->ctx, NULL) != OCX_OK) {
         fprintf(stderr, "ocx-bench: %s\n", ocx_last_error());
         return -1;

@@ -264,7 +264,7 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
         opt.resume = 1;
     }
     /* the test hook: a whole number as the library reads numbers, decimal or 0x… (atoi had taken "abc"
-     * as 0 and "0x1" as 0) */
+     * as 0 and "0x1" as 0); lib/status.c's ocx__env_ulong rule, copied: the tool sees only ocx.h */
     const char *hook = getenv("OCX_TUNE_ABORT_AT");
     long abort_at = -1;
     if (hook && *hook) {
