@@ -12,20 +12,27 @@
 #include "testutil.h"
 
 /* The armed failure: call number `fail_at` (from 1) of the function named `fail_fn` returns
- * `fail_err`; 0 counts calls without failing any. */
+ * `fail_err` (with `fail_on`, every call from it on); 0 counts calls without failing any. */
 static const char *fail_fn;
-static int fail_at, calls;
+static int fail_at, calls, fail_on;
 static cl_int fail_err;
 
+/* One call fails; arm(NULL, 0, 0) disarms (arm_on's too). */
 static void arm(const char *fn, int at, cl_int err)
 {
     fail_fn = fn;
     fail_at = at;
     fail_err = err;
+    fail_on = 0;
     calls = 0;
 }
 
-static int fail_on; /* 1: every call from fail_at on fails */
+/* Every call from call `at` on fails. */
+static void arm_on(const char *fn, int at, cl_int err)
+{
+    arm(fn, at, err);
+    fail_on = 1;
+}
 
 static int should_fail(const char *fn)
 {
@@ -361,11 +368,9 @@ START_TEST(test_tune_says_why_nothing_was_tuned)
     close(fd);
     unlink(path);
     ocx_tune_options opt = {.families = "vector", .dtypes = "f32", .budget_s = 5, .quick = 1, .out_path = path};
-    arm("clCreateBuffer", 1, CL_MEM_OBJECT_ALLOCATION_FAILURE);
-    fail_on = 1;
+    arm_on("clCreateBuffer", 1, CL_MEM_OBJECT_ALLOCATION_FAILURE);
     ocx_status st = ocx_tune(tctx, &opt);
     arm(NULL, 0, 0);
-    fail_on = 0;
     ck_assert_msg(st == OCX_ERR_OUT_OF_MEMORY, "%s: %s", ocx_status_name(st), ocx_last_error());
     ck_assert_ptr_nonnull(strstr(ocx_last_error(), "the last skipped was vector/f32"));
     ck_assert_int_ne(access(path, F_OK), 0); /* nothing written */
@@ -399,8 +404,7 @@ START_TEST(test_probe_out_of_memory_tries_bounded)
     setenv("OCX_VENDOR_PATHS", "emulate", 1);
     setenv("OCX_QUIET", "1", 1);
     unsigned paths = 1;
-    arm("clCreateBuffer", 1, CL_MEM_OBJECT_ALLOCATION_FAILURE);
-    fail_on = 1;
+    arm_on("clCreateBuffer", 1, CL_MEM_OBJECT_ALLOCATION_FAILURE);
     for (int i = 0; i < 3; i++) {
         int before = calls;
         ck_ok(ocx_context_vendor_paths(tctx, &paths));
@@ -411,7 +415,6 @@ START_TEST(test_probe_out_of_memory_tries_bounded)
     ck_ok(ocx_context_vendor_paths(tctx, &paths));
     ck_assert_int_eq(calls, before); /* the third was the verdict: no fourth probe */
     arm(NULL, 0, 0);
-    fail_on = 0;
     ck_ok(ocx_context_vendor_paths(tctx, &paths));
     ck_assert_uint_eq(paths, 0);
     unsetenv("OCX_VENDOR_PATHS");
