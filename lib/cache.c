@@ -210,7 +210,8 @@ int ocx__cache_ensure_dir(const char *dir)
 static ocx_status unwritable(const char *dir, const char *what)
 {
     if (atomic_exchange(&warned_unwritable, 1) == 0)
-        ocx__warn("binary cache: cannot write to %s (%s: %s); running uncached", dir, what, strerror(errno));
+        ocx__warn("binary cache: cannot write to %s (%s: %s); kernels it cannot take are built from source "
+                  "each time (not said again)", dir, what, strerror(errno));
     return ocx__error(OCX_ERR_IO, "binary cache: cannot write to %s (%s)", dir, what);
 }
 

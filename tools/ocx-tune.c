@@ -294,10 +294,11 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
         fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
     else if (!*opt.stop)
         fprintf(stderr, "ocx-tune: wrote %s\n", opt.out_path);
-    else if (stat(opt.out_path, &sb) == 0 && (file_changed(&sb) || (opt.resume && exists)))
+    else if (stat(opt.out_path, &sb) == 0 && (file_changed(&sb) || (!shared && opt.resume && exists)))
         fprintf(stderr, "ocx-tune: interrupted; %s keeps the entries finished (--resume continues)\n", opt.out_path);
-    else
-        fprintf(stderr, "ocx-tune: interrupted before an entry was finished; nothing written\n");
+    else /* a --resume of another driver's file had started afresh: the next starts afresh again */
+        fprintf(stderr, "ocx-tune: interrupted before an entry was finished; %s\n",
+                exists ? "the file is as it was" : "nothing written");
     struct timespec t_release;
     clock_gettime(CLOCK_MONOTONIC, &t_release);
     ocx_context_destroy(ctx);
