@@ -22,7 +22,7 @@
  *   {"format": 2, "ocx_version": "0.1.0", "fingerprint": "…", "device": "…", "driver": "…",
  *    "quick": false, "fp16": false, "fp64": true, "global_gbps": 21.3, …every double of ocx_peaks…}
  * A file whose format, fingerprint, mode or capabilities differ, or whose figures are missing,
- * non-numeric, negative or inconsistent (f64 figure without fp64), is ignored with one warning and
+ * non-numeric, negative, above 10^8 or inconsistent (f64 figure without fp64), is ignored with one warning and
  * replaced by a fresh measurement. Format 2: global_gbps counts bytes read only (format 1 added the
  * read kernel's writes) over clpeak's array and patterns, and launch_latency_us is queued → start (format
  * 1: queued → end of an empty kernel); files of format 1 are measured again. Format 3 adds
@@ -181,6 +181,10 @@ ocx_status ocx_peaks_cache_path(const ocx_context *ctx, unsigned flags, char *pa
                          (flags & OCX_PEAKS_QUICK) ? "-quick" : "");
 }
 
+/* Above every figure a device gives in the file's units (GB/s, GFLOP/s, microseconds, seconds): an
+ * H200's tensor cores run 10^6 GFLOP/s, its memory 5 * 10^3 GB/s. */
+#define PEAKS_IMPLAUSIBLE 1e8
+
 /* NULL when the parsed file is a valid result for ctx in this mode (and fills *p), else why not. */
 static const char *peaks_from_json(const ocx_context *ctx, int quick, const char *tc_name, json_t *root,
                                    ocx_peaks *p)
@@ -204,6 +208,7 @@ static const char *peaks_from_json(const ocx_context *ctx, int quick, const char
         if (!json_is_number(v)) return "a figure is missing or not a number";
         double x = json_number_value(v);
         if (!isfinite(x) || x < 0) return "a figure is negative or not finite";
+        if (x > PEAKS_IMPLAUSIBLE) return "a figure no device measures (edited?)";
         FIELD(p, i) = x;
     }
     json_t *w = json_object_get(root, "global_width");

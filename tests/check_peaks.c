@@ -280,7 +280,7 @@ START_TEST(bad_cache_file_measured_again)
     ck_ok(ocx_measure_peaks(tctx, OCX_PEAKS_QUICK, &p));
     /* each bad file: re-measured (counter), rewritten (the next call is a hit) */
     alarm(300); /* the FIFO (case 8) had made the load wait forever for a writer: fail here instead */
-    for (int k = 0; k < 12; k++) {
+    for (int k = 0; k < 13; k++) {
         switch (k) {
         case 0: write_file(path, "{\"format\": 1, \"fingerprint\": "); break; /* truncated */
         case 1: write_file(path, "\x7f" "ELF garbage\n"); break;
@@ -297,6 +297,7 @@ START_TEST(bad_cache_file_measured_again)
         case 9: write_variant(path, "quick", json_false()); break;
         case 10: write_variant(path, "fp16", json_boolean(!tinfo.has_fp16)); break;
         case 11: write_variant(path, "fp64", json_boolean(!tinfo.has_fp64)); break;
+        case 12: write_variant(path, "copy_gbps", json_real(1e30)); break; /* no device's: not a measurement */
         }
         unsigned long n0 = ocx__peaks_measurements();
         ck_ok(ocx_measure_peaks(tctx, OCX_PEAKS_QUICK, &p));
