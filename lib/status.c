@@ -114,9 +114,14 @@ void ocx_set_warning_handler(ocx_warning_fn handler, void *user)
     pthread_rwlock_unlock(&warn_lock);
 }
 
+/* Set while env_warn_once says that OCX_QUIET's own value is none of the words: that one warning
+ * is given (once a process) though the value is then taken as on; quiet about itself, a mistyped
+ * OCX_QUIET=nope had silenced every warning without a word. */
+static _Thread_local int warning_of_quiet;
+
 void ocx__warn(const char *fmt, ...)
 {
-    if (ocx__env_flag("OCX_QUIET")) return;
+    if (!warning_of_quiet && ocx__env_flag("OCX_QUIET")) return;
     char small[1024], *msg = small;
     va_list ap;
     va_start(ap, fmt);
@@ -140,7 +145,8 @@ void ocx__warn(const char *fmt, ...)
 /* Warns about a variable's value it cannot take, once per variable and value (the variables are
  * read at every use, and a user fixing one should still hear about the next), for the first 16
  * such pairs; after those, silently. The pair is noted before the warning, which reads OCX_QUIET
- * through ocx__env_flag: a bad OCX_QUIET comes back here once and finds itself noted. */
+ * through ocx__env_flag: a bad OCX_QUIET comes back here once and finds itself noted (its own
+ * warning is given: warning_of_quiet). */
 static void env_warn_once(const char *name, const char *value, const char *what)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -156,7 +162,10 @@ static void env_warn_once(const char *name, const char *value, const char *what)
     else
         seen = 1; /* (a full table: warning again at every read, and a bad OCX_QUIET recursing) */
     pthread_mutex_unlock(&lock);
-    if (!seen) ocx__warn("%s=%s %s", name, value, what);
+    if (seen) return;
+    warning_of_quiet = strcmp(name, "OCX_QUIET") == 0;
+    ocx__warn("%s=%s %s", name, value, what);
+    warning_of_quiet = 0;
 }
 
 unsigned long ocx__env_ulong(const char *name, unsigned long def)
