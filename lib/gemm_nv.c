@@ -42,7 +42,8 @@ static int vendor_mode(void)
     const int on = ocx__switch_word(env);
     if (on >= 0) return on ? MODE_AUTO : MODE_OFF;
     if (atomic_exchange(&warned, 1) == 0) /* the generic switch's warning had named only the on/off words */
-        ocx__warn("OCX_VENDOR_PATHS=%s is none of 0 (off), 1 (on), mma.sync, force, emulate, unchecked; taken as on", env);
+        ocx__warn("OCX_VENDOR_PATHS=%s is none of 0, no, off, false (off), 1, yes, on, true (on), mma.sync, force, "
+                  "emulate, unchecked; taken as on", env);
     return MODE_AUTO;
 }
 

@@ -177,8 +177,10 @@ unsigned long ocx__env_ulong(const char *name, unsigned long def)
     /* decimal, or hexadecimal after 0x (not octal: "010" is ten) */
     const char *digits = s + strspn(s, " \t");
     unsigned long v = strtoul(s, &end, digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10);
-    /* strtoul takes "-1" as ULONG_MAX: a sign is refused with the rest */
-    if (strchr(s, '-') || !end || end == s || *end != '\0') {
+    /* strtoul takes "-1" as ULONG_MAX: a sign is refused with the rest; spaces around the number
+     * do not count (strtoul skips those before it) */
+    if (end) end += strspn(end, " \t");
+    if (strchr(s, '-') || !end || end == digits || *end != '\0') {
         env_warn_once(name, s, "is not a whole number (0 or more); ignored");
         return def;
     }
@@ -238,12 +240,17 @@ int ocx__xdg_dir(const char *var, const char *fallback, const char *sub, char *o
     return out[0] != '\0';
 }
 
+/* Spaces and tabs around the word do not count ("0 " had been taken as on: OCX_CACHE="0 " kept
+ * the cache, OCX_QUIET="0 " silenced every warning). */
 int ocx__switch_word(const char *s)
 {
     static const char *const on[] = {"1", "yes", "on", "true"}, *const off[] = {"0", "no", "off", "false"};
+    s += strspn(s, " \t");
+    size_t len = strlen(s);
+    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t')) len--;
     for (int i = 0; i < 4; i++) {
-        if (strcasecmp(s, on[i]) == 0) return 1;
-        if (strcasecmp(s, off[i]) == 0) return 0;
+        if (strlen(on[i]) == len && strncasecmp(s, on[i], len) == 0) return 1;
+        if (strlen(off[i]) == len && strncasecmp(s, off[i], len) == 0) return 0;
     }
     return -1;
 }

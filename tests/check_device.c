@@ -251,6 +251,20 @@ START_TEST(test_bad_environment_values)
     setenv("OCX_DISABLE_FP64", "Off", 1);
     ck_ok(ocx_device_get_info(0, &d));
     ck_assert_int_eq(d.has_fp64, first.has_fp64);
+    /* spaces around a word or a number do not count ("0 " had been taken as on, "64 " ignored) */
+    size_t quiet_len = strlen(warned);
+    setenv("OCX_DISABLE_FP64", " 0\t", 1);
+    ck_ok(ocx_device_get_info(0, &d));
+    ck_assert_int_eq(d.has_fp64, first.has_fp64);
+    setenv("OCX_LIMIT_WG", " 64 ", 1);
+    ck_ok(ocx_device_get_info(0, &d));
+    ck_assert_uint_le(d.max_work_group_size, 64);
+    ck_assert_msg(strlen(warned) == quiet_len, "warned of spaces:\n%s", warned + quiet_len);
+    setenv("OCX_LIMIT_WG", "  ", 1); /* spaces alone: no number */
+    ck_ok(ocx_device_get_info(0, &d));
+    ck_assert_uint_eq(d.max_work_group_size, first.max_work_group_size);
+    ck_assert_msg(strstr(warned + quiet_len, "OCX_LIMIT_WG=   is not a whole number"), "%s", warned + quiet_len);
+    unsetenv("OCX_LIMIT_WG");
     unsetenv("OCX_DISABLE_FP64");
     /* Past the first 16 pairs, silence: neither a warning at every read nor, with a bad
      * OCX_QUIET then, a warning about it that warns again without end (a stack overflow). */

@@ -273,7 +273,8 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
         char *end = NULL;
         errno = 0;
         abort_at = strtol(hook, &end, hex ? 16 : 10);
-        if (strchr(hook, '-') || end == hook || *end || errno || abort_at > INT_MAX) {
+        end += strspn(end, " \t");
+        if (strchr(hook, '-') || end == digits || *end || errno || abort_at > INT_MAX) {
             if (attempt == 0) fprintf(stderr, "ocx-tune: OCX_TUNE_ABORT_AT=%s is not a whole number; ignored\n", hook);
             abort_at = -1;
         }
