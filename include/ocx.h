@@ -41,7 +41,9 @@
  *   OCX_STAGING         host transfers through pinned memory (ocx_buffer_write; README)
  *   OCX_VENDOR_PATHS    NVIDIA's tensor-core path: 0 off, mma.sync, force, emulate, unchecked (README)
  *   OCX_BUILD_OPTIONS, OCX_BUILD_LOG=1
- *                       developers: extra OpenCL build options; the build log of every program
+ *                       developers: extra OpenCL build options (-D/-U/-I without an argument, or of
+ *                       a macro ocx defines: OCX_ERR_INVALID_ARGUMENT); the build log of every
+ *                       program, each then built from source
  *   OCX_GEMM_PARAMS, OCX_VECTOR_PARAMS, OCX_REDUCE_PARAMS, OCX_GEMM_MMA_PARAMS="NAME=V,..."
  *                       developers: override the looked-up kernel parameters (ocx_last_params() lists
  *                       the names; a name given again overrides it); checked like a profile entry,

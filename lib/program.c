@@ -236,6 +236,47 @@ static ocx__program *program_find(ocx_context *ctx, const char *source_name, con
     return NULL;
 }
 
+/* 1 when `options` (ocx's own) define the macro name[0..len). */
+static int defines_macro(const char *options, const char *name, size_t len)
+{
+    for (const char *o = options; (o = strstr(o, "-D")) != NULL; o += 2)
+        if ((o == options || o[-1] == ' ') && strncmp(o + 2, name, len) == 0 &&
+            (o[2 + len] == '=' || o[2 + len] == ' ' || o[2 + len] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* OCX_BUILD_OPTIONS as it may be appended to `options` (ocx's own), else an error naming it: an
+ * option of -D, -U or -I without its argument (PoCL 3.1's clBuildProgram crashed on a trailing
+ * "-D"), or a macro that ocx defines for this program (-DVW=1 had run the vector kernels with
+ * another vector width than the host's geometry, and their results were wrong, silently: PoCL's
+ * builds take -w). Kernel parameters are OCX_<FAMILY>_PARAMS's to set. */
+static ocx_status check_extra_options(const char *extra, const char *options)
+{
+    static const char space[] = " \t\n";
+    for (const char *p = extra; *(p += strspn(p, space));) {
+        const char *word = p;
+        const size_t len = strcspn(word, space);
+        p += len;
+        if (len < 2 || word[0] != '-' || !strchr("DUI", word[1])) continue;
+        const char *arg = word + 2;
+        size_t alen = len - 2;
+        if (!alen) { /* "-D NAME": the next word */
+            arg = p + strspn(p, space);
+            alen = strcspn(arg, space);
+            OCX__FAIL_IF(!alen, OCX_ERR_INVALID_ARGUMENT, "OCX_BUILD_OPTIONS='%s': %.2s without its argument", extra,
+                         word);
+            p = arg + alen;
+        }
+        size_t nlen = strcspn(arg, "=");
+        if (nlen > alen) nlen = alen;
+        OCX__FAIL_IF(word[1] != 'I' && defines_macro(options, arg, nlen), OCX_ERR_INVALID_ARGUMENT,
+                     "OCX_BUILD_OPTIONS='%s' changes %.*s, which ocx defines for this kernel (kernel parameters are "
+                     "OCX_<FAMILY>_PARAMS's to set)", extra, (int)nlen, arg);
+    }
+    return OCX_OK;
+}
+
 /* Builds (or loads from the disk cache) a program of `src` with `options`; no lock held, so other
  * threads keep launching while a program compiles. Counters are added to *stats. */
 static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const char *options, cl_program *out,
@@ -245,6 +286,7 @@ static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const 
     /* OCX_BUILD_OPTIONS (developers: e.g. -cl-nv-verbose) is appended, and so is part of the key. */
     const char *extra = getenv("OCX_BUILD_OPTIONS");
     if (!extra) extra = "";
+    OCX__FORWARD(check_extra_options(extra, options));
     const char *q = quiet(ctx);
     char *opts = malloc(strlen(OCX__BASE_OPTIONS) + strlen(q) + strlen(options) + strlen(extra) + 3);
     OCX__FAIL_IF(!opts, OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
@@ -259,9 +301,11 @@ static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const 
 
     ocx_status st = OCX_OK;
     int rejected = 0;
-    /* OCX_TEST_NO_SM90A must reach raise_to_sm90a, not a raised binary from the cache */
-    cl_program prog = ocx__env_flag("OCX_TEST_NO_SM90A") && strstr(opts, "-DOCX_SM90A=1") ? NULL
-                                                                                         : load_binary(ctx, key, opts, &rejected);
+    /* OCX_TEST_NO_SM90A must reach raise_to_sm90a, not a raised binary from the cache; OCX_BUILD_LOG
+     * asks for a log, which only a build from source has (a cached program had printed nothing) */
+    const int from_source = (ocx__env_flag("OCX_TEST_NO_SM90A") && strstr(opts, "-DOCX_SM90A=1")) ||
+                            ocx__env_flag("OCX_BUILD_LOG");
+    cl_program prog = from_source ? NULL : load_binary(ctx, key, opts, &rejected);
     stats->disk_cache_rejected += (uint64_t)rejected;
     if (prog) {
         stats->programs_from_disk++;

@@ -68,6 +68,47 @@ START_TEST(test_broken_kernel_reports_log)
 }
 END_TEST
 
+/* OCX_BUILD_OPTIONS: an option without its argument (PoCL 3.1 crashed on a trailing -D) or one
+ * that changes a macro ocx defines (-DVW=1 had given wrong results, silently) fails the call,
+ * naming the variable; other options build. OCX_BUILD_LOG builds from source, where a cached
+ * program had had no log to print. */
+START_TEST(test_build_options_checked)
+{
+    static const char *const refused[][2] = {
+        {"-D", "-D without its argument"},       {"-DOCX_T=1 -I", "-I without its argument"},
+        {"-DVW=1", "changes VW, which ocx defines"}, {"-D  WG=4", "changes WG, which ocx defines"},
+        {"-UDTYPE", "changes DTYPE, which ocx defines"}};
+    cl_kernel k = NULL;
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        setenv("OCX_BUILD_OPTIONS", refused[i][0], 1);
+        ck_status(kernel(tctx, "vector", "-DDTYPE=0 -DVW=1 -DWG=8", "vadd", &k), OCX_ERR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(ocx_last_error(), "OCX_BUILD_OPTIONS") && strstr(ocx_last_error(), refused[i][1]),
+                      "'%s': %s", refused[i][0], ocx_last_error());
+    }
+    setenv("OCX_BUILD_OPTIONS", "-DVWX=3 -D OCX_T -I /tmp -cl-mad-enable", 1); /* names ocx does not define */
+    ck_ok(kernel(tctx, "vector", "-DDTYPE=0 -DVW=1 -DWG=8", "vadd", &k));
+    unsetenv("OCX_BUILD_OPTIONS");
+
+    char dir[] = "/tmp/ocx-buildlog-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char *was = getenv("OCX_CACHE_DIR") ? strdup(getenv("OCX_CACHE_DIR")) : NULL;
+    setenv("OCX_CACHE_DIR", dir, 1);
+    ck_assert_uint_ge(tadd_in_new_context().disk_cache_writes, 1);
+    ck_assert_uint_ge(tadd_in_new_context().programs_from_disk, 1);
+    setenv("OCX_BUILD_LOG", "1", 1);
+    ocx_context_stats st = tadd_in_new_context();
+    unsetenv("OCX_BUILD_LOG");
+    ck_assert_uint_eq(st.programs_from_disk, 0);
+    ck_assert_uint_ge(st.programs_compiled, 1);
+    if (was) setenv("OCX_CACHE_DIR", was, 1);
+    else unsetenv("OCX_CACHE_DIR");
+    free(was);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_params_fit_limits)
 {
     tno_profiles(); /* tctx reads profiles at its first lookup, below */
@@ -120,6 +161,7 @@ int main(void)
     tcase_add_test(core, test_embedded_sources);
     tcase_add_test(core, test_build_and_memory_cache);
     tcase_add_test(core, test_broken_kernel_reports_log);
+    tcase_add_test(core, test_build_options_checked);
     tcase_add_test(core, test_params_fit_limits);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
