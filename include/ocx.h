@@ -212,8 +212,8 @@ OCX_API ocx_status ocx_device_get_info(size_t index, ocx_device_info *info);
 
 /*! ocx_device_select() : resolves a device specification to an index of the flat list.
  *  spec forms: "N" (flat index), "P:D" (platform P, its device D), "gpu" / "cpu" / "accelerator"
- *  (the first device of that type), or any other text: a case-insensitive substring of the device's
- *  name, vendor, platform name or platform version ("nvidia", "pocl"). Digits alone are always an
+ *  (the first device of that type), or any other text with a letter or digit: a case-insensitive
+ *  substring of the device's name, vendor, platform name or platform version ("nvidia", "pocl"). Digits alone are always an
  *  index: a "GTX 1080" is chosen by "gtx 1080", not by "1080". Spaces around it do not count. NULL or "" (or only spaces) means: $OCX_DEVICE if set, else the first GPU, else the first
  *  device.
  *  @return OCX_OK, or OCX_ERR_NO_DEVICE with a message naming the spec and listing the devices. */

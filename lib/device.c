@@ -384,7 +384,11 @@ ocx_status ocx_device_select(const char *spec, size_t *index)
             }
             goto none;
         }
-        for (size_t i = 0; i < list.count; i++) {
+        /* Punctuation alone is no part of a name: "," had chosen PoCL, whose platform version
+         * holds one ("Linux, None+Asserts"). */
+        int alnum = 0;
+        for (const char *c = spec; *c && !alnum; c++) alnum = isalnum((unsigned char)*c);
+        for (size_t i = 0; i < list.count && alnum; i++) {
             if (ocx__device_query(list.ref[i].platform, list.ref[i].device, &info) != OCX_OK) continue; /* as below */
             /* the platform's version too: PoCL's name is "Portable Computing Language", its
              * version "OpenCL 3.0 PoCL 3.1+debian ..." */
