@@ -443,6 +443,16 @@ static struct ocx__profiles *profiles(ocx_context *ctx)
         for (int which = 0; which < MAX_SOURCES; which++) {
             char dir[4096], path[4400];
             if (!dir_for(which, dir, sizeof dir)) continue;
+            struct stat sb;
+            /* A profile file given as the directory had been passed over without a word. A
+             * directory that is not there stays silent: OCX_PROFILE_DIR=/nonexistent is how one
+             * asks for no profile. */
+            if (which == 0 && stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+                char detail[8400];
+                snprintf(detail, sizeof detail, "profiles are read from %s/%s.json", dir, ctx->info.normalized_name);
+                warn_once(pr, dir, "OCX_PROFILE_DIR names a file, not a directory", detail, NULL);
+                continue;
+            }
             snprintf(path, sizeof path, "%s/%s.json", dir, ctx->info.normalized_name);
             if (load_file(pr, &ctx->info, path, &pr->src[pr->count])) pr->count++;
         }

@@ -981,6 +981,29 @@ START_TEST(test_warning_handler)
 }
 END_TEST
 
+/* OCX_PROFILE_DIR naming the profile file instead of its directory: a warning that says where
+ * profiles are read from, and the next source (it had been passed over without a word). */
+START_TEST(test_profile_dir_is_a_file)
+{
+    write_json(dir_env, profile_with(16, 1, 1));
+    write_json(dir_user, profile_with(32, 1, 1));
+    char file[1400];
+    path_in(dir_env, file, sizeof file);
+    setenv("OCX_PROFILE_DIR", file, 1);
+    warnings_seen w = {0, ""};
+    unsetenv("OCX_QUIET");
+    ocx_set_warning_handler(collect_warning, &w);
+    expect_source(dir_user, 32);
+    ocx_set_warning_handler(NULL, NULL);
+    setenv("OCX_QUIET", "1", 1);
+    setenv("OCX_PROFILE_DIR", dir_env, 1);
+    ck_assert_int_eq(w.count, 1);
+    ck_assert_msg(strstr(w.first, "OCX_PROFILE_DIR names a file, not a directory") &&
+                      strstr(w.first, "profiles are read from"),
+                  "warned '%s'", w.first);
+}
+END_TEST
+
 /* One warning per problem, however many problems: past 64 in a context, each further one had been
  * warned about again at every lookup (two profiles from a newer ocx, each entry with a parameter this
  * version lacks, made 92 warnings, then 28 more at each ocx_context_profile()). */
@@ -2007,6 +2030,7 @@ int main(void)
     tcase_add_test(bad, test_not_json);
     tcase_add_test(bad, test_empty_file);
     tcase_add_test(bad, test_not_a_regular_file);
+    tcase_add_test(bad, test_profile_dir_is_a_file);
     tcase_add_test(bad, test_other_schema);
     tcase_add_test(bad, test_unknown_top_level_key);
     tcase_add_test(bad, test_other_device);
