@@ -600,6 +600,35 @@ START_TEST(bench_json_and_plot)
     ck_assert_int_ge(axpy_rows, 2); /* f32 and f16, f64 where the device has it */
     json_decref(root);
 
+    /* A device without f64: its rows are left out with a note, the others run (the reductions' peer
+     * result buffer, f64, had failed every reduction row there). */
+    setenv("OCX_DISABLE_FP64", "1", 1);
+    setenv("OCX_BENCH_VECTOR_SIZES", "1000", 1);
+    setenv("OCX_BENCH_VECTOR_OPS", "axpy,sum", 1);
+    setenv("OCX_BENCH_VECTOR_DTYPES", "f32,f64", 1);
+    char err_path[4420];
+    snprintf(err_path, sizeof err_path, "%s.err", json_path);
+    const char *nargs[] = {"vector", "--quick", "--json", NULL};
+    ck_assert_int_eq(trun_tool("ocx-bench", json_path, err_path, nargs), 0);
+    unsetenv("OCX_DISABLE_FP64");
+    unsetenv("OCX_BENCH_VECTOR_SIZES");
+    unsetenv("OCX_BENCH_VECTOR_OPS");
+    unsetenv("OCX_BENCH_VECTOR_DTYPES");
+    root = json_load_file(json_path, 0, &jerr);
+    ck_assert_msg(root != NULL, "ocx-bench --json (no f64) does not parse: %s", jerr.text);
+    int f32_rows = 0;
+    json_array_foreach(json_object_get(root, "results"), i, row) {
+        const char *op = json_string_value(json_object_get(row, "op")), *dt = json_string_value(json_object_get(row, "dtype"));
+        ck_assert_msg(strcmp(dt, "f64") != 0, "an f64 row (%s) without f64", op);
+        f32_rows += !strcmp(dt, "f32") && (!strcmp(op, "axpy") || !strcmp(op, "sum"));
+    }
+    ck_assert_int_eq(f32_rows, 2);
+    json_decref(root);
+    char *notes = slurp(err_path);
+    ck_assert_msg(strstr(notes, "vector: f64 left out") && strstr(notes, "reduce: f64 left out"), "notes:\n%s", notes);
+    free(notes);
+    unlink(err_path);
+
     /* The demo alone: no rows and no peaks (it does not measure them), and its result as a section
      * of its own (it had written only the empty results and peaks). */
     const char *dargs[] = {"demo", "--json", NULL};

@@ -79,6 +79,9 @@ int bench_roofline(const bench *b, const char *op, const char *dtype, double flo
                    ocx_roofline *r);
 void bench_note(bench *b, const char *fmt, ...);
 void bench_header(bench *b, const char *title);
+/* 1 when the device runs dtype dt; else 0, after a note (once a part) that `part`'s rows of it are
+ * left out (f64 without cl_khr_fp64: they had gone missing without a word). */
+int bench_runs_dtype(bench *b, const char *part, ocx_dtype dt);
 
 /* Monotonic wall clock in ns; the median of n values (sorts them). */
 double bench_now_ns(void);

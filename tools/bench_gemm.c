@@ -245,7 +245,7 @@ int bench_gemm(bench *b)
         ocx_dtype in = !strcmp(dt, "f64") ? OCX_F64 : !strncmp(dt, "f16", 3) ? OCX_F16 : OCX_F32;
         ocx_dtype out = !strcmp(dt, "f16f32") ? OCX_F32 : in;
         ocx_gemm_compute compute = !strcmp(dt, "f32x3") ? OCX_COMPUTE_TF32X3 : OCX_COMPUTE_DEFAULT;
-        if (in == OCX_F64 && !b->info.has_fp64) continue;
+        if (!bench_runs_dtype(b, "gemm", in)) continue;
         for (size_t si = 0; si < nsizes * (size_t)nops; si++) {
             const int *op2 = ops[si % (size_t)nops];
             gemm_case g = {list[si / (size_t)nops][0], list[si / (size_t)nops][1], list[si / (size_t)nops][2], NULL, NULL,

@@ -119,6 +119,19 @@ void bench_row(bench *b, const char *group, const char *op, const char *dtype, c
            ai, bd, e, has_peer ? peer : "-", pt, ra);
 }
 
+int bench_runs_dtype(bench *b, const char *part, ocx_dtype dt)
+{
+    if (dt != OCX_F64 || b->info.has_fp64) return 1;
+    static char noted[256]; /* the parts noted, " part" each */
+    char key[64];
+    snprintf(key, sizeof key, " %s ", part);
+    if (!strstr(noted, key) && strlen(noted) + strlen(key) < sizeof noted) {
+        strcat(noted, key);
+        bench_note(b, "%s: f64 left out: the device has no cl_khr_fp64", part);
+    }
+    return 0;
+}
+
 void bench_note(bench *b, const char *fmt, ...)
 {
     va_list ap;

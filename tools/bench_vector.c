@@ -134,7 +134,8 @@ static int has_peer(const char *op, ocx_dtype dt)
  * alternate with ours (as bench_time_pair_ns does). ------------------------------------------- */
 typedef struct red_case {
     ocx_reduce_op op;
-    ocx_buffer *x, *y, *r, *ri, *scratch;
+    ocx_buffer *x, *y, *r, *ri, *scratch; /* scratch: the peer's result, 512 bytes of any dtype (u32: f64
+                                              had failed every row on devices without cl_khr_fp64) */
     size_t n;
 } red_case;
 
@@ -241,12 +242,12 @@ static int bench_reductions(bench *b, const size_t *sizes, size_t nsizes)
         size_t n = sizes[si];
         for (size_t di = 0; di < 3; di++) {
             ocx_dtype dt = dtypes[di];
-            if ((dt == OCX_F64 && !b->info.has_fp64) || !dtype_wanted(dt)) continue;
+            if (!dtype_wanted(dt) || !bench_runs_dtype(b, "reduce", dt)) continue;
             red_case c = {OCX_REDUCE_SUM, NULL, NULL, NULL, NULL, NULL, n};
             float *hx = NULL, *hy = NULL;
             if (ocx_buffer_create(b->ctx, dt, n, &c.x) || ocx_buffer_create(b->ctx, dt, n, &c.y) ||
                 ocx_buffer_create(b->ctx, dt == OCX_F64 ? OCX_F64 : OCX_F32, 1, &c.r) ||
-                ocx_buffer_create(b->ctx, OCX_U32, 1, &c.ri) || ocx_buffer_create(b->ctx, OCX_F64, 64, &c.scratch)) {
+                ocx_buffer_create(b->ctx, OCX_U32, 1, &c.ri) || ocx_buffer_create(b->ctx, OCX_U32, 128, &c.scratch)) {
                 bench_note(b, "reduce: %zu %s elements do not fit: %s", n, ocx_dtype_name(dt), ocx_last_error());
                 goto next;
             }
@@ -335,7 +336,7 @@ int bench_vector(bench *b)
         size_t n = sizes[si];
         for (size_t di = 0; di < 3; di++) {
             ocx_dtype dt = dtypes[di];
-            if ((dt == OCX_F64 && !b->info.has_fp64) || !dtype_wanted(dt)) continue;
+            if (!dtype_wanted(dt) || !bench_runs_dtype(b, "vector", dt)) continue;
             vec_case c = {NULL, NULL, NULL, NULL, n};
             if (ocx_buffer_create(b->ctx, dt, n, &c.x) || ocx_buffer_create(b->ctx, dt, n, &c.y) ||
                 ocx_buffer_create(b->ctx, dt, n, &c.z)) {
