@@ -30,7 +30,7 @@
 /* Temporary files older than this are left by a process that died while storing: removed. */
 #define CACHE_STALE_TMP_S 600
 
-static atomic_int warned_unwritable, warned_no_dir, warned_unstored;
+static atomic_int warned_unwritable, warned_no_dir, warned_unstored, warned_relative;
 
 FILE *ocx__open_regular(const char *path, const char **why)
 {
@@ -77,6 +77,12 @@ void ocx__cache_dir(char *out, size_t cap)
             out[0] = '\0';
             if (atomic_exchange(&warned_no_dir, 1) == 0)
                 ocx__warn("binary cache: OCX_CACHE_DIR is too long (%zu bytes); running uncached", strlen(dir));
+        } else if (out[0] != '/' && atomic_exchange(&warned_relative, 1) == 0) {
+            /* taken as given, but said: "~" or " " (a quoting slip) had put a cache into whatever
+             * directory the program ran in, without a word */
+            char cwd[4096];
+            ocx__warn("binary cache: OCX_CACHE_DIR=%s is relative: the cache is %s/%s, which moves with the "
+                      "working directory (not said again)", dir, getcwd(cwd, sizeof cwd) ? cwd : ".", dir);
         }
         return;
     }

@@ -360,6 +360,29 @@ START_TEST(test_unwritable_and_missing_directories)
 }
 END_TEST
 
+/* A relative OCX_CACHE_DIR is used from the working directory, and said once ("~" or " ", quoting
+ * slips, had put caches wherever programs ran, without a word). */
+START_TEST(test_relative_directory)
+{
+    fresh_dir("relative");
+    char was[4096];
+    ck_assert_ptr_nonnull(getcwd(was, sizeof was));
+    ck_assert_int_eq(chdir(dir), 0);
+    setenv("OCX_CACHE_DIR", "~", 1);
+    char warned[4096];
+    ck_assert_uint_ge(tadd_warned(warned).disk_cache_writes, 1);
+    char expect[8400];
+    snprintf(expect, sizeof expect, "OCX_CACHE_DIR=~ is relative: the cache is %s/~,", dir);
+    ck_assert_msg(strstr(warned, expect), "the warnings:\n%s", warned);
+    struct stat sb;
+    ck_assert_int_eq(stat("~", &sb), 0);
+    ck_assert(S_ISDIR(sb.st_mode));
+    tadd_warned(warned);
+    ck_assert_msg(!strstr(warned, "is relative"), "said again:\n%s", warned);
+    ck_assert_int_eq(chdir(was), 0);
+}
+END_TEST
+
 START_TEST(test_not_a_regular_file)
 {
     /* A FIFO at an entry's name had made the load wait forever for a writer (fopen). */
@@ -562,6 +585,7 @@ int main(void)
     tcase_add_test(core, test_wrapping_lengths);
     tcase_add_test(core, test_last_error_kept);
     tcase_add_test(core, test_unwritable_and_missing_directories);
+    tcase_add_test(core, test_relative_directory);
     tcase_add_test(core, test_not_a_regular_file);
     tcase_add_test(core, test_remove_spares_a_newer_entry);
     tcase_add_test(core, test_stale_temporaries_removed);
