@@ -419,8 +419,9 @@ OCX_API float ocx_half_to_float(uint16_t h);
  * Size classes: vector operations and reductions of n elements are "small" below 2^16, "medium"
  * below 2^26 and "large" from 2^26 on (on CPUs from 2^23 on: beyond the caches); GEMM products of M*N*K below 2^31 are "medium", the others
  * "short_k" where K <= 256, else "large" from 2^38 on and "all" between; those small enough for the
- * direct kernel (up to DIRECT^3, a parameter of their class: 16^3 on CPUs by default, and never
- * above 160^3) take the "small" class's work-group shape.
+ * direct kernel (up to DIRECT^3, a parameter of their class: 16^3 on CPUs by default) take the
+ * "small" class's work-group shape up to 160^3, and their own class's above it (a DIRECT above
+ * 160 from OCX_GEMM_PARAMS or a profile).
  * A profile without an entry for a class uses its "all" entry (the source's, before the next
  * source is consulted), except where the class has built-in defaults of its own on the device
  * (GEMM's "medium" and "short_k" on GPUs, f32 "large" on NVIDIA's, the TF32X3 tiles' "large"; on CPUs
@@ -524,7 +525,9 @@ typedef struct ocx_tune_options {
     volatile int *stop;    /* set *stop to 1 (a signal handler may) to end early */
     const char *classes;   /* comma-separated size classes: "all,small,medium,large,short_k"; NULL or
                               "": every class but "short_k" (quick: "all", and on CPUs vector's
-                              and reduce's "large" too). GEMM's "large" is tuned on GPUs only.
+                              and reduce's "large" too). "medium" is GEMM's alone (vector and
+                              reduce have no such entry: their "all" serves those sizes). GEMM's
+                              "large" is tuned on GPUs only.
                               "short_k" (GEMM, K <= 256) is tuned on GPUs and only when named. */
     unsigned long long seed; /* the order candidates are sampled in: each entry draws from its own
                               generator seeded from this and its place in the run, so a seed
@@ -538,7 +541,7 @@ typedef struct ocx_tune_options {
  *  any entry that contexts would refuse). out_path must be a regular file, absent, or a symbolic
  *  link to one (written through), in a directory we may write: checked before any tuning. One run
  *  at a time writes a file: a run holds a lock on ".NAME.lock" beside the file written (removed at
- *  the end; a process that dies releases it), and a second run on the same file, in this process or
+ *  the end; a process that dies releases it and leaves the file, empty and harmless), and a second run on the same file, in this process or
  *  another, fails with OCX_ERR_IO (where no lock can be had, a file system without locks or another
  *  user's lock file, the run goes on unlocked, with a warning). Every candidate's result is checked
  *  against a host reference before it is timed. Each entry's search starts from the built-in

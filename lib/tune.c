@@ -2076,7 +2076,8 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
         }
     }
     OCX__FAIL_IF(!ntodo, OCX_ERR_UNSUPPORTED, "ocx_tune: no entry of the families, dtypes and classes asked for "
-                 "is tunable on this device (f64 needs cl_khr_fp64, GEMM's large and short_k classes a GPU; gemm_mma "
+                 "is tunable on this device (f64 needs cl_khr_fp64, GEMM's large and short_k classes a GPU; medium is "
+                 "GEMM's alone, vector and reduce taking their all entry there; gemm_mma "
                  "an NVIDIA GPU whose probe passed, its f32 entries --kernels and --dtypes naming them and a class "
                  "other than short_k)");
     char target[PATH_MAX], lock[PATH_MAX + 8];

@@ -193,6 +193,7 @@ static int usage(int rc)
             "OCX_PROFILE_DIR holds a profile for the device, which is read first); under simulated\n"
             "limits (OCX_LIMIT_WG, OCX_LIMIT_LOCAL_MEM, OCX_DISABLE_FP16/FP64) only to an --out named.\n"
             "Size classes: every one but short_k unless --classes (--quick: all, and large on CPUs);\n"
+            "medium is GEMM's alone (vector and reduce take their all entry there);\n"
             "GEMM's large (8192^3) only on GPUs; short_k (GEMM with K <= 256, at 8192x8192x128)\n"
             "on GPUs and only when named; gemm_mma (f16 GEMM on NVIDIA tensor cores)\n"
             "where its probe passes, and then it stands for the portable f16 GEMM (tuned only under\n"
