@@ -623,7 +623,7 @@ static ocx_status env_override(const ocx_context *ctx, const ocx__family *fam, o
         OCX__FAIL_IF(i == fam->nparams, OCX_ERR_INVALID_ARGUMENT, "%s: %s has no parameter %s", var, fam->name, t);
         long v = strtol(eq + 1, &end, 10);
         OCX__FAIL_IF(end == eq + 1 || *end || v < INT32_MIN || v > INT32_MAX, OCX_ERR_INVALID_ARGUMENT,
-                     "%s: %s=%s is not a number", var, t, eq + 1);
+                     "%s: %s=%s is not a decimal whole number within the int range", var, t, eq + 1);
         p->v[i] = (int)v;
     }
     /* set, but to separators alone: a mistake (ocx_last_params() had named the environment as the
