@@ -16,7 +16,11 @@
  *     Events of other streams (or of other queues of the context) may be waited for: ocx flushes the
  *     queue behind such an event where its command is still unsubmitted, as OpenCL requires.
  *     An event of the wait list that has already failed (a negative execution status) fails the call
- *     with OCX_ERR_OPENCL; one that fails later fails the command (ocx_event_wait says so). A
+ *     with OCX_ERR_OPENCL; one that fails later fails the command (ocx_event_wait says so). Fail a
+ *     user event only once the calls that wait on it have returned: one failed by another thread
+ *     while such a call enqueues, after ocx's check, may leave the command queued for good on
+ *     PoCL 3.1 (it never runs a command enqueued behind an event that has already failed), and
+ *     everything that waits for it then (finish, destroy) blocks. A
  *     blocking call (ocx_buffer_read/write, ocx_reduce_host) waits for its wait list before it
  *     enqueues anything: an event that fails meanwhile fails the call with OCX_ERR_OPENCL, nothing done.
  *     Behind a command of its stream that fails while it waits, whether a blocking transfer runs is
@@ -319,11 +323,15 @@ OCX_API cl_command_queue ocx_stream_cl_queue(const ocx_stream *stream);
  *  @return OCX_ERR_OPENCL if one failed (after waiting for the others). */
 OCX_API ocx_status ocx_event_wait(size_t num, const ocx_event *events);
 /*! ocx_event_release() : releases an event returned by ocx. Accepts NULL. An event whose command
- *  has not completed is held until it has (PoCL 3.1 aborted when such a command later failed). */
+ *  has not completed is held until it has (PoCL 3.1 aborted when such a command later failed):
+ *  until a later release or ocx_stream_finish() finds it complete. One whose command failed is
+ *  held until its stream (the default stream: its context) is destroyed, so a long-lived stream
+ *  whose work is often cancelled by failing its wait lists grows by an event a failed command. */
 OCX_API void ocx_event_release(ocx_event event);
 /*! ocx_event_elapsed_ns() : device time between the start and the end of a completed command's
  *  event, from OpenCL profiling (ocx streams have profiling on; an interop context's own queue may
- *  not: OCX_ERR_UNSUPPORTED). Blocks until the event completes. */
+ *  not: OCX_ERR_UNSUPPORTED). Blocks until the event completes; a failed command's event:
+ *  OCX_ERR_OPENCL. */
 OCX_API ocx_status ocx_event_elapsed_ns(ocx_event event, uint64_t *ns);
 
 /* ---------------------------------------------------------------------------------------------- */

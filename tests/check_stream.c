@@ -489,6 +489,45 @@ START_TEST(test_released_failed_events_let_go)
 }
 END_TEST
 
+/* Events released while their commands waited behind a gate are let go once a finish has seen
+ * them complete: they had stayed held (with their queue) until the held list doubled again, which
+ * later calls, complete before their release, never brought about (100000 of them: 99 MB held
+ * until the stream's destroy). The queue's reference count, which each event holds, shows it. */
+START_TEST(test_released_events_let_go_after_finish)
+{
+    ocx_stream *s = NULL;
+    ck_ok(ocx_stream_create(tctx, &s));
+    cl_command_queue q = ocx_stream_cl_queue(s);
+    cl_uint before = 0, after = 0, held = 0;
+    ocx_buffer *x = NULL;
+    ck_ok(ocx_buffer_create(tctx, OCX_F32, 64, &x));
+    ck_ok(ocx_fill(tctx, s, 64, 0.0, x, 1, 0, NULL, NULL)); /* PoCL's queue keeps its last command's event */
+    ck_ok(ocx_stream_finish(tctx, s));
+    ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof before, &before, NULL), CL_SUCCESS);
+    cl_event gate = tuser_event();
+    enum { N = 2000 };
+    for (int i = 0; i < N; i++) {
+        ocx_event e = NULL;
+        ck_ok(ocx_fill(tctx, s, 64, (double)i, x, 1, 1, &gate, &e));
+        ocx_event_release(e); /* pending: held */
+    }
+    ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof held, &held, NULL), CL_SUCCESS);
+    /* each pending event holds the queue (PoCL; a driver whose events hold none shows nothing) */
+    if (held != before) ck_assert_uint_ge(held, before + N - 1); /* (the last event: the queue's own) */
+    ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    clReleaseEvent(gate);
+    for (int i = 0; i < 8; i++) ck_ok(ocx_stream_finish(tctx, s)); /* N/256 finishes: a sweep */
+    ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof after, &after, NULL), CL_SUCCESS);
+    ck_assert_msg(after == before, "%u references to the queue after the finishes, %u before the calls", after,
+                  before);
+    float got = 0;
+    ck_ok(ocx_buffer_read(tctx, s, x, 63, 1, &got, 0, NULL, NULL));
+    ck_assert_float_eq(got, (float)(N - 1));
+    ocx_buffer_destroy(x);
+    ocx_stream_destroy(s);
+}
+END_TEST
+
 /* A caller's user event failed by another thread while the stream or context whose commands wait
  * on it is destroyed: PoCL marks those commands failed, and lets clFinish return, before that thread
  * is done with their events, and the destroy's release of them had aborted the process ("PTHREAD
@@ -586,6 +625,7 @@ int main(void)
     tcase_add_test(core, test_events_chained_through_one_variable);
     tcase_add_test(core, test_wait_spans_contexts);
     tcase_add_test(core, test_released_failed_events_let_go);
+    tcase_add_test(core, test_released_events_let_go_after_finish);
     tcase_add_test(core, test_failure_set_during_destroy);
     tcase_add_test(core, test_bad_arguments);
     suite_add_tcase(s, core);
