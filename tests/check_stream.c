@@ -517,7 +517,14 @@ START_TEST(test_released_events_let_go_after_finish)
     ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
     clReleaseEvent(gate);
     for (int i = 0; i < 8; i++) ck_ok(ocx_stream_finish(tctx, s)); /* N/256 finishes: a sweep */
-    ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof after, &after, NULL), CL_SUCCESS);
+    /* PoCL's own threads may still hold an event a moment after the finish returned (one reference
+     * more in 1 of 3 loaded runs): up to a second for them; without the sweep 2000 stay for good */
+    for (int tries = 0; tries < 200; tries++) {
+        ck_assert_int_eq(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof after, &after, NULL), CL_SUCCESS);
+        if (after <= before) break;
+        const struct timespec ms5 = {0, 5000000L};
+        nanosleep(&ms5, NULL);
+    }
     ck_assert_msg(after == before, "%u references to the queue after the finishes, %u before the calls", after,
                   before);
     float got = 0;
