@@ -558,13 +558,19 @@ typedef struct ocx_tune_options {
  *  profiles on the search path (a profile that records no device "type" gives none). Blocks for
  *  about opt->budget_s. Contexts created afterwards read the profile when it lies on the search
  *  path (see above).
- *  @return OCX_OK (also when *stop ended it: the entries finished are written, nothing if none was),
- *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, a list naming none, no out_path,
- *  a budget_s that is not finite),
- *  OCX_ERR_UNSUPPORTED (nothing asked for is tunable on this device, or no entry was finished within
- *  the budget), OCX_ERR_OUT_OF_MEMORY (no entry finished, the last skipped for want of memory),
- *  OCX_ERR_IO (out_path unusable, or another run writing it; for `resume`, there but unreadable or
- *  not a profile of this version and device, which is then left as it is). */
+ *  Candidates are timed by profiling events on ctx's default stream, whose queue must have
+ *  profiling (an interop context's own queue may not).
+ *  @return OCX_OK (also when *stop ended it: the entries finished are written, nothing if none was,
+ *  a resumed file then left as it was),
+ *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, a list naming none, no out_path or
+ *  "", a budget_s that is not finite, `resume` under simulated limits: the file's entries are the
+ *  whole device's),
+ *  OCX_ERR_UNSUPPORTED (nothing asked for is tunable on this device, the default queue has no
+ *  profiling, or no entry was finished within the budget), OCX_ERR_OUT_OF_MEMORY (no entry
+ *  finished, the last skipped for want of memory or every candidate of it out of memory),
+ *  OCX_ERR_IO (out_path unusable, or another run writing it, or something other than an empty lock
+ *  file where the lock goes; for `resume`, there but unreadable or not a profile of this version and
+ *  device, which is then left as it is). */
 OCX_API ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt);
 
 /* ---------------------------------------------------------------------------------------------- */

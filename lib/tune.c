@@ -1092,6 +1092,8 @@ typedef struct tuner {
     int nvisited;
     int best[OCX__MAX_PARAMS];
     int searched[OCX__MAX_PARAMS]; /* the entry's searched parameters (space_init), for report() */
+    unsigned out_of_memory;        /* candidates whose run failed for want of memory (evaluate) */
+    char memory_why[256];          /* the last such failure's message */
     double best_rate, default_rate;
     int top[CONFIRM_TOP][OCX__MAX_PARAMS]; /* the fastest candidates measured, fastest first */
     double top_rate[CONFIRM_TOP];
@@ -1295,6 +1297,10 @@ static double evaluate(tuner *t, const int *v)
     if (st == OCX_OK) st = ocx_stream_finish(t->ctx, NULL);
     if (st == OCX_OK) st = verify(t->ctx, t->tc);
     if (st == OCX_OK && t->def->check) st = t->def->check(t->ctx, t->tc);
+    if (st == OCX_ERR_OUT_OF_MEMORY) {
+        t->out_of_memory++;
+        snprintf(t->memory_why, sizeof t->memory_why, "%s", ocx_last_error());
+    }
     if (st == OCX_OK) {
         int reps = t->opt->quick ? 3 : 5;
         double ns[9];
@@ -1989,12 +1995,20 @@ static ocx_status lock_target(const char *path, const char *target, char *lock, 
     OCX__FAIL_IF(n < 0 || (size_t)n >= cap, OCX_ERR_IO, "ocx_tune: %s: the path is too long", path);
     for (int tries = 0; tries < 8; tries++) {
         /* no link followed (one planted in a shared directory); read-only, enough for flock */
-        const int f = open(lock, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        const int f = open(lock, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
         if (f < 0 && (errno == EACCES || errno == EPERM)) { /* another user's, left by a killed run */
             ocx__warn("ocx_tune: cannot open the lock %s (%s); tuning without the lock", lock, strerror(errno));
             return OCX_OK;
         }
         OCX__FAIL_IF(f < 0, OCX_ERR_IO, "ocx_tune: cannot make the lock %s: %s", lock, strerror(errno));
+        /* Ours are empty regular files: anything else there is someone's, which the unlock at the
+         * end would have deleted (a user's file, a profile written to that name). */
+        struct stat own;
+        if (fstat(f, &own) != 0 || !S_ISREG(own.st_mode) || own.st_size != 0) {
+            close(f);
+            return ocx__error(OCX_ERR_IO, "ocx_tune: %s is there and is not an empty lock file (the lock of %s); "
+                              "move it away", lock, path);
+        }
         if (flock(f, LOCK_EX | LOCK_NB) != 0) {
             const int e = errno;
             close(f);
@@ -2033,7 +2047,22 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
      * clock started after it had run 60-s runs to 61 s. */
     const double t0 = ocx__now_s();
     OCX__FORWARD(ocx__check_context(ctx));
-    OCX__FAIL_IF(!opt || !opt->out_path, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: options and out_path are required");
+    OCX__FAIL_IF(!opt || !opt->out_path || !*opt->out_path, OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_tune: options and out_path are required");
+    /* Candidates are timed by profiling events on the default stream: an interop context's queue
+     * without profiling had failed every candidate ("has no profiling") for the whole budget. */
+    cl_command_queue_properties props = 0;
+    OCX__FAIL_IF(clGetCommandQueueInfo(ctx->stream.queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL) != CL_SUCCESS ||
+                     !(props & CL_QUEUE_PROFILING_ENABLE),
+                 OCX_ERR_UNSUPPORTED,
+                 "ocx_tune: the context's queue has no profiling (CL_QUEUE_PROFILING_ENABLE), which tuning times "
+                 "candidates by; tune on a context ocx made (ocx_context_create)");
+    /* Under simulated limits the entries of the file, measured on the whole device, would be
+     * dropped (those the limits refuse) or replaced by the limited device's, in a file every later
+     * context of the device reads as its own. */
+    OCX__FAIL_IF(opt->resume && ctx->info.limited, OCX_ERR_INVALID_ARGUMENT,
+                 "ocx_tune: resume under simulated limits (OCX_LIMIT_WG, OCX_LIMIT_LOCAL_MEM, OCX_DISABLE_FP16/FP64) "
+                 "would drop or replace the device's own entries in %s; write another file", opt->out_path);
     OCX__FAIL_IF(!isfinite(opt->budget_s), OCX_ERR_INVALID_ARGUMENT,
                  "ocx_tune: budget_s %g is not a finite number of seconds", opt->budget_s);
     /* Names in the lists that match nothing are a mistake worth reporting. */
@@ -2210,6 +2239,13 @@ static ocx_status tune_entries(ocx_context *ctx, const ocx_tune_options *opt, co
             } else if (t->best_rate > 0) {
                 add_entry(root, t);
                 st = profile_write(root, opt->out_path); /* after every entry: Ctrl-C and --resume */
+            } else if (t->tried > 0 && t->out_of_memory == t->tried) {
+                /* skipped for want of memory, as a set-up that runs out is: the status says so */
+                ocx__warn("ocx_tune: %s/%s/%s: every candidate ran out of memory (%s); entry left out",
+                          t->def->family, dname, cls, t->memory_why);
+                skip_st = OCX_ERR_OUT_OF_MEMORY;
+                snprintf(skip_msg, sizeof skip_msg, "%s/%s/%s: every candidate ran out of memory: %s",
+                         t->def->family, dname, cls, t->memory_why);
             } else if (t->tried > 0) {
                 ocx__warn("ocx_tune: %s/%s/%s: no candidate ran correctly; entry left out", t->def->family, dname,
                           cls);
@@ -2240,9 +2276,10 @@ static ocx_status tune_entries(ocx_context *ctx, const ocx_tune_options *opt, co
         else if (!stopped)
             st = ocx__error(OCX_ERR_UNSUPPORTED, "ocx_tune: no entry was finished in the budget of %.1f s (too short, "
                             "or every candidate failed: see the warnings)", budget);
-    } else if (st == OCX_OK) {
-        st = profile_write(root, opt->out_path);
     }
+    /* Each finished entry was written as it finished; a run that finished none leaves the file as
+     * it was (a resumed one, stopped before it began, had been rewritten, its date and the entries
+     * the library refuses changed). */
     json_decref(root);
     return st;
 }

@@ -1291,6 +1291,75 @@ static void note_candidates(void *user, const ocx_tune_progress *p)
     }
 }
 
+/* What ocx_tune refuses before it tunes, and what it leaves alone (an adversarial tester's finds):
+ * a queue without profiling (every candidate had failed for the whole budget), resume under
+ * simulated limits (the device's own entries dropped or replaced), a file in the lock's place (the
+ * unlock deleted it), a run stopped before it began (a resumed file was rewritten), and an entry
+ * whose every candidate ran out of memory (reported as unsupported). */
+START_TEST(test_tuning_refusals)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    char path[1400], lock[1500], *text = NULL;
+    path_in(dir_env, path, sizeof path);
+    snprintf(lock, sizeof lock, "%s/.%s.json.lock", dir_env, dev.normalized_name);
+    ocx_tune_options opt = {.families = "vector", .dtypes = "f32", .classes = "small", .budget_s = 4, .quick = 1,
+                            .out_path = path};
+    ck_status(ocx_tune(ctx, &(ocx_tune_options){.out_path = ""}), OCX_ERR_INVALID_ARGUMENT);
+
+    cl_context c;
+    cl_device_id d;
+    ck_ok(ocx_context_cl(ctx, &c, &d));
+    cl_int err;
+    cl_command_queue plain = clCreateCommandQueue(c, d, 0, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ocx_context *interop = NULL;
+    ck_ok(ocx_context_create_from_cl(c, d, plain, &interop));
+    const double t0 = ocx__now_s();
+    ck_status(ocx_tune(interop, &opt), OCX_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(ocx_last_error(), "no profiling") && ocx__now_s() - t0 < 1, "%s", ocx_last_error());
+    ocx_context_destroy(interop);
+    clReleaseCommandQueue(plain);
+    ck_assert_int_ne(access(path, F_OK), 0);
+
+    write_json(dir_env, profile_with(32, 1, 1)); /* a file to resume */
+    text = strdup(read_text(path));
+    setenv("OCX_LIMIT_WG", "64", 1);
+    ocx_context *limited = NULL;
+    ck_ok(ocx_context_create(NULL, &limited));
+    opt.resume = 1;
+    ck_status(ocx_tune(limited, &opt), OCX_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ocx_last_error(), "simulated limits"), "%s", ocx_last_error());
+    ocx_context_destroy(limited);
+    unsetenv("OCX_LIMIT_WG");
+    ck_assert_str_eq(read_text(path), text);
+
+    volatile int stop = 1; /* stopped before it began: the resumed file as it was */
+    opt.stop = &stop;
+    ck_ok(ocx_tune(ctx, &opt));
+    ck_assert_str_eq(read_text(path), text);
+    opt.stop = NULL;
+
+    FILE *f = fopen(lock, "w"); /* someone's file where the lock goes */
+    ck_assert_ptr_nonnull(f);
+    fputs("keep me\n", f);
+    fclose(f);
+    ck_status(ocx_tune(ctx, &opt), OCX_ERR_IO);
+    ck_assert_msg(strstr(ocx_last_error(), "not an empty lock file"), "%s", ocx_last_error());
+    ck_assert_str_eq(read_text(lock), "keep me\n");
+    ck_assert_int_eq(unlink(lock), 0);
+    free(text);
+
+    opt.resume = 0; /* every candidate out of memory: said so */
+    opt.families = "reduce";
+    setenv("OCX_LIMIT_SCRATCH", "1", 1);
+    ck_status(ocx_tune(ctx, &opt), OCX_ERR_OUT_OF_MEMORY);
+    ck_assert_msg(strstr(ocx_last_error(), "ran out of memory"), "%s", ocx_last_error());
+    unsetenv("OCX_LIMIT_SCRATCH");
+    ocx_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(test_tuning_round_trip)
 {
     /* A tiny tuning run (5 s) writes a valid profile; a new context then uses its parameters. */
@@ -2004,6 +2073,7 @@ int main(void)
     tcase_add_test(core, test_user_path);
     tcase_add_test(core, test_warning_names_the_parameter);
     tcase_add_test(core, test_warning_handler_replaced);
+    tcase_add_test(core, test_tuning_refusals);
     tcase_add_test(core, test_tuning_round_trip);
     tcase_add_test(core, test_seeds);
     tcase_add_test(core, test_tuning_tries_seeds);
