@@ -219,6 +219,10 @@ int ocx__json_dump_atomic(json_t *root, const char *path, size_t flags)
     char tmp[4400];
     const int fd = ocx__open_temp(path, tmp, sizeof tmp);
     if (fd < 0) return errno;
+    /* a file replaced keeps its permissions (a profile of 0640 had become 0644, the temporary's,
+     * less the umask); a hard link to it is broken, as by any replace-by-rename */
+    struct stat was;
+    if (stat(path, &was) == 0 && S_ISREG(was.st_mode)) fchmod(fd, was.st_mode & 07777);
     errno = 0;
     const int dumped = json_dumpfd(root, fd, flags) == 0;
     int err = dumped ? 0 : errno ? errno : EIO;

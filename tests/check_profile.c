@@ -1989,6 +1989,14 @@ START_TEST(test_json_written_whole_from_threads)
     for (struct dirent *e; (e = readdir(d));) files += e->d_name[0] != '.';
     closedir(d);
     ck_assert_int_eq(files, 1); /* no temporary left beside it */
+    /* a file replaced keeps its permissions (0640 had become the temporary's 0644) */
+    ck_assert_int_eq(chmod(dump_path, 0640), 0);
+    json_t *again = json_pack("{s:i}", "i", 0);
+    ck_assert_int_eq(ocx__json_dump_atomic(again, dump_path, 0), 0);
+    json_decref(again);
+    struct stat sb;
+    ck_assert_int_eq(stat(dump_path, &sb), 0);
+    ck_assert_int_eq(sb.st_mode & 07777, 0640);
 }
 END_TEST
 
