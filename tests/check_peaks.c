@@ -627,6 +627,17 @@ START_TEST(bench_json_and_plot)
     char *notes = slurp(err_path);
     ck_assert_msg(strstr(notes, "vector: f64 left out") && strstr(notes, "reduce: f64 left out"), "notes:\n%s", notes);
     free(notes);
+    /* f64 alone there: nothing measured, which fails the run (it had exited 0 with no row) */
+    setenv("OCX_DISABLE_FP64", "1", 1);
+    setenv("OCX_BENCH_VECTOR_SIZES", "1000", 1);
+    setenv("OCX_BENCH_VECTOR_DTYPES", "f64", 1);
+    ck_assert_int_eq(trun_tool("ocx-bench", json_path, err_path, nargs), 1);
+    unsetenv("OCX_DISABLE_FP64");
+    unsetenv("OCX_BENCH_VECTOR_SIZES");
+    unsetenv("OCX_BENCH_VECTOR_DTYPES");
+    notes = slurp(err_path);
+    ck_assert_msg(strstr(notes, "ocx-bench vector: nothing was measured"), "notes:\n%s", notes);
+    free(notes);
     unlink(err_path);
 
     /* The demo alone: no rows and no peaks (it does not measure them), and its result as a section
