@@ -754,6 +754,29 @@ START_TEST(bench_json_and_plot)
     ck_assert_msg(usage && strstr(usage, "usage: profile-ab"), "profile-ab --help printed: %s", usage ? usage : "");
     free(usage);
     ck_assert_int_eq(trun_tool("profile-ab", "/dev/null", "/dev/null", ab_none), 2);
+    /* a bad argument is named; a file the library does not read as a profile is an error, not a
+     * comparison of the defaults with themselves; a report that cannot be written fails the run */
+    char ab_err[4420], garbage[4420];
+    snprintf(ab_err, sizeof ab_err, "%s.ab", json_path);
+    snprintf(garbage, sizeof garbage, "%s.garbage.json", json_path);
+    const char *ab_bad[] = {"defaults", "defaults", "--rounds", "abc", NULL};
+    ck_assert_int_eq(trun_tool("profile-ab", "/dev/null", ab_err, ab_bad), 2);
+    char *said = slurp(ab_err);
+    ck_assert_msg(strstr(said, "--rounds takes a whole number"), "profile-ab said: %s", said);
+    free(said);
+    FILE *g = fopen(garbage, "w");
+    ck_assert_ptr_nonnull(g);
+    fputs("garbage", g);
+    fclose(g);
+    const char *ab_garbage[] = {garbage, "defaults", "--gemm", "16", "--reduce", "none", "--rounds", "1", NULL};
+    ck_assert_int_eq(trun_tool("profile-ab", "/dev/null", ab_err, ab_garbage), 1);
+    said = slurp(ab_err);
+    ck_assert_msg(strstr(said, "is not a profile this version reads"), "profile-ab said: %s", said);
+    free(said);
+    const char *ab_full[] = {"defaults", "defaults", "--gemm", "16", "--reduce", "none", "--rounds", "1", NULL};
+    ck_assert_int_eq(trun_tool("profile-ab", "/dev/full", "/dev/null", ab_full), 1);
+    unlink(garbage);
+    unlink(ab_err);
 
     /* ocx-info --json --peaks: the device list with the peaks object (quick: from the cache the
      * bench run above filled) */

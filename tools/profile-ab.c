@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,23 @@ static int compare(side *sd, int op, size_t n, int rounds)
     return rc;
 }
 
+/* The sides' directories and links, removed on the way out, a signal's too (unlink and rmdir are
+ * async-signal-safe): a Ctrl-C had left them behind. */
+static char dirs[2][PATH_MAX], links[2][PATH_MAX + 64];
+static void remove_sides(void)
+{
+    for (int k = 0; k < 2; k++) {
+        if (links[k][0]) unlink(links[k]);
+        if (dirs[k][0]) rmdir(dirs[k]);
+    }
+}
+static void on_signal(int sig)
+{
+    remove_sides();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 int main(int argc, char **argv)
 {
     size_t gemm[MAX_SIZES] = {64, 128, 256, 512, 1024, 2048}, red[MAX_SIZES] = {65536, 1048576, 16777216},
@@ -212,12 +230,14 @@ int main(int argc, char **argv)
     const char *device = NULL;
     side sd[2] = {{0}};
     int nsides = 0, help = 0;
+    const char *bad = NULL; /* the first argument refused, for the message */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--rounds") && v) {
             char *end = NULL;
             long r = strtol(argv[++i], &end, 10);
-            rounds = *end || r < 1 || r > 10001 ? 0 : (int)r | 1; /* odd: one median */
+            rounds = *end || end == v || r < 1 || r > 10001 ? 0 : (int)r | 1; /* odd: one median */
+            if (!rounds && !bad) bad = "--rounds takes a whole number from 1 to 10001";
         } else if (!strcmp(a, "--gemm") && v) {
             if (!strcmp(v, "none")) ngemm = 0;
             else if (parse_sizes(a, v, 8192, gemm, &ngemm)) return 2;
@@ -225,7 +245,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--gemm-batch") && v) {
             char *end = NULL;
             unsigned long long b = strtoull(argv[++i], &end, 10);
-            gemm_batch = *end || b < 1 || b > 65536 ? 0 : (size_t)b;
+            gemm_batch = *end || end == v || b < 1 || b > 65536 ? 0 : (size_t)b;
+            if (!gemm_batch && !bad) bad = "--gemm-batch takes a whole number from 1 to 65536";
         } else if (!strcmp(a, "--reduce") && v) {
             if (!strcmp(v, "none")) nred = 0;
             else if (parse_sizes(a, v, (size_t)1 << 28, red, &nred)) return 2;
@@ -239,7 +260,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--device") && v) device = argv[++i];
         else if (!strcmp(a, "--help")) help = 1;
         else if (a[0] != '-' && nsides < 2) sd[nsides++].name = a;
-        else nsides = 3;
+        else {
+            nsides = 3;
+            if (!bad) bad = a;
+        }
     }
     static const char *const overrides[] = {"OCX_GEMM_PARAMS", "OCX_GEMM_MMA_PARAMS", "OCX_REDUCE_PARAMS",
                                             "OCX_VECTOR_PARAMS"};
@@ -249,6 +273,11 @@ int main(int argc, char **argv)
             return 2;
         }
     if (help || nsides != 2 || rounds < 1 || gemm_batch < 1) {
+        if (!help && bad) /* say what was refused, as the other tools do */
+            fprintf(stderr, "profile-ab: %s%s\n", bad,
+                    bad[0] == '-' && bad[1] == '-' && !strchr(bad, ' ') ? ": unknown option, or its value is missing" : "");
+        else if (!help)
+            fprintf(stderr, "profile-ab: two sides, A and B, are needed\n");
         fprintf(help ? stdout : stderr, "usage: profile-ab A B [--rounds N (odd)] [--gemm N,N,...|none] [--gemm-batch B (1-65536)] "
                         "[--reduce N,N,...|none] "
                         "[--vector N,N,...|none] [--kernel-time] [--f64] [--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
@@ -268,15 +297,18 @@ int main(int argc, char **argv)
         else hf[i] = (float)v;
     }
 
-    char dirs[2][64], links[2][PATH_MAX + 64] = {"", ""};
+    const char *tmp = getenv("TMPDIR");
     for (int k = 0; k < 2; k++) {
-        snprintf(dirs[k], sizeof dirs[k], "/tmp/profile-ab.XXXXXX");
+        snprintf(dirs[k], sizeof dirs[k], "%s/profile-ab.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
         if (!mkdtemp(dirs[k])) {
-            fprintf(stderr, "profile-ab: mkdtemp: %s\n", strerror(errno));
-            if (k) rmdir(dirs[0]);
+            fprintf(stderr, "profile-ab: mkdtemp %s: %s\n", dirs[k], strerror(errno));
+            dirs[k][0] = '\0';
+            remove_sides();
             return 1;
         }
     }
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], on_signal);
     int rc = 0;
     for (int k = 0; !rc && k < 2; k++) {
         side *s = &sd[k];
@@ -296,6 +328,13 @@ int main(int argc, char **argv)
         ocx_params_info used;
         const size_t first = most >= 256 * 256 * gemm_batch ? 256 : 1; /* the first lookup reads the profiles */
         rc = rc || batch(s, -1, first, 1, &t) || (ocx_last_params(&used) != OCX_OK && fail("params"));
+        ocx_profile_info pi;
+        if (!rc && strcmp(s->name, "defaults") != 0 && ocx_context_profile(s->ctx, 0, &pi) != OCX_OK) {
+            /* a file the library refused (warned about) had been compared as if it were read */
+            fprintf(stderr, "profile-ab: %s: %s is not a profile this version reads for this device (see the "
+                            "warning)\n", k ? "B" : "A", s->name);
+            rc = 1;
+        }
         if (!rc && k == 0) printf("profile-ab on '%s', %d rounds\n", info.name, rounds);
         if (!rc) printf("%s: %s (a %zu^3 GEMM's parameters: %s)\n", k ? "B" : "A", s->name, first, used.source);
     }
@@ -310,9 +349,12 @@ int main(int argc, char **argv)
         ocx_buffer_destroy(sd[k].a), ocx_buffer_destroy(sd[k].b), ocx_buffer_destroy(sd[k].c);
         ocx_buffer_destroy(sd[k].res), ocx_buffer_destroy(sd[k].idx);
         if (sd[k].ctx) ocx_context_destroy(sd[k].ctx);
-        if (links[k][0]) unlink(links[k]);
-        rmdir(dirs[k]);
     }
+    remove_sides();
     free(h);
+    if (fflush(stdout) != 0 || ferror(stdout)) { /* a report that did not reach its file is a failure */
+        fprintf(stderr, "profile-ab: writing the report: %s\n", strerror(errno));
+        rc = 1;
+    }
     return rc;
 }
