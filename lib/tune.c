@@ -2136,8 +2136,17 @@ static ocx_status tune_entries(ocx_context *ctx, const ocx_tune_options *opt, co
             root = NULL;
         }
     }
-    if (!root) root = profile_new(ctx);
-    OCX__FAIL_IF(!root, OCX_ERR_OUT_OF_MEMORY, "ocx_tune: out of host memory");
+    json_t *fresh = profile_new(ctx);
+    OCX__FAIL_IF(!fresh, OCX_ERR_OUT_OF_MEMORY, "ocx_tune: out of host memory");
+    if (!root) {
+        root = fresh;
+    } else { /* the file's header as this run would write it: a resumed file had kept another ocx
+                version's name, and device fields edited by hand (ocx-info then called the file stale) */
+        static const char *const header[] = {"ocx_version", "tool", "device"};
+        for (size_t h = 0; h < sizeof header / sizeof *header; h++)
+            json_object_set(root, header[h], json_object_get(fresh, header[h]));
+        json_decref(fresh);
+    }
 
     double budget = opt->budget_s > 0 ? opt->budget_s : 60.0;
     /* A margin for the candidate in flight at the deadline and the final write, so that the whole

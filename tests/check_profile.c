@@ -1831,6 +1831,10 @@ START_TEST(test_tool_paths_and_resume)
     json_t *e = json_array_get(json_object_get(j, "entries"), 0), *params = json_object_get(e, "params");
     ck_assert_str_eq(json_string_value(json_object_get(e, "family")), "vector");
     json_object_set_new(params, "WG", json_integer(3)); /* not a power of two: refused by the library */
+    /* a header from another ocx version and a driver version edited by hand: the resumed file is
+     * written with this run's (they had stayed, and ocx-info called the file stale) */
+    json_object_set_new(j, "ocx_version", json_string("9.9.9"));
+    json_object_set_new(json_object_get(j, "device"), "driver_version", json_string("9.9"));
     ck_assert_int_eq(json_dump_file(j, target, 0), 0);
     json_decref(j);
     const char *resume[] = {"--quick", "--kernels", "vector", "--classes", "all", "--dtypes", "f32", "--budget", "8",
@@ -1846,6 +1850,9 @@ START_TEST(test_tool_paths_and_resume)
     ck_assert_uint_eq(json_array_size(json_object_get(j, "entries")), 1);
     e = json_array_get(json_object_get(j, "entries"), 0);
     ck_assert_int_ne(json_integer_value(json_object_get(json_object_get(e, "params"), "WG")), 3);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "ocx_version")), OCX_VERSION_STRING);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "device"), "driver_version")),
+                     dev.driver_version);
     json_decref(j);
 }
 END_TEST
