@@ -440,7 +440,7 @@ typedef struct ocx_params_info {
     char dtype[8];       /* "f32", … */
     char size_class[32]; /* "small", "medium", "large", "all", or a family's own class */
     char source[1024];   /* "built-in", "forced" (during tuning), "environment (OCX_<FAMILY>_PARAMS)"
-                          * or the profile file's path */
+                          * or the profile file's path (a longer path cut to 1023 bytes) */
     char params[512];    /* "WG=256 VW=4 …", as a profile entry or OCX_<FAMILY>_PARAMS gives them
                           * (so they can be fed back): vector operations' and reductions' VW counts
                           * 4-byte words (f64 kernels take half as many doubles), and NT=1 lets
@@ -470,7 +470,7 @@ OCX_API ocx_status ocx_context_params(ocx_context *ctx, const char *family, ocx_
                                       const char *size_class, ocx_params_info *info);
 
 typedef struct ocx_profile_info {
-    char path[1024];
+    char path[1024];          /* a longer path cut to 1023 bytes */
     char driver_version[128]; /* the driver the profile was measured with */
     char date[64];
     size_t entries;           /* those that lookups can use on this device (no f64 entry where
