@@ -1854,6 +1854,12 @@ START_TEST(test_tool_paths_and_resume)
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "device"), "driver_version")),
                      dev.driver_version);
     json_decref(j);
+    /* resumed again, with nothing left to tune: the file as it was, and said so (not "wrote") */
+    char *was = strdup(read_text(target));
+    ck_assert_int_eq(trun_tool("ocx-tune", "/dev/null", err, resume), 0);
+    ck_assert_msg(strstr(read_text(err), "has every entry asked for; left as it was"), "%s", read_text(err));
+    ck_assert_str_eq(read_text(target), was);
+    free(was);
 }
 END_TEST
 

@@ -294,6 +294,9 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     ocx_status st = ocx_tune(ctx, &opt);
     if (st != OCX_OK)
         fprintf(stderr, "ocx-tune: %s\n", ocx_last_error());
+    else if (!*opt.stop && shared && stat(opt.out_path, &sb) == 0 && !file_changed(&sb))
+        /* a resumed file that had every entry asked for: the library leaves it as it was */
+        fprintf(stderr, "ocx-tune: %s has every entry asked for; left as it was\n", opt.out_path);
     else if (!*opt.stop)
         fprintf(stderr, "ocx-tune: wrote %s\n", opt.out_path);
     else if (stat(opt.out_path, &sb) == 0 && (file_changed(&sb) || (!shared && opt.resume && exists)))
