@@ -16,6 +16,7 @@ static ocx_status context_finish_setup(ocx_context *ctx, cl_command_queue queue)
         if (err != CL_SUCCESS) return ocx__cl_error(err, "clGetCommandQueueInfo(queue)");
         OCX__FAIL_IF(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, OCX_ERR_INVALID_ARGUMENT,
                      "ocx_context_create_from_cl: queue is out-of-order; ocx streams need in-order queues");
+        ctx->stream.profiling = (props & CL_QUEUE_PROFILING_ENABLE) != 0;
         cl_context qctx = NULL;
         cl_device_id qdev = NULL;
         err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL);
@@ -29,6 +30,7 @@ static ocx_status context_finish_setup(ocx_context *ctx, cl_command_queue queue)
     } else {
         ctx->stream.queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
         if (err != CL_SUCCESS) return ocx__cl_error(err, "clCreateCommandQueue");
+        ctx->stream.profiling = 1;
     }
     ctx->stream.ctx = ctx;
     ctx->stream.is_default = 1;

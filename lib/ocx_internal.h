@@ -144,6 +144,7 @@ struct ocx_stream_s {
     ocx_context *ctx;
     cl_command_queue queue;
     int is_default;
+    int profiling;        /* the queue has CL_QUEUE_PROFILING_ENABLE (ocx's own always; a caller's may not) */
     pthread_mutex_t lock; /* guards scratch, from ocx__stream_scratch until the user's last enqueue */
     cl_mem scratch;       /* reductions' partial results, GEMM's operand copies and split-K partials */
     size_t scratch_bytes;

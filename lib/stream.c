@@ -88,6 +88,7 @@ ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **out)
     }
     cl_int err;
     s->queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
+    s->profiling = 1;
     ocx_status st = err != CL_SUCCESS ? ocx__cl_error(err, "clCreateCommandQueue") : ocx__queue_live(s->queue);
     if (st != OCX_OK) {
         ocx__stream_fini(s);

@@ -2051,10 +2051,7 @@ ocx_status ocx_tune(ocx_context *ctx, const ocx_tune_options *opt)
                  "ocx_tune: options and out_path are required");
     /* Candidates are timed by profiling events on the default stream: an interop context's queue
      * without profiling had failed every candidate ("has no profiling") for the whole budget. */
-    cl_command_queue_properties props = 0;
-    OCX__FAIL_IF(clGetCommandQueueInfo(ctx->stream.queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL) != CL_SUCCESS ||
-                     !(props & CL_QUEUE_PROFILING_ENABLE),
-                 OCX_ERR_UNSUPPORTED,
+    OCX__FAIL_IF(!ctx->stream.profiling, OCX_ERR_UNSUPPORTED,
                  "ocx_tune: the context's queue has no profiling (CL_QUEUE_PROFILING_ENABLE), which tuning times "
                  "candidates by; tune on a context ocx made (ocx_context_create)");
     /* Under simulated limits the entries of the file, measured on the whole device, would be
