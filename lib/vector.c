@@ -29,7 +29,21 @@
  * of 2^16 and 2^18 f32 took 6.1 and 23.8-24.0 us of kernel time with one, 7.1-7.8 and 28.9-30.3 with
  * two (f64: 12.3-12.7 and 46.6-51.7 against 14.0-15.2 and 56-61); queued back to back the two ran
  * within +-10% of each other, split by operation (doc/performance.md). */
-enum { P_WG, P_VW, P_GPC, P_GRID, P_NT, P_WPT, P_COUNT };
+/* SPREAD (CPUs): a call too short to give every compute unit a group of WG items runs in smaller
+ * groups (halved down to OCX__SPREAD_MIN items) until it does, or cannot. PoCL runs a work-group
+ * per thread and loops over all of its items, in range or not: at 1000 f32 elements (63 items of
+ * 16) a group of 512 left one of the two cores idle and spent the other mostly on idle items.
+ * On the 2-core AVX-512 Xeon (ocx-bench vector, kernel time, median of 5 processes, x CLBlast's
+ * fast kernels) groups of 512 / the spread ones ran f32 axpy of 1000, 2048, 4096 and 8192 elements
+ * at 0.60 / 0.91, 0.62 / 1.11, 0.77 / 0.93, 0.88 / 0.99; scale 0.95 / 1.55, 2.03 / 4.40, 0.61 /
+ * 1.19, 0.72 / 1.20; mul (Xhad) 0.64 / 0.95, 0.84 / 1.56, 0.68 / 1.23, 0.96 / 1.73; f64 axpy of
+ * 1000 and 2048 0.86 / 0.96, 0.84 / 0.89 (f64 4096, 512 items, 0.96 / 0.94: within noise). From two
+ * groups a core on, groups of 512 ran ahead of smaller ones (f32 16384: scale 1.18 against 1.05 in
+ * groups of 64), so only the calls that leave a unit idle spread. Each group size is a build of
+ * its own (WG is a define). Not searched by ocx-tune: its sizes fill every unit. GPUs: off (a short
+ * call there is its launch). */
+#define OCX__SPREAD_MIN 32
+enum { P_WG, P_VW, P_GPC, P_GRID, P_NT, P_WPT, P_SPREAD, P_COUNT };
 static const ocx__param_def vector_params[P_COUNT] = {
     /* name    gpu   cpu   min  max ladder */
     {"WG", 256, 512, 1, 1024, 1},
@@ -38,6 +52,7 @@ static const ocx__param_def vector_params[P_COUNT] = {
     {"GRID", 1, 1, 1, 2, 0}, /* 1: WPT vectors per work-item; 2: grid-stride loop */
     {"NT", 0, 1, 0, 1, 0, 0, 1}, /* 1: non-temporal stores of write-only results beyond the cache (run()) */
     {"WPT", 1, 1, 1, 8, 1, 0, 1}, /* GRID=1: vectors per work-item, a global size apart; CPUs' "large": 2 */
+    {"SPREAD", 0, 1, 0, 1, 0, 1, 1}, /* 1: short calls in smaller groups, one a compute unit (above) */
 };
 
 /* CPUs' "large" class (arrays beyond the caches): two streams a work-item (WPT, above). */
@@ -115,17 +130,23 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     }
     /* VW counts f32/f16 elements; f64 takes half as many, the same 16 bytes as f32 (H200, 2^28
      * f64 add: 2.9 TB/s with double4, 4.2 TB/s with double2). */
-    if (dtype == OCX_F64) p.v[P_VW] = p.v[P_VW] > 1 ? p.v[P_VW] / 2 : 1;
+    const size_t vw = dtype == OCX_F64 ? (p.v[P_VW] > 1 ? (size_t)p.v[P_VW] / 2 : 1) : (size_t)p.v[P_VW];
+    const size_t items = vectorised ? n / vw + n % vw : n, per = ocx__div_up(items, (size_t)p.v[P_WPT]);
+    size_t wg = (size_t)p.v[P_WG];
+    if (p.v[P_SPREAD] && p.v[P_GRID] == 1) { /* one group a compute unit, where smaller groups give that */
+        while (wg / 2 >= OCX__SPREAD_MIN && ocx__div_up(per, wg) < ctx->info.compute_units) wg /= 2;
+        if (wg != (size_t)p.v[P_WG]) {
+            p.v[P_WG] = (int)wg;
+            ocx__params_record(&p, dtype, cls);
+        }
+    }
+    p.v[P_VW] = (int)vw;
     char options[512];
     ocx__dtype_defines(ctx, dtype, options, sizeof options);
     size_t ol = strlen(options);
     snprintf(options + ol, sizeof options - ol, " -DKERNEL=%d%s", id, extra ? extra : "");
     ocx__params_defines(&p, options, sizeof options);
-    size_t wg = (size_t)p.v[P_WG], vw = (size_t)p.v[P_VW];
-    size_t items = vectorised ? n / vw + n % vw : n;
-    size_t groups = !n                  ? 0
-                    : p.v[P_GRID] == 2 ? ocx__grid_groups(ctx, items, wg, (size_t)p.v[P_GPC])
-                                        : ocx__div_up(ocx__div_up(items, (size_t)p.v[P_WPT]), wg);
+    size_t groups = p.v[P_GRID] == 2 ? ocx__grid_groups(ctx, items, wg, (size_t)p.v[P_GPC]) : ocx__div_up(per, wg);
     ocx__launch_desc d = {"vector", options, kernel, 1, {groups * wg}, {wg}, nargs, args};
     return ocx__launch(ctx, stream, &d, num_wait, wait, event);
 }

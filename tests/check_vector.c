@@ -318,6 +318,57 @@ START_TEST(test_nt_threshold)
 }
 END_TEST
 
+/* The WG the last call ran, as ocx_last_params() reports it. */
+static int last_wg(void)
+{
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    const char *w = strstr(info.params, "WG=");
+    ck_assert_msg(w != NULL && !strcmp(info.family, "vector"), "last params: %s %s", info.family, info.params);
+    return atoi(w + 3);
+}
+
+/* SPREAD=1 (set here on any device): a call that would leave a compute unit without a group of WG
+ * items runs in groups halved until each unit has one, down to 32 items; ocx_last_params() reports
+ * the WG it ran. SPREAD=0 keeps WG. Each call is checked element by element (check_op_at), at
+ * lengths around the points where the group size changes. */
+START_TEST(test_spread)
+{
+    const size_t units = tinfo.compute_units;
+    static const char *const sets[] = {"SPREAD=1,WG=512,VW=16,WPT=1", "SPREAD=1,WG=512,VW=16,WPT=2", "SPREAD=0,WG=512,VW=16"};
+    for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+        setenv("OCX_VECTOR_PARAMS", sets[s], 1);
+        const size_t wpt = strstr(sets[s], "WPT=2") ? 2 : 1;
+        /* lengths (f32, 16 to a vector; the tail's elements an item each) whose work is units x 32,
+         * x 64, x 512 vectors and one more */
+        const size_t ns[] = {1, 1000, 16 * 32 * wpt * units, 16 * 32 * wpt * units + 1, 16 * 64 * wpt * units + 16,
+                             16 * 512 * wpt * units, 16 * 512 * wpt * units + 1};
+        for (size_t li = 0; li < sizeof ns / sizeof *ns; li++) {
+            const size_t n = ns[li], vectors = n / 16 + n % 16, per = (vectors + wpt - 1) / wpt;
+            size_t want = 512;
+            if (s < 2)
+                while (want / 2 >= 32 && (per + want - 1) / want < units) want /= 2;
+            check_op_at(AXPY, OCX_F32, n, 1, 1, 1200 + 11 * s + li, 0, 0);
+            const int axpy_wg = last_wg();
+            check_op_at(COPY, OCX_F32, n, 1, 1, 1300 + 11 * s + li, 0, 0);
+            const int copy_wg = last_wg();
+            check_op_at(AXPY, OCX_F32, n, 3, 2, 1400 + 11 * s + li, 0, 0); /* strided: an item an element */
+            const int strided_wg = last_wg();
+            size_t want_strided = 512;
+            if (s < 2)
+                while (want_strided / 2 >= 32 && ((n + wpt - 1) / wpt + want_strided - 1) / want_strided < units)
+                    want_strided /= 2;
+            if ((size_t)axpy_wg != want || (size_t)copy_wg != want || (size_t)strided_wg != want_strided) {
+                unsetenv("OCX_VECTOR_PARAMS"); /* before the assertion: the suite does not fork */
+                ck_abort_msg("%s, n = %zu, %zu units: WG %d, %d, strided %d; want %zu, %zu", sets[s], n, units, axpy_wg,
+                             copy_wg, strided_wg, want, want_strided);
+            }
+        }
+    }
+    unsetenv("OCX_VECTOR_PARAMS");
+}
+END_TEST
+
 /* Launch shapes drawn from the family's own table (trandom_params: the space ocx-tune searches),
  * beyond test_launch_shapes' hand-picked ones: every operation over lengths with tails at
  * misaligned views, and the strided ones. A failure's seed and set are on stderr before it. */
@@ -330,7 +381,7 @@ static void random_params_body(uint64_t seed, void *user)
 }
 START_TEST(test_random_params)
 {
-    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "GRID", "NT", "WPT", NULL};
+    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "GRID", "NT", "WPT", "SPREAD", NULL};
     trandom_param_runs("vector", drawn, 4, random_params_body, NULL);
 }
 END_TEST
@@ -365,7 +416,7 @@ START_TEST(test_sim)
         sim_body(50 + s, NULL);
     }
     unsetenv("OCX_VECTOR_PARAMS");
-    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "GRID", "WPT", NULL};
+    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "GRID", "WPT", "SPREAD", NULL};
     static const int f32_only = 1;
     trandom_param_runs("vector", drawn, 2, sim_body, (void *)&f32_only);
 }
@@ -707,6 +758,7 @@ int main(void)
     tcase_add_test(tc, test_launch_shapes);
     tcase_add_test(tc, test_random_params);
     tcase_add_loop_test(tc, test_nt_threshold, 0, 3);
+    tcase_add_test(tc, test_spread);
     tcase_add_test(tc, test_copy_convert);
     tcase_add_test(tc, test_f16_edges);
     tcase_add_test(tc, test_f16_copy_bits);
