@@ -31,17 +31,16 @@
  * within +-10% of each other, split by operation (doc/performance.md). */
 /* SPREAD (CPUs): a call too short to give every compute unit a group of WG items runs in smaller
  * groups (halved down to OCX__SPREAD_MIN items) until it does, or cannot. PoCL runs a work-group
- * per thread and loops over all of its items, in range or not: at 1000 f32 elements (63 items of
- * 16) a group of 512 left one of the two cores idle and spent the other mostly on idle items.
- * On the 2-core AVX-512 Xeon (ocx-bench vector, kernel time, median of 5 processes, x CLBlast's
- * fast kernels) groups of 512 / the spread ones ran f32 axpy of 1000, 2048, 4096 and 8192 elements
- * at 0.60 / 0.91, 0.62 / 1.11, 0.77 / 0.93, 0.88 / 0.99; scale 0.95 / 1.55, 2.03 / 4.40, 0.61 /
- * 1.19, 0.72 / 1.20; mul (Xhad) 0.64 / 0.95, 0.84 / 1.56, 0.68 / 1.23, 0.96 / 1.73; f64 axpy of
- * 1000 and 2048 0.86 / 0.96, 0.84 / 0.89 (f64 4096, 512 items, 0.96 / 0.94: within noise). From two
+ * per thread and loops over all of its items, in range or not: at 1000 f32 elements (62 vectors of
+ * 16) a group of 512 left one of the two cores idle and spent the other mostly on idle items. On
+ * the 2-core AVX-512 Xeon (ocx-bench vector, kernel time, median of 7 processes, x CLBlast's fast
+ * kernels, without / with) f32 axpy of 1000, 4096 and 8192 elements ran 0.60 / 0.92, 0.77 / 1.05,
+ * 0.88 / 1.05, mul 0.64 / 1.19, 0.88 / 1.22, 1.11 / 1.23, scale of 4096 0.54 / 0.96, f64 axpy of
+ * 2048 0.79 / 0.89 (doc/performance.md, "Short calls spread over the compute units"). From two
  * groups a core on, groups of 512 ran ahead of smaller ones (f32 16384: scale 1.18 against 1.05 in
  * groups of 64), so only the calls that leave a unit idle spread. Each group size is a build of
- * its own (WG is a define). Not searched by ocx-tune: its sizes fill every unit. GPUs: off (a short
- * call there is its launch). */
+ * its own (WG is a define). Not searched by ocx-tune: its sizes give every unit a group. GPUs: off
+ * (a short call there is its launch). */
 #define OCX__SPREAD_MIN 32
 enum { P_WG, P_VW, P_GPC, P_GRID, P_NT, P_WPT, P_SPREAD, P_COUNT };
 static const ocx__param_def vector_params[P_COUNT] = {
@@ -131,7 +130,10 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     /* VW counts f32/f16 elements; f64 takes half as many, the same 16 bytes as f32 (H200, 2^28
      * f64 add: 2.9 TB/s with double4, 4.2 TB/s with double2). */
     const size_t vw = dtype == OCX_F64 ? (p.v[P_VW] > 1 ? (size_t)p.v[P_VW] / 2 : 1) : (size_t)p.v[P_VW];
-    const size_t items = vectorised ? n / vw + n % vw : n, per = ocx__div_up(items, (size_t)p.v[P_WPT]);
+    /* Work-items: a vector each, the tail's elements (fewer than a vector) on the first items too
+     * (cl/vector.cl, TAIL_LOOP). */
+    const size_t items = !vectorised ? n : n / vw > n % vw ? n / vw : n % vw;
+    const size_t per = ocx__div_up(items, (size_t)p.v[P_WPT]);
     size_t wg = (size_t)p.v[P_WG];
     if (p.v[P_SPREAD] && p.v[P_GRID] == 1) { /* one group a compute unit, where smaller groups give that */
         while (wg / 2 >= OCX__SPREAD_MIN && ocx__div_up(per, wg) < ctx->info.compute_units) wg /= 2;

@@ -339,12 +339,12 @@ START_TEST(test_spread)
     for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
         setenv("OCX_VECTOR_PARAMS", sets[s], 1);
         const size_t wpt = strstr(sets[s], "WPT=2") ? 2 : 1;
-        /* lengths (f32, 16 to a vector; the tail's elements an item each) whose work is units x 32,
-         * x 64, x 512 vectors and one more */
+        /* lengths (f32, 16 to a vector; the tail's elements on the first items) whose work is
+         * units x 32, x 64, x 512 vectors and one more */
         const size_t ns[] = {1, 1000, 16 * 32 * wpt * units, 16 * 32 * wpt * units + 1, 16 * 64 * wpt * units + 16,
                              16 * 512 * wpt * units, 16 * 512 * wpt * units + 1};
         for (size_t li = 0; li < sizeof ns / sizeof *ns; li++) {
-            const size_t n = ns[li], vectors = n / 16 + n % 16, per = (vectors + wpt - 1) / wpt;
+            const size_t n = ns[li], vectors = n / 16 > n % 16 ? n / 16 : n % 16, per = (vectors + wpt - 1) / wpt;
             size_t want = 512;
             if (s < 2)
                 while (want / 2 >= 32 && (per + want - 1) / want < units) want /= 2;
