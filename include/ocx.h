@@ -295,7 +295,7 @@ OCX_API ocx_status ocx_stream_create(ocx_context *ctx, ocx_stream **stream);
 /*! ocx_stream_destroy() : waits for the stream's work, then releases it and its scratch buffer (the
  *  reductions' partial results, GEMM's operand copies and split-K partial products). Accepts NULL;
  *  ignores the default stream (the context owns it). Where commands of it failed (an event in a
- *  wait list failed) whose events ocx still holds, it waits 50 ms more before releasing them: the
+ *  wait list failed) whose events ocx still holds, it waits 200 ms more before releasing them: the
  *  thread that failed them may still be at work on them (PoCL 3.1 aborted the process otherwise).
  *  So does ocx_context_destroy(), for the events of the context's commands it still holds. */
 OCX_API void ocx_stream_destroy(ocx_stream *stream);
