@@ -29,18 +29,21 @@
  * of 2^16 and 2^18 f32 took 6.1 and 23.8-24.0 us of kernel time with one, 7.1-7.8 and 28.9-30.3 with
  * two (f64: 12.3-12.7 and 46.6-51.7 against 14.0-15.2 and 56-61); queued back to back the two ran
  * within +-10% of each other, split by operation (doc/performance.md). */
-/* SPREAD (CPUs): a call too short to give every compute unit a group of WG items runs in smaller
- * groups (halved down to OCX__SPREAD_MIN items) until it does, or cannot. PoCL runs a work-group
- * per thread and loops over all of its items, in range or not: at 1000 f32 elements (62 vectors of
- * 16) a group of 512 left one of the two cores idle and spent the other mostly on idle items. On
- * the 2-core AVX-512 Xeon (ocx-bench vector, kernel time, median of 7 processes, x CLBlast's fast
- * kernels, without / with) f32 axpy of 1000, 4096 and 8192 elements ran 0.60 / 0.92, 0.77 / 1.05,
- * 0.88 / 1.05, mul 0.64 / 1.19, 0.88 / 1.22, 1.11 / 1.23, scale of 4096 0.54 / 0.96, f64 axpy of
- * 2048 0.79 / 0.89 (doc/performance.md, "Short calls spread over the compute units"). From two
- * groups a core on, groups of 512 ran ahead of smaller ones (f32 16384: scale 1.18 against 1.05 in
- * groups of 64), so only the calls that leave a unit idle spread. Each group size is a build of
- * its own (WG is a define). Not searched by ocx-tune: its sizes give every unit a group. GPUs: off
- * (a short call there is its launch). */
+/* SPREAD (off unless a profile or OCX_VECTOR_PARAMS sets it): a call too short to give every
+ * compute unit a group of WG items runs in smaller groups (halved down to OCX__SPREAD_MIN items)
+ * until it does, or cannot. PoCL runs a work-group per thread and loops over all of its items, in
+ * range or not. On the 2-core AVX-512 Xeon, where such a kernel takes about a microsecond, it paid
+ * (ocx-bench vector, kernel time, median of 7 processes, x CLBlast's fast kernels, off / on): f32
+ * axpy of 1000, 4096 and 8192 elements 0.60 / 0.92, 0.77 / 1.05, 0.88 / 1.05, mul 0.64 / 1.19,
+ * 0.88 / 1.22, 1.11 / 1.23, scale of 4096 0.54 / 0.96; per call level within noise. On the GPU
+ * machine's 16-core Xeon, where every such kernel took 15 us on either side, each extra group cost
+ * about a microsecond more: f32 axpy of 4096 and 16384 ran 1.05 / 0.72 and 1.16 / 0.73, copy 1.02 /
+ * 0.66 and 1.11 / 0.68; with SPREAD off, groups of 32 ran f32 of 4096-32768 at 0.57-0.69x where
+ * groups of 512 ran 0.97-1.30x (doc/performance.md, "Short calls spread over the compute units").
+ * Which way it goes is the machine's; the tuner's short-length timings were too noisy to decide it
+ * (a search of the "small" class measured at 2^12 too confirmed 1.6x for what tools/profile-ab then
+ * ran at 0.16-1.9x), so it is not searched, and GPUs (launch-bound there: 5-7.5 us either way on the
+ * H100) keep it off too. Each group size is a build of its own (WG is a define). */
 #define OCX__SPREAD_MIN 32
 enum { P_WG, P_VW, P_GPC, P_GRID, P_NT, P_WPT, P_SPREAD, P_COUNT };
 static const ocx__param_def vector_params[P_COUNT] = {
@@ -51,7 +54,7 @@ static const ocx__param_def vector_params[P_COUNT] = {
     {"GRID", 1, 1, 1, 2, 0}, /* 1: WPT vectors per work-item; 2: grid-stride loop */
     {"NT", 0, 1, 0, 1, 0, 0, 1}, /* 1: non-temporal stores of write-only results beyond the cache (run()) */
     {"WPT", 1, 1, 1, 8, 1, 0, 1}, /* GRID=1: vectors per work-item, a global size apart; CPUs' "large": 2 */
-    {"SPREAD", 0, 1, 0, 1, 0, 1, 1}, /* 1: short calls in smaller groups, one a compute unit (above) */
+    {"SPREAD", 0, 0, 0, 1, 0, 1, 1}, /* 1: short calls in smaller groups, one a compute unit (above); off */
 };
 
 /* CPUs' "large" class (arrays beyond the caches): two streams a work-item (WPT, above). */

@@ -540,8 +540,8 @@ START_TEST(test_two_processes_race)
 {
     /* Two fresh processes build the same kernels into one empty directory at the same moment. The
      * demo's size class and tadd_in_new_context's share the built-in parameters (a profile may split
-     * them), and SPREAD=0 keeps their groups alike (else the shorter add, 4099 elements, runs in
-     * smaller groups on a CPU: another program). */
+     * them), and SPREAD=0 keeps their groups alike where a profile would set it (the shorter add,
+     * 4099 elements, would then run in smaller groups on a CPU: another program). */
     tno_profiles();
     setenv("OCX_VECTOR_PARAMS", "SPREAD=0", 1);
     fresh_dir("race");
