@@ -328,6 +328,14 @@ static int last_wg(void)
     return atoi(w + 3);
 }
 
+/* The group SPREAD=1 makes of 512 items for `per` work-items on `units` compute units (0: off). */
+static size_t spread_wg(int on, size_t per, size_t units)
+{
+    size_t wg = 512;
+    while (on && wg / 2 >= 32 && (per + wg - 1) / wg < units) wg /= 2;
+    return wg;
+}
+
 /* SPREAD=1 (set here on any device): a call that would leave a compute unit without a group of WG
  * items runs in groups halved until each unit has one, down to 32 items; ocx_last_params() reports
  * the WG it ran. SPREAD=0 keeps WG. Each call is checked element by element (check_op_at), at
@@ -335,7 +343,8 @@ static int last_wg(void)
 START_TEST(test_spread)
 {
     const size_t units = tinfo.compute_units;
-    static const char *const sets[] = {"SPREAD=1,WG=512,VW=16,WPT=1", "SPREAD=1,WG=512,VW=16,WPT=2", "SPREAD=0,WG=512,VW=16"};
+    static const char *const sets[] = {"SPREAD=1,WG=512,VW=16,WPT=1", "SPREAD=1,WG=512,VW=16,WPT=2",
+                                       "SPREAD=0,WG=512,VW=16"};
     for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
         setenv("OCX_VECTOR_PARAMS", sets[s], 1);
         const size_t wpt = strstr(sets[s], "WPT=2") ? 2 : 1;
@@ -344,20 +353,15 @@ START_TEST(test_spread)
         const size_t ns[] = {1, 1000, 16 * 32 * wpt * units, 16 * 32 * wpt * units + 1, 16 * 64 * wpt * units + 16,
                              16 * 512 * wpt * units, 16 * 512 * wpt * units + 1};
         for (size_t li = 0; li < sizeof ns / sizeof *ns; li++) {
-            const size_t n = ns[li], vectors = n / 16 > n % 16 ? n / 16 : n % 16, per = (vectors + wpt - 1) / wpt;
-            size_t want = 512;
-            if (s < 2)
-                while (want / 2 >= 32 && (per + want - 1) / want < units) want /= 2;
+            const size_t n = ns[li], vectors = n / 16 > n % 16 ? n / 16 : n % 16;
+            const size_t want = spread_wg(s < 2, (vectors + wpt - 1) / wpt, units);
+            const size_t want_strided = spread_wg(s < 2, (n + wpt - 1) / wpt, units); /* an item an element */
             check_op_at(AXPY, OCX_F32, n, 1, 1, 1200 + 11 * s + li, 0, 0);
             const int axpy_wg = last_wg();
             check_op_at(COPY, OCX_F32, n, 1, 1, 1300 + 11 * s + li, 0, 0);
             const int copy_wg = last_wg();
-            check_op_at(AXPY, OCX_F32, n, 3, 2, 1400 + 11 * s + li, 0, 0); /* strided: an item an element */
+            check_op_at(AXPY, OCX_F32, n, 3, 2, 1400 + 11 * s + li, 0, 0);
             const int strided_wg = last_wg();
-            size_t want_strided = 512;
-            if (s < 2)
-                while (want_strided / 2 >= 32 && ((n + wpt - 1) / wpt + want_strided - 1) / want_strided < units)
-                    want_strided /= 2;
             if ((size_t)axpy_wg != want || (size_t)copy_wg != want || (size_t)strided_wg != want_strided) {
                 unsetenv("OCX_VECTOR_PARAMS"); /* before the assertion: the suite does not fork */
                 ck_abort_msg("%s, n = %zu, %zu units: WG %d, %d, strided %d; want %zu, %zu", sets[s], n, units, axpy_wg,
