@@ -562,7 +562,8 @@ typedef struct ocx_tune_options {
  *  profiling (an interop context's own queue may not).
  *  @return OCX_OK (also when *stop ended it: the entries finished are written, nothing if none was,
  *  a resumed file then left as it was),
- *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, a list naming none, no out_path or
+ *  OCX_ERR_INVALID_ARGUMENT (unknown family, dtype or size class, a list naming none, one with an
+ *  empty name ("f32,,f16", a trailing comma) or a name twice, no out_path or
  *  "", a budget_s that is not finite, `resume` under simulated limits: the file's entries are the
  *  whole device's),
  *  OCX_ERR_UNSUPPORTED (nothing asked for is tunable on this device, the default queue has no

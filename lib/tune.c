@@ -1944,32 +1944,34 @@ static int listed(const char *list, const char *word)
     return 0;
 }
 
-/* Each name of a comma-separated list must be one of known[] (NULL-terminated); a list given but
- * naming none (",") would tune nothing: a mistake too. */
+/* Each name of a comma-separated list must be one of known[] (NULL-terminated), once; an empty
+ * name ("f32,,f16", a trailing comma) is refused too, as ocx-bench refuses its lists' (a list
+ * given but naming none, ",", would tune nothing). */
 static ocx_status check_list(const char *list, const char *what, const char *const *known)
 {
     if (!list || !*list) return OCX_OK;
-    char *buf = strdup(list);
-    OCX__FAIL_IF(!buf, OCX_ERR_OUT_OF_MEMORY, "ocx_tune: out of host memory");
-    ocx_status st = OCX_OK;
-    int names = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && st == OCX_OK; tok = strtok_r(NULL, ",", &save)) {
-        int ok = 0;
-        for (const char *const *k = known; *k; k++) ok |= !strcmp(tok, *k);
-        names++;
-        if (!ok) {
+    unsigned long long seen = 0; /* by index in known (fewer than 64) */
+    for (const char *w = list;;) {
+        const size_t len = strcspn(w, ",");
+        size_t k = 0;
+        while (known[k] && (strlen(known[k]) != len || strncmp(known[k], w, len) != 0)) k++;
+        if (!known[k]) {
             char all[256] = ""; /* the names it takes, for the message */
-            for (const char *const *k = known; *k; k++) {
+            for (const char *const *n = known; *n; n++) {
                 const size_t l = strlen(all);
-                snprintf(all + l, sizeof all - l, "%s%s", l ? ", " : "", *k);
+                snprintf(all + l, sizeof all - l, "%s%s", l ? ", " : "", *n);
             }
-            st = ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no %s '%s' (%s)", what, tok, all);
+            if (!len)
+                return ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_tune: the %s list '%s' has an empty name (%s)", what,
+                                  list, all);
+            return ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_tune: no %s '%.*s' (%s)", what, (int)len, w, all);
         }
+        OCX__FAIL_IF(seen & 1ull << k, OCX_ERR_INVALID_ARGUMENT, "ocx_tune: the %s list '%s' names '%s' twice", what,
+                     list, known[k]);
+        seen |= 1ull << k;
+        if (!w[len]) return OCX_OK;
+        w += len + 1;
     }
-    if (st == OCX_OK && !names)
-        st = ocx__error(OCX_ERR_INVALID_ARGUMENT, "ocx_tune: the %s list '%s' names none", what, list);
-    free(buf);
-    return st;
 }
 
 /* One entry to tune: a family's tuning (class and search) in one dtype. */

@@ -1489,6 +1489,17 @@ START_TEST(test_tuning_round_trip)
     ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
     bad.dtypes = ","; /* names none: it had tuned nothing and said "not tunable" */
     ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
+    /* an empty name or one named twice: refused as ocx-bench refuses its lists' (both had run) */
+    static const char *const odd_lists[][3] = {{"vector,,reduce", NULL, NULL}, {"vector,", NULL, NULL},
+                                               {"vector", "f32,f32", NULL}, {"vector", NULL, "all,small,all"},
+                                               {",vector", NULL, NULL}};
+    for (size_t i = 0; i < sizeof odd_lists / sizeof *odd_lists; i++) {
+        ocx_tune_options odd = {.families = odd_lists[i][0], .dtypes = odd_lists[i][1], .classes = odd_lists[i][2],
+                                .out_path = path};
+        ck_status(ocx_tune(ctx, &odd), OCX_ERR_INVALID_ARGUMENT);
+        const char *list = odd_lists[i][2] ? odd_lists[i][2] : odd_lists[i][1] ? odd_lists[i][1] : odd_lists[i][0];
+        ck_assert_msg(strstr(ocx_last_error(), list) != NULL, "%s: %s", list, ocx_last_error());
+    }
     bad.dtypes = "f32";
     bad.budget_s = NAN; /* not finite: refused (NaN had run the 60-s default) */
     ck_status(ocx_tune(ctx, &bad), OCX_ERR_INVALID_ARGUMENT);
