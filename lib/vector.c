@@ -126,10 +126,8 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
      * cl/vector.cl), never take them: no second build of the same code. ocx_last_params() reports
      * NT=0 for a call that took none. */
     const int nt = kernels[id - 1].write_only && vectorised && apart && n >= ocx__vector_nt_from(ctx, dtype);
-    if (p.v[P_NT] && !nt) {
-        p.v[P_NT] = 0;
-        ocx__params_record(&p, dtype, cls);
-    }
+    int moved = p.v[P_NT] && !nt; /* the record (ocx_last_params) says what the call ran */
+    if (!nt) p.v[P_NT] = 0;
     /* VW counts f32/f16 elements; f64 takes half as many, the same 16 bytes as f32 (H200, 2^28
      * f64 add: 2.9 TB/s with double4, 4.2 TB/s with double2). */
     const size_t vw = dtype == OCX_F64 ? (p.v[P_VW] > 1 ? (size_t)p.v[P_VW] / 2 : 1) : (size_t)p.v[P_VW];
@@ -140,11 +138,10 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     size_t wg = (size_t)p.v[P_WG];
     if (p.v[P_SPREAD] && p.v[P_GRID] == 1) { /* one group a compute unit, where smaller groups give that */
         while (wg / 2 >= OCX__SPREAD_MIN && ocx__div_up(per, wg) < ctx->info.compute_units) wg /= 2;
-        if (wg != (size_t)p.v[P_WG]) {
-            p.v[P_WG] = (int)wg;
-            ocx__params_record(&p, dtype, cls);
-        }
+        moved |= wg != (size_t)p.v[P_WG];
+        p.v[P_WG] = (int)wg;
     }
+    if (moved) ocx__params_record(&p, dtype, cls); /* VW as the parameter counts it, before f64's half */
     p.v[P_VW] = (int)vw;
     char options[512];
     ocx__dtype_defines(ctx, dtype, options, sizeof options);
