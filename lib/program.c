@@ -17,7 +17,8 @@ typedef struct kernel_entry {
 struct ocx__program {
     ocx__program *next;
     const ocx__source *source;
-    char *options;
+    char *options; /* ocx's own */
+    char *extra;   /* OCX_BUILD_OPTIONS when it was built */
     cl_program program;
     kernel_entry *kernels;
     size_t nkernels;
@@ -229,10 +230,12 @@ static cl_program load_binary(ocx_context *ctx, const char *key, const char *opt
     return prog;
 }
 
-static ocx__program *program_find(ocx_context *ctx, const char *source_name, const char *options)
+static ocx__program *program_find(ocx_context *ctx, const char *source_name, const char *options, const char *extra)
 {
     for (ocx__program *p = ctx->programs; p; p = p->next)
-        if (strcmp(p->source->name, source_name) == 0 && strcmp(p->options, options) == 0) return p;
+        if (strcmp(p->source->name, source_name) == 0 && strcmp(p->options, options) == 0 &&
+            strcmp(p->extra, extra) == 0)
+            return p;
     return NULL;
 }
 
@@ -279,13 +282,11 @@ static ocx_status check_extra_options(const char *extra, const char *options)
 
 /* Builds (or loads from the disk cache) a program of `src` with `options`; no lock held, so other
  * threads keep launching while a program compiles. Counters are added to *stats. */
-static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const char *options, cl_program *out,
-                                ocx_context_stats *stats)
+static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const char *options, const char *extra,
+                                cl_program *out, ocx_context_stats *stats)
 {
     *out = NULL;
     /* OCX_BUILD_OPTIONS (developers: e.g. -cl-nv-verbose) is appended, and so is part of the key. */
-    const char *extra = getenv("OCX_BUILD_OPTIONS");
-    if (!extra) extra = "";
     OCX__FORWARD(check_extra_options(extra, options));
     const char *q = quiet(ctx);
     char *opts = malloc(strlen(OCX__BASE_OPTIONS) + strlen(q) + strlen(options) + strlen(extra) + 3);
@@ -355,8 +356,12 @@ static void add_stats(ocx_context_stats *to, const ocx_context_stats *from)
  * program another thread inserted meanwhile wins; ours is released). */
 static ocx_status program_get(ocx_context *ctx, const char *source_name, const char *options, ocx__program **out)
 {
+    /* read at every use, as the library's other variables are: a program built before it was set
+     * (or with another value) is not the one asked for */
+    const char *extra = getenv("OCX_BUILD_OPTIONS");
+    if (!extra) extra = "";
     pthread_mutex_lock(&ctx->lock);
-    ocx__program *p = program_find(ctx, source_name, options);
+    ocx__program *p = program_find(ctx, source_name, options, extra);
     if (p) ctx->stats.programs_from_memory++;
     pthread_mutex_unlock(&ctx->lock);
     if (p) {
@@ -367,13 +372,20 @@ static ocx_status program_get(ocx_context *ctx, const char *source_name, const c
     OCX__FAIL_IF(!src, OCX_ERR_INTERNAL, "no kernel source named '%s'", source_name);
     ocx_context_stats stats = {0};
     cl_program prog;
-    ocx_status st = program_build(ctx, src, options, &prog, &stats);
+    ocx_status st = program_build(ctx, src, options, extra, &prog, &stats);
     ocx__program *fresh = NULL;
     if (st == OCX_OK) {
         fresh = calloc(1, sizeof *fresh);
-        if (fresh) fresh->options = strdup(options);
-        if (!fresh || !fresh->options) {
-            if (fresh) free(fresh);
+        if (fresh) {
+            fresh->options = strdup(options);
+            fresh->extra = strdup(extra);
+        }
+        if (!fresh || !fresh->options || !fresh->extra) {
+            if (fresh) {
+                free(fresh->options);
+                free(fresh->extra);
+                free(fresh);
+            }
             fresh = NULL;
             clReleaseProgram(prog);
             st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
@@ -385,10 +397,11 @@ static ocx_status program_get(ocx_context *ctx, const char *source_name, const c
     pthread_mutex_lock(&ctx->lock);
     add_stats(&ctx->stats, &stats);
     if (fresh) {
-        p = program_find(ctx, source_name, options);
+        p = program_find(ctx, source_name, options, extra);
         if (p) { /* another thread was faster */
             clReleaseProgram(fresh->program);
             free(fresh->options);
+            free(fresh->extra);
             free(fresh);
         } else {
             fresh->next = ctx->programs;
@@ -444,6 +457,7 @@ void ocx__programs_release(ocx_context *ctx)
         free(p->kernels);
         clReleaseProgram(p->program);
         free(p->options);
+        free(p->extra);
         free(p);
         p = next;
     }

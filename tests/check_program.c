@@ -87,6 +87,19 @@ START_TEST(test_build_options_checked)
     }
     setenv("OCX_BUILD_OPTIONS", "-DVWX=3 -D OCX_T -I /tmp -cl-mad-enable", 1); /* names ocx does not define */
     ck_ok(kernel(tctx, "vector", "-DDTYPE=0 -DVW=1 -DWG=8", "vadd", &k));
+    /* The variable is read at every use: a program the context built before it was set (or with
+     * another value) is not taken for one built with it. Once, a program in memory was, so that a
+     * refused option passed and an accepted one was not applied. */
+    ocx_context_stats before, after;
+    unsetenv("OCX_BUILD_OPTIONS");
+    ck_ok(kernel(tctx, "vector", "-DDTYPE=0 -DVW=1 -DWG=8", "vadd", &k));
+    setenv("OCX_BUILD_OPTIONS", "-DVW=1", 1);
+    ck_status(kernel(tctx, "vector", "-DDTYPE=0 -DVW=1 -DWG=8", "vadd", &k), OCX_ERR_INVALID_ARGUMENT);
+    setenv("OCX_BUILD_OPTIONS", "-DVWX=4", 1);
+    ck_ok(ocx_context_get_stats(tctx, &before));
+    ck_ok(kernel(tctx, "vector", "-DDTYPE=0 -DVW=1 -DWG=8", "vadd", &k));
+    ck_ok(ocx_context_get_stats(tctx, &after));
+    ck_assert_uint_eq(after.programs_from_memory, before.programs_from_memory);
     unsetenv("OCX_BUILD_OPTIONS");
 
     char dir[] = "/tmp/ocx-buildlog-XXXXXX";
