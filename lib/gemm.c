@@ -1331,6 +1331,27 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         if (offs) clReleaseMemObject(offs);
         return st;
     }
+    /* K in blocks (KBLK): one launch a block, in turn into C (beta = 1 after the first), each block
+     * a multiple of 16 along k, so the loads' alignment holds for every one. Not for batches given
+     * by offset arrays, nor an f16 C (rounding between blocks). From panels, whose runs the
+     * work-items stream whatever K, blocks four times as long: PoCL (2-core AVX-512 Xeon, f32 NN,
+     * tools/profile-ab, 11 rounds) ran 1536^3-4096^3 at 1.07-1.11x blocks of 512 (10 or 11 rounds
+     * of 11), where one pass over K ran 768x768x16384 at 0.65x; without panels blocks of 2048 ran
+     * 256x256x8192, 512x512x8192 and 640x640x4096 at 0.45-0.7x those of 512. f64 panels keep
+     * blocks of KBLK, which calls alternating with blocks of 2048 in one process (7 rounds; wall
+     * time; doc/performance.md, "Panels") ran 2048^3 NN and NT at 1.29x and 1.34x as fast, 1536^3,
+     * 512x512x4096, 768x768x8192 and 128x4096x4096 NN at 1.08-1.10x (6-7 rounds won), 1024^3 at
+     * 1.02x; blocks of 1024 ran 0.87-0.97x those of 512, of 256 0.97-1.04x. */
+    size_t kblk = k;
+    const size_t block = (size_t)p.v[P_KBLK] * (panels_in && a->dtype != OCX_F64 ? 4 : 1);
+    if (parts == 1 && tiled && p.v[P_STAGE] == 1 && block > 0 && !koa.arr && c->dtype != OCX_F16 && k > 2 * block)
+        kblk = ocx__round_up(block, 16);
+    /* ocx_last_params() reports the tiled kernel's blocks' length, 0 for one pass (split K's too) */
+    const int kblk_used = kblk < k ? (int)kblk : 0;
+    if (tiled && p.v[P_KBLK] != kblk_used) {
+        p.v[P_KBLK] = kblk_used;
+        ocx__params_record(&p, a->dtype, cls);
+    }
     ocx_status st;
     if (parts > 1) {
         /* Split K (the first chunks were launched in the loop): the last, shorter, chunk into its
@@ -1358,27 +1379,6 @@ static ocx_status gemm_core(ocx_context *ctx, ocx_stream *stream, ocx_layout lay
         }
         if (held) pthread_mutex_unlock(&held->lock);
         return st;
-    }
-    /* K in blocks (KBLK): one launch a block, in turn into C (beta = 1 after the first), each block
-     * a multiple of 16 along k, so the loads' alignment holds for every one. Not for batches given
-     * by offset arrays, nor an f16 C (rounding between blocks). From panels, whose runs the
-     * work-items stream whatever K, blocks four times as long: PoCL (2-core AVX-512 Xeon, f32 NN,
-     * tools/profile-ab, 11 rounds) ran 1536^3-4096^3 at 1.07-1.11x blocks of 512 (10 or 11 rounds
-     * of 11), where one pass over K ran 768x768x16384 at 0.65x; without panels blocks of 2048 ran
-     * 256x256x8192, 512x512x8192 and 640x640x4096 at 0.45-0.7x those of 512. f64 panels keep
-     * blocks of KBLK, which calls alternating with blocks of 2048 in one process (7 rounds; wall
-     * time; doc/performance.md, "Panels") ran 2048^3 NN and NT at 1.29x and 1.34x as fast, 1536^3,
-     * 512x512x4096, 768x768x8192 and 128x4096x4096 NN at 1.08-1.10x (6-7 rounds won), 1024^3 at
-     * 1.02x; blocks of 1024 ran 0.87-0.97x those of 512, of 256 0.97-1.04x. */
-    size_t kblk = k;
-    const size_t block = (size_t)p.v[P_KBLK] * (panels_in && a->dtype != OCX_F64 ? 4 : 1);
-    if (tiled && p.v[P_STAGE] == 1 && block > 0 && !koa.arr && c->dtype != OCX_F16 && k > 2 * block)
-        kblk = ocx__round_up(block, 16);
-    /* ocx_last_params() reports the tiled kernel's blocks' length, 0 for one pass */
-    const int kblk_used = kblk < k ? (int)kblk : 0;
-    if (tiled && p.v[P_KBLK] != kblk_used) {
-        p.v[P_KBLK] = kblk_used;
-        ocx__params_record(&p, a->dtype, cls);
     }
     for (size_t k0 = 0;; k0 += kblk) {
         const size_t kk = k - k0 < kblk ? k - k0 : kblk;

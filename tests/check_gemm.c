@@ -816,6 +816,11 @@ START_TEST(test_split_k)
         setenv("OCX_GEMM_PARAMS", split ? SPLIT_STAGED : SPLIT_STAGED ",KSPLIT=0", 1);
         ck_ok(ocx_gemm(tctx, s, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, 5, 7, 301, 1, x, 0, 301, y, 0, 7, 0, z, 0, 7, 0, NULL,
                        NULL));
+        /* K blocks are STAGE=1's: none here, split or not (the split path once left the class's
+         * KBLK, 512 on CPUs, in the record) */
+        ocx_params_info info;
+        ck_ok(ocx_last_params(&info));
+        ck_assert_msg(tparam(info.params, "KBLK") == 0, "split %d reported %s", split, info.params);
         size_t released = 0;
         ck_ok(ocx_stream_trim(tctx, s, &released));
         if (split)
