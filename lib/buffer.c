@@ -36,8 +36,8 @@ ocx_status ocx_buffer_create(ocx_context *ctx, ocx_dtype dtype, size_t length, o
     OCX__FORWARD(ocx__check_context(ctx));
     OCX__FORWARD(ocx__check_dtype_supported(ctx, dtype, "ocx_buffer_create"));
     size_t esize = ocx_dtype_size(dtype);
-    OCX__FAIL_IF(length > SIZE_MAX / esize, OCX_ERR_OUT_OF_RANGE, "ocx_buffer_create: %zu elements overflow size_t",
-                 length);
+    OCX__FAIL_IF(length > SIZE_MAX / esize, OCX_ERR_OUT_OF_RANGE, "ocx_buffer_create: %zu elements of %zu bytes each: "
+                 "their size in bytes overflows size_t", length, esize);
     size_t bytes = length * esize;
     OCX__FAIL_IF(bytes > ctx->info.max_alloc_bytes, OCX_ERR_OUT_OF_MEMORY,
                  "ocx_buffer_create: %zu bytes exceed the device's largest allocation (%llu bytes)", bytes,
