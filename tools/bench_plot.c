@@ -35,6 +35,11 @@ int bench_plot_check(const char *path)
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
         made = fd >= 0;
     }
+    if (fd < 0 && errno == EEXIST) { /* not there, yet something is: a link to a file that does not exist */
+        fprintf(stderr, "ocx-bench: --plot %s: a link whose target does not exist (a new file is not made "
+                "through a link; name the file itself)\n", path);
+        return 1;
+    }
     if (fd < 0) {
         fprintf(stderr, "ocx-bench: --plot %s: %s\n", path, strerror(errno));
         return 1;
