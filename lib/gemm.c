@@ -676,7 +676,13 @@ typedef enum gemm_kernel { K_DIRECT, K_TILED, K_DOT, K_COLS } gemm_kernel;
 
 /* The launch of kernel `kind` (built: `kernel`) over an M x N product, `entries` batch entries (or
  * split K's chunks) deep: gemm_tiled's groups over the tiles, gemm_dot's over DROWS rows each,
- * gemm_cols's work-items over CVW columns each, gemm_direct's over the elements. */
+ * gemm_cols's work-items over CVW columns each, gemm_direct's over the elements.
+ * Dimensions 1 and 2 carry row tiles and batch entries without a cap of their own: CUDA grids stop
+ * at 65535 blocks in y and z, but NVIDIA's OpenCL driver (580, H100) ran strided batches of 70000
+ * and 140000 products (the direct kernel, batch in dimension 2) and a product of 12 million rows
+ * (the tiled kernel: 93750 row tiles or more in dimension 1), each checked against a host
+ * reference (a probe of the fifty-fourth session; the tensor-core kernel's batch, in dimension 1,
+ * was not reached: those batches took the direct kernel). */
 static ocx__launch_desc product_launch(gemm_kernel kind, const ocx__params *p, const char *options, cl_kernel kernel,
                                        gemm_args *g, size_t m, size_t n, size_t entries)
 {
