@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Before any measurement: --plot is refused at once where it could not be drawn (no cairo) or the
@@ -35,7 +36,8 @@ int bench_plot_check(const char *path)
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
         made = fd >= 0;
     }
-    if (fd < 0 && errno == EEXIST) { /* not there, yet something is: a link to a file that does not exist */
+    struct stat link;
+    if (fd < 0 && errno == EEXIST && lstat(path, &link) == 0 && S_ISLNK(link.st_mode)) { /* to no file */
         fprintf(stderr, "ocx-bench: --plot %s: a link whose target does not exist (a new file is not made "
                 "through a link; name the file itself)\n", path);
         return 1;
