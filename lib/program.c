@@ -352,6 +352,21 @@ static void add_stats(ocx_context_stats *to, const ocx_context_stats *from)
     to->disk_cache_rejected += from->disk_cache_rejected;
 }
 
+/* Releases an entry and all it holds (its kernels, its program); NULL, for the caller's pointer. */
+static ocx__program *program_free(ocx__program *p)
+{
+    for (size_t i = 0; i < p->nkernels; i++) {
+        clReleaseKernel(p->kernels[i].kernel);
+        free(p->kernels[i].name);
+    }
+    free(p->kernels);
+    if (p->program) clReleaseProgram(p->program);
+    free(p->options);
+    free(p->extra);
+    free(p);
+    return NULL;
+}
+
 /* Finds the program in the context's cache, else builds it outside the lock and inserts it (a
  * program another thread inserted meanwhile wins; ours is released). */
 static ocx_status program_get(ocx_context *ctx, const char *source_name, const char *options, ocx__program **out)
@@ -376,33 +391,23 @@ static ocx_status program_get(ocx_context *ctx, const char *source_name, const c
     ocx__program *fresh = NULL;
     if (st == OCX_OK) {
         fresh = calloc(1, sizeof *fresh);
-        if (fresh) {
-            fresh->options = strdup(options);
-            fresh->extra = strdup(extra);
-        }
-        if (!fresh || !fresh->options || !fresh->extra) {
-            if (fresh) {
-                free(fresh->options);
-                free(fresh->extra);
-                free(fresh);
-            }
-            fresh = NULL;
+        if (!fresh) {
             clReleaseProgram(prog);
-            st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
         } else {
             fresh->source = src;
             fresh->program = prog;
+            fresh->options = strdup(options);
+            fresh->extra = strdup(extra);
+            if (!fresh->options || !fresh->extra) fresh = program_free(fresh);
         }
+        if (!fresh) st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
     }
     pthread_mutex_lock(&ctx->lock);
     add_stats(&ctx->stats, &stats);
     if (fresh) {
         p = program_find(ctx, source_name, options, extra);
         if (p) { /* another thread was faster */
-            clReleaseProgram(fresh->program);
-            free(fresh->options);
-            free(fresh->extra);
-            free(fresh);
+            program_free(fresh);
         } else {
             fresh->next = ctx->programs;
             ctx->programs = p = fresh;
@@ -450,15 +455,7 @@ void ocx__programs_release(ocx_context *ctx)
     ocx__program *p = ctx->programs;
     while (p) {
         ocx__program *next = p->next;
-        for (size_t i = 0; i < p->nkernels; i++) {
-            clReleaseKernel(p->kernels[i].kernel);
-            free(p->kernels[i].name);
-        }
-        free(p->kernels);
-        clReleaseProgram(p->program);
-        free(p->options);
-        free(p->extra);
-        free(p);
+        program_free(p);
         p = next;
     }
     ctx->programs = NULL;
