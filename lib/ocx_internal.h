@@ -410,9 +410,10 @@ const char *ocx__size_class_1d(const ocx_context *ctx, size_t n);
 /* The element count of dtype from which the vector family's NT parameter takes effect (vector.c);
  * SIZE_MAX where it never does. */
 size_t ocx__vector_nt_from(const ocx_context *ctx, ocx_dtype dtype);
-/* The rounds of `rounds` that a candidate must win against the defaults to be kept (tune.c:
- * confirm()): as many as one no better than them wins at most one time in 32. */
-int ocx__tune_confirm_wins(int rounds);
+/* The rounds of `rounds` that each of `candidates` confirmed together must win against the
+ * defaults to be kept (tune.c: confirm()): as many as one no better than them wins at most one
+ * time in 32 * candidates; rounds + 1 where no count is that rare. */
+int ocx__tune_confirm_wins(int rounds, int candidates);
 /* GEMM size classes by M*N*K (gemm.c): below OCX__GEMM_MEDIUM "medium" (the tuner measures it at
  * 512^3), from OCX__GEMM_LARGE on "large" (measured at 8192^3, GPUs only), "all" between (4096^3 on
  * GPUs). Each class holds every GEMM parameter, the direct kernel's threshold included; products

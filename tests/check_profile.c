@@ -1693,27 +1693,38 @@ START_TEST(test_tuning_measurements_verify)
 END_TEST
 
 /* The confirmation's sign test against exact binomial tails: a candidate no better than the
- * defaults wins each round with probability 1/2, and may reach the rounds required at most one
- * time in 32, while one fewer would let it through more often. */
+ * defaults wins each round with probability 1/2, and with c candidates confirmed together each may
+ * reach the rounds required at most one time in 32c (so the defaults give way to one no better at
+ * most one time in 32), while one fewer win would let it through more often; where even every
+ * round is not that rare, no count is (rounds + 1). */
 START_TEST(test_confirm_wins)
 {
-    for (int n = 1; n <= 20; n++) {
-        unsigned long long choose[21] = {1}, total = 1ull << n;
-        for (int j = 1; j <= n; j++) choose[j] = choose[j - 1] * (unsigned long long)(n - j + 1) / (unsigned long long)j;
-        const int w = ocx__tune_confirm_wins(n);
-        ck_assert_msg(w >= 1 && w <= n, "%d rounds: %d wins", n, w);
-        unsigned long long tail = 0, wider = 0; /* rounds won >= w, and >= w - 1 */
-        for (int j = w; j <= n; j++) tail += choose[j];
-        wider = tail + choose[w - 1];
-        if (n < 5) { /* no number of wins is that rare: all of them */
-            ck_assert_int_eq(w, n);
-            continue;
+    for (int c = 1; c <= 3; c++)
+        for (int n = 1; n <= 20; n++) {
+            unsigned long long choose[21] = {1}, total = 1ull << n;
+            for (int j = 1; j <= n; j++)
+                choose[j] = choose[j - 1] * (unsigned long long)(n - j + 1) / (unsigned long long)j;
+            const int w = ocx__tune_confirm_wins(n, c);
+            ck_assert_msg(w >= 1 && w <= n + 1, "%d rounds, %d candidates: %d wins", n, c, w);
+            if (w == n + 1) { /* not even all of them */
+                ck_assert_msg(32ull * c * choose[n] > total, "%d rounds, %d candidates: all would do", n, c);
+                continue;
+            }
+            unsigned long long tail = 0, wider = 0; /* rounds won >= w, and >= w - 1 */
+            for (int j = w; j <= n; j++) tail += choose[j];
+            wider = tail + choose[w - 1];
+            ck_assert_msg(32ull * c * tail <= total, "%d rounds, %d candidates, %d wins: %llu of %llu", n, c, w, tail,
+                          total);
+            ck_assert_msg(32ull * c * wider > total, "%d rounds, %d candidates: %d wins would do", n, c, w - 1);
         }
-        ck_assert_msg(32 * tail <= total, "%d rounds, %d wins: %llu of %llu", n, w, tail, total);
-        ck_assert_msg(32 * wider > total, "%d rounds: %d wins would do", n, w - 1);
-    }
-    ck_assert_int_eq(ocx__tune_confirm_wins(9), 8);
-    ck_assert_int_eq(ocx__tune_confirm_wins(15), 12);
+    ck_assert_int_eq(ocx__tune_confirm_wins(4, 1), 5);
+    ck_assert_int_eq(ocx__tune_confirm_wins(5, 1), 5);
+    ck_assert_int_eq(ocx__tune_confirm_wins(9, 1), 8);
+    ck_assert_int_eq(ocx__tune_confirm_wins(15, 1), 12);
+    ck_assert_int_eq(ocx__tune_confirm_wins(6, 3), 7);
+    ck_assert_int_eq(ocx__tune_confirm_wins(7, 3), 7);
+    ck_assert_int_eq(ocx__tune_confirm_wins(11, 3), 10);
+    ck_assert_int_eq(ocx__tune_confirm_wins(15, 3), 13);
 }
 END_TEST
 
