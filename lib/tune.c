@@ -965,7 +965,13 @@ static int tiled_applies(ocx_context *ctx, ocx_dtype dt)
 /* SOLO (a threshold for one-group reductions) is not searched: the "small" entry's one size
  * cannot place it. On CPUs that entry's one group of n = 2^14 elements (under SOLO) leaves
  * GROUPS_PER_CU nothing to do. */
-static const char *const vector_search[] = {"WG", "VW", "GROUPS_PER_CU", "GRID", "NT", "WPT", NULL};
+/* NT (non-temporal stores) is not searched either: it pays where a result is not read again soon,
+ * which the measurement's sequence cannot stand for (its axpy reads the z that add stored a moment
+ * before). On the 2-core Xeon, where NT is taken from 2^24 f32 elements (64 MiB), --quick runs
+ * measuring "large" at 2^24 put NT=0 ahead by 10-12% (one confirmed it, 10 of 11 rounds), which ran
+ * add and copy of 2^24 at 0.72x and 0.79x the defaults (0-1 rounds of 11, tools/profile-ab
+ * --kernel-time); axpy and scale level. */
+static const char *const vector_search[] = {"WG", "VW", "GROUPS_PER_CU", "GRID", "WPT", NULL};
 static const char *const reduce_search[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", NULL};
 /* On CPUs not LAYOUT: every reduce candidate with interleaved work-items (LAYOUT=1) drawn in three
  * --quick runs on the 2-core EPYC ran at 6.7-20 GB/s, against 30-38 for the defaults' chunks. */
@@ -1610,15 +1616,13 @@ static void search(tuner *t, const ocx__params *start, const ocx__params *curren
 {
     space sp;
     space_init(&sp, t->def, is_gpu(t->ctx));
-    /* A parameter that the measurement cannot see stays as the start has it: the vector family's
-     * NT below the size from which non-temporal stores are taken (vector.c). On the 2-core Xeon
-     * (480 MiB of cache reported: NT then took effect from 2^26 f32 elements on, from 2^24 since
-     * the 64-MiB cap) a --quick run measuring "large" at 2^24 set NT=0, which ran add and copy of
-     * 2^26 at 0.70x and 0.59x the defaults (0 of 21 rounds won, tools/profile-ab). */
-    ocx__params cur = *current; /* the parameters in force (a profile's) take the start's too */
-    if (t->def->fam == &ocx__family_vector && t->tc->n < ocx__vector_nt_from(t->ctx, t->dtype)) {
+    /* The vector family's NT, which is not searched (vector_search), stays as the start has it in
+     * the parameters in force (a profile's) too: on the 2-core Xeon a --quick run measuring "large"
+     * at 2^24 (where NT then had no effect) set NT=0, which ran add and copy of 2^26 at 0.70x and
+     * 0.59x the defaults (0 of 21 rounds won, tools/profile-ab). */
+    ocx__params cur = *current;
+    if (t->def->fam == &ocx__family_vector) {
         const unsigned nt = ocx__param_index(t->def->fam, "NT");
-        sp.searched[nt] = 0;
         cur.v[nt] = start->v[nt];
     }
     memcpy(t->searched, sp.searched, sizeof t->searched);
