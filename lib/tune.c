@@ -431,9 +431,9 @@ static ocx_status vector_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
  * operations' segments (case_fn: each family's). */
 typedef ocx_status (*case_fn)(ocx_context *, ocx_dtype, size_t n, size_t reps, const char *cls, ocx__tune_case **);
 /* On CPUs an "all" entry, which stands for every size without an entry of its own, is also
- * measured at two other sizes (sizes[], run sreps[] times; NULL: none; GEMM's "medium" too), each a segment of its own (its
- * operations together) weighing as much as each of the main size's nops operations; they run (and
- * are checked) first. The 1-D families' at 2^16 (64 runs) and 2^22 (four runs): timed at 2^20
+ * measured at two other sizes (sizes[], run sreps[] times; NULL: none; GEMM's "medium" too), each
+ * a segment of its own (its operations together) weighing as much as each of the main size's nops
+ * operations; they run (and are checked) first. The 1-D families' at 2^16 (64 runs) and 2^22 (four runs): timed at 2^20
  * alone, a --quick run on the 2-core Xeon chose for the vector family a grid-stride loop in groups
  * of 128, 32 a core (+4% there), which ran axpy and scale of 2^16 f32 at 0.79-0.88x the defaults
  * and every operation of 2^22 at 0.71-0.95x (tools/profile-ab); and for the reductions one stream a
@@ -1706,8 +1706,8 @@ int ocx__tune_confirm_wins(int rounds, int candidates)
  * defaults, in rounds, the defaults first in every other one; of those that beat the defaults in
  * enough rounds (ocx__tune_confirm_wins), the one with the highest median ratio to the defaults of
  * the same round is kept if that ratio is above CONFIRM_MARGIN (timings on CPUs are noisy; a round
- * measures both within a moment of each other). On the 2-core EPYC, checking the winner alone, GEMM --quick
- * runs whose climbs had found groups of work-items 1.3x faster kept the defaults. */
+ * measures both within a moment of each other). On the 2-core EPYC, checking the winner alone,
+ * GEMM --quick runs whose climbs had found groups of work-items 1.3x faster kept the defaults. */
 static void confirm(tuner *t, const ocx__params *start)
 {
     if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || interrupted(t)) return;
@@ -1763,7 +1763,8 @@ static void confirm(tuner *t, const ocx__params *start)
         if (ran && !too_few && wins >= need && m > won) won = m, won_rate = med_rate, pick = order[i];
     }
     double was = ocx__median(base, rounds);
-    if (pick < 0 || won <= CONFIRM_MARGIN(gpu)) { /* nothing confirmed: the defaults, never the search's unconfirmed best */
+    /* nothing confirmed: the defaults, never the search's unconfirmed best */
+    if (pick < 0 || won <= CONFIRM_MARGIN(gpu)) {
         memcpy(t->best, start->v, sizeof t->best);
         t->best_rate = was > 0 ? was : t->default_rate; /* <= 0: the entry is left out */
     } else if (won_rate > 0) {
