@@ -1711,6 +1711,7 @@ int ocx__tune_confirm_wins(int rounds, int candidates)
 static void confirm(tuner *t, const ocx__params *start)
 {
     if (t->best_rate <= 0 || memcmp(t->best, start->v, sizeof t->best) == 0 || interrupted(t)) return;
+    const int gpu = is_gpu(t->ctx);
     int (*cand)[OCX__MAX_PARAMS] = t->top, n = 0, order[CONFIRM_TOP];
     for (int i = 0; i < t->ntop; i++)
         if (memcmp(cand[i], start->v, sizeof cand[i]) != 0 && t->top_rate[i] >= t->default_rate) order[n++] = i;
@@ -1730,7 +1731,7 @@ static void confirm(tuner *t, const ocx__params *start)
         for (int i = 0; i < n; i++) got[i][r] = evaluate(t, cand[order[i]]);
         if (r % 2 == 0) base[r] = evaluate(t, start->v);
         if (interrupted(t)) return; /* the entry is left out (ocx_tune) */
-    } while (rounds < CONFIRM_MAX(is_gpu(t->ctx)) && ocx__now_s() + (ocx__now_s() - t0) / rounds <= t->deadline);
+    } while (rounds < CONFIRM_MAX(gpu) && ocx__now_s() + (ocx__now_s() - t0) / rounds <= t->deadline);
     /* A candidate counts only if it ran in every round and beat the defaults in enough of them; of
      * those, the highest median ratio. (ocx__median sorts in place: the ratios are a copy.) */
     /* Rounds too few for any count of wins to be rare enough keep the defaults (on CPUs 5 for one
@@ -1740,7 +1741,6 @@ static void confirm(tuner *t, const ocx__params *start)
      * lead by 2% on the median): in a 60-s H100 run, entries confirmed in 1 round included vector
      * "small" at 1.05x, which then ran 0.93-0.95x the defaults (tools/profile-ab, 9-11 of 11 rounds
      * to the defaults). */
-    const int gpu = is_gpu(t->ctx);
     const int need = gpu ? (rounds > CONFIRM_MIN_GPU ? rounds : CONFIRM_MIN_GPU) : ocx__tune_confirm_wins(rounds, n);
     const int too_few = gpu ? rounds < CONFIRM_MIN_GPU : need > rounds;
     double won = -1, won_rate = -1;
