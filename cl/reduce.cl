@@ -664,21 +664,44 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
 #else
 #define STORE_LANES(vec, arr) CAT(vstore, VW)((vec), 0, (arr))
 #endif
-/* Each lane's first element of its block equal to its extreme (or its first NaN), into (v, w). */
+#if VW == 1
+#define ANY_LANE(m) (m)
+#else
+#define ANY_LANE(m) any(m)
+#endif
+/* The work-item's extreme among its lanes' blocks (NaN first, then CMP: across its streams in
+ * vectors, then across lanes), then, in the streams that hold it, for each lane whose block holds it
+ * (a tie, or a NaN where the extreme is NaN) the first element of its block equal to it, into
+ * (v, w). Lanes without a block hold INIT, which nothing real trails. Lanes holding a worse value
+ * cannot win; their rescans had cost each work-item ACC x VW x ARGB scalar loads, a quarter of x at
+ * 2^16 f32 elements under the CPU defaults (one group of 16 work-items, 4 streams of 16 lanes). */
 #define ARG_RESCAN(CMP, v, w)                                                                      \
     do {                                                                                           \
+        AV m_ = bv_[0];                                                                            \
+        for (int u_ = 1; u_ < ACC; u_++) {                                                         \
+            const MV t_ = !isnan(m_) & (isnan(bv_[u_]) | (bv_[u_] CMP m_));                        \
+            m_ = t_ ? bv_[u_] : m_;                                                                \
+        }                                                                                          \
+        A ml_[VW];                                                                                 \
+        STORE_LANES(m_, ml_);                                                                      \
+        A best_ = ml_[0];                                                                          \
+        for (int l_ = 1; l_ < VW; l_++)                                                            \
+            if (!isnan(best_) && (isnan(ml_[l_]) || ml_[l_] CMP best_)) best_ = ml_[l_];           \
         for (int u_ = 0; u_ < ACC; u_++) {                                                         \
+            const MV hit_ = (isnan(best_) ? isnan(bv_[u_]) : bv_[u_] == (AV)best_) & (bb_[u_] != (IV)NONE); \
+            if (!ANY_LANE(hit_)) continue;                                                         \
             A bvl_[VW];                                                                            \
             IDX bbl_[VW];                                                                          \
             STORE_LANES(bv_[u_], bvl_);                                                            \
             STORE_LANES(bb_[u_], bbl_);                                                            \
             STREAM_SPAN(u_);                                                                       \
             for (int l_ = 0; l_ < VW; l_++) {                                                      \
-                if (bbl_[l_] == NONE) continue;                                                    \
+                const A b_ = bvl_[l_];                                                             \
+                if (bbl_[l_] == NONE || !(isnan(best_) ? isnan(b_) : b_ == best_)) continue;       \
                 const size_t b0_ = s_ + (size_t)bbl_[l_] * ARGB, b1_ = min(e_, b0_ + ARGB);        \
                 for (size_t k_ = b0_; k_ < b1_; k_++) {                                            \
                     const A el_ = LD(x, k_ * VW + l_); /* (UPD_ARG declares a_) */                 \
-                    if (isnan(bvl_[l_]) ? isnan(el_) : el_ == bvl_[l_]) {                          \
+                    if (isnan(b_) ? isnan(el_) : el_ == b_) {                                      \
                         UPD_ARG(A, int, CMP, v, w, el_, (IDX)(k_ * VW + l_));                      \
                         break;                                                                     \
                     }                                                                              \
