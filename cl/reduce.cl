@@ -161,10 +161,15 @@ inline AV f16_from_bits(const SV b)
 }
 #undef LDV
 #define LDV(p, k) (raw_ ? f16_from_bits(((const global SV *)(p))[k]) : CAT(vload_half, VW)((k), (p)))
+/* One vector from any address, for the rescan of argmin/argmax: LDV there, in an early-exit loop,
+ * came out of PoCL 3.1 as an aligned load whatever raw_ said, and faulted on a view at an odd
+ * offset (check_reduce, f16 argmin of 31 elements). vloadN needs only the elements' alignment. */
+#define LDV_ANY(p, k) f16_from_bits(CAT(vload, VW)((k), (const global ushort *)(p)))
 #define RAW_INIT(aligned) const int raw_ = (aligned)
 #define ALIGNED(p) ((size_t)(p) % sizeof(SV) == 0)
 #else
 #define RAW_INIT(aligned)
+#define LDV_ANY(p, k) LDV(p, k)
 #endif
 
 #define NONE ((IDX)0xffffffffu) /* "no index yet": above every index, so that real ones win ties */
@@ -670,11 +675,14 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
 #define ANY_LANE(m) any(m)
 #endif
 /* The work-item's extreme among its lanes' blocks (NaN first, then CMP: across its streams in
- * vectors, then across lanes), then, in the streams that hold it, for each lane whose block holds it
- * (a tie, or a NaN where the extreme is NaN) the first element of its block equal to it, into
- * (v, w). Lanes without a block hold INIT, which nothing real trails. Lanes holding a worse value
- * cannot win; their rescans had cost each work-item ACC x VW x ARGB scalar loads, a quarter of x at
- * 2^16 f32 elements under the CPU defaults (one group of 16 work-items, 4 streams of 16 lanes). */
+ * vectors, then across lanes), then its first index, into (v, w). Lanes without a block hold INIT,
+ * which nothing real trails. A stream's elements all come before the next stream's, and a lane's
+ * block is the first that holds its extreme, so the first index lies in the first stream holding
+ * the extreme, in the earliest block among its lanes that hold it: one block of at most ARGB
+ * vectors is scanned again, in vectors, for the first lane equal to the extreme (a tie at ±0, or
+ * a NaN where the extreme is NaN). Every lane of every stream had rescanned its own block, element
+ * by element: ACC x VW x ARGB scalar loads a work-item, a quarter of x at 2^16 f32 elements under
+ * the CPU defaults (one group of 16 work-items, 4 streams of 16 lanes). */
 #define ARG_RESCAN(CMP, v, w)                                                                      \
     do {                                                                                           \
         AV m_ = bv_[0];                                                                            \
@@ -687,25 +695,25 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
         A best_ = ml_[0];                                                                          \
         for (int l_ = 1; l_ < VW; l_++)                                                            \
             if (!isnan(best_) && (isnan(ml_[l_]) || ml_[l_] CMP best_)) best_ = ml_[l_];           \
-        for (int u_ = 0; u_ < ACC; u_++) {                                                         \
+        int done_ = 0;                                                                             \
+        for (int u_ = 0; u_ < ACC && !done_; u_++) {                                               \
             const MV hit_ = (isnan(best_) ? isnan(bv_[u_]) : bv_[u_] == (AV)best_) & (bb_[u_] != (IV)NONE); \
             if (!ANY_LANE(hit_)) continue;                                                         \
-            A bvl_[VW];                                                                            \
-            IDX bbl_[VW];                                                                          \
-            STORE_LANES(bv_[u_], bvl_);                                                            \
-            STORE_LANES(bb_[u_], bbl_);                                                            \
+            done_ = 1;                                                                             \
+            IDX bl_[VW];                                                                           \
+            STORE_LANES(hit_ ? bb_[u_] : (IV)NONE, bl_);                                           \
+            IDX bmin_ = bl_[0];                                                                    \
+            for (int l_ = 1; l_ < VW; l_++) bmin_ = min(bmin_, bl_[l_]);                           \
             STREAM_SPAN(u_);                                                                       \
-            for (int l_ = 0; l_ < VW; l_++) {                                                      \
-                const A b_ = bvl_[l_];                                                             \
-                if (bbl_[l_] == NONE || !(isnan(best_) ? isnan(b_) : b_ == best_)) continue;       \
-                const size_t b0_ = s_ + (size_t)bbl_[l_] * ARGB, b1_ = min(e_, b0_ + ARGB);        \
-                for (size_t k_ = b0_; k_ < b1_; k_++) {                                            \
-                    const A el_ = LD(x, k_ * VW + l_); /* (UPD_ARG declares a_) */                 \
-                    if (isnan(b_) ? isnan(el_) : el_ == b_) {                                      \
-                        UPD_ARG(A, int, CMP, v, w, el_, (IDX)(k_ * VW + l_));                      \
-                        break;                                                                     \
-                    }                                                                              \
-                }                                                                                  \
+            const size_t b0_ = s_ + (size_t)bmin_ * ARGB, b1_ = min(e_, b0_ + ARGB);               \
+            for (size_t k_ = b0_; k_ < b1_ && w == NONE; k_++) {                                   \
+                const AV xv_ = LDV_ANY(x, k_);                                                     \
+                const MV at_ = hit_ & (isnan(best_) ? isnan(xv_) : xv_ == (AV)best_);              \
+                if (!ANY_LANE(at_)) continue;                                                      \
+                MASK al_[VW];                                                                      \
+                STORE_LANES(at_, al_);                                                             \
+                for (int l_ = VW - 1; l_ >= 0; l_--)                                               \
+                    if (al_[l_]) (v) = LD(x, k_ * VW + l_), (w) = (IDX)(k_ * VW + l_);             \
             }                                                                                      \
         }                                                                                          \
     } while (0)

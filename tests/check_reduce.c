@@ -385,6 +385,34 @@ START_TEST(test_one_launch)
 }
 END_TEST
 
+/* argmin/argmax's first index within one work-item. On CPUs (reduce.cl's blocked scan) a lane
+ * keeps the first block of 16 vectors that holds its extreme, and one block is scanned again: the
+ * earliest such block in the first stream that holds the extreme. One work-item of 4 streams:
+ * the extreme in stream 0 at vector 7 of block 5 (lane VW-1), later in that block at lane 0, in
+ * block 9 and in stream 1's block 0, where the first must win; then also at vector 7's lane 0,
+ * which must win in its turn. As 9, -9 and NaN, for every operation. */
+START_TEST(test_arg_first_index)
+{
+    const ocx_dtype dt = dtypes[_i];
+    if (!tdtype_ok(dt)) return;
+    setenv("OCX_REDUCE_PARAMS", "SOLO=1048576,WG=1,VW=4,LAYOUT=2,ACC=4", 1);
+    const size_t n = 4096, vw = dt == OCX_F64 ? 2 : 4, per = n / vw / 4; /* vectors a stream */
+#define AT(stream, block, j, lane) ((((stream) * per) + (block) * 16 + (j)) * vw + (lane))
+    const size_t pos[] = {AT(1, 0, 2, 1), AT(0, 9, 0, 1), AT(0, 5, 10, 0), AT(0, 5, 7, vw - 1), AT(0, 5, 7, 0)};
+#undef AT
+    const double vals[] = {9, -9, NAN};
+    for (int v = 0; v < 3; v++) {
+        const double same[5] = {vals[v], vals[v], vals[v], vals[v], vals[v]};
+        run_special(dt, n, same, pos, 4, NAN); /* the first: pos[3] */
+        run_special(dt, n, same, pos, 5, NAN); /* the first: pos[4] */
+    }
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    unsetenv("OCX_REDUCE_PARAMS");
+    ck_assert_msg(strstr(info.params, "WG=1 ") && strstr(info.params, "ACC=4 "), "ran %s", info.params);
+}
+END_TEST
+
 /* GROUPS_PER_CU shapes the host's grid only: another value builds no program (the tuner draws it
  * without building anything), and every operation stays right with one group a compute unit and
  * with 1024. Each value is checked to have been the one the last run took. */
@@ -920,6 +948,7 @@ int main(void)
     tcase_add_loop_test(tc, test_accumulators, 0, 12);
     tcase_add_test(tc, test_random_params);
     tcase_add_loop_test(tc, test_one_launch, 0, 9);
+    tcase_add_loop_test(tc, test_arg_first_index, 0, 3);
     tcase_add_test(tc, test_groups_per_cu);
     tcase_add_loop_test(tc, test_nrm2_scaling, 0, 3);
     tcase_add_loop_test(tc, test_nrm2_flush_to_zero, 0, 3);
