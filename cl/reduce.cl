@@ -675,12 +675,13 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
 #define ANY_LANE(m) any(m)
 #endif
 /* The work-item's extreme among its lanes' blocks (NaN first, then CMP: across its streams in
- * vectors, then across lanes), then its first index, into (v, w). Lanes without a block hold INIT,
- * which nothing real trails. A stream's elements all come before the next stream's, and a lane's
- * block is the first that holds its extreme, so the first index lies in the first stream holding
- * the extreme, in the earliest block among its lanes that hold it: one block of at most ARGB
- * vectors is scanned again, in vectors, for the first lane equal to the extreme (a tie at ±0, or
- * a NaN where the extreme is NaN). Every lane of every stream had rescanned its own block, element
+ * vectors, then across lanes), then its first index, into (v, w), which hold INIT and NONE on
+ * entry (the scan stops once w is set). Lanes without a block hold INIT, which nothing real
+ * trails. A stream's elements all come before the next stream's, and a lane's block is the first
+ * that holds its extreme, so the first index lies in the first stream holding the extreme, in the
+ * earliest block among its lanes that hold it: one block of at most ARGB vectors is scanned again,
+ * in vectors, for the first lane equal to the extreme (a tie at ±0, or a NaN where the extreme is
+ * NaN). Every lane of every stream had rescanned its own block, element
  * by element: ACC x VW x ARGB scalar loads a work-item, a quarter of x at 2^16 f32 elements under
  * the CPU defaults (one group of 16 work-items, 4 streams of 16 lanes). */
 #define ARG_RESCAN(CMP, v, w)                                                                      \
