@@ -743,6 +743,10 @@ START_TEST(bench_json_and_plot)
         const char *demo_json[] = {"demo", "--json", NULL}, *info_plain[] = {NULL};
         ck_assert_int_eq(run_bench("/dev/full", demo_json), 1);
         ck_assert_int_eq(trun_tool("ocx-info", "/dev/full", NULL, info_plain), 1);
+        /* nor is a usage asked for (--help exited 0 with its text lost) */
+        const char *help[] = {"--help", NULL}, *tools[] = {"ocx-info", "ocx-bench", "ocx-tune", "profile-ab"};
+        for (size_t k = 0; k < sizeof tools / sizeof *tools; k++)
+            ck_assert_msg(trun_tool(tools[k], "/dev/full", "/dev/null", help) == 1, "%s --help > /dev/full", tools[k]);
     }
     const char *info_bad[] = {"--refresh", NULL};
     ck_assert_int_eq(trun_tool("ocx-info", "/dev/null", NULL, info_bad), 2);

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "tool.h"
 
 double bench_now_ns(void)
 {
@@ -358,7 +359,7 @@ static int usage(int rc)
             "10 calls, 7 of them, 3 with --quick; streams takes the best of 7 runs, 3 with --quick).\n"
             "--host-clock: the element-wise vector operations timed as the reductions are, each call's\n"
             "enqueue included, not by their kernels' profiling events.\n");
-    return rc;
+    return rc ? rc : tool_flushed("ocx-bench", "the usage", 0);
 }
 
 /* Runs a part of result rows; one that measured nothing (every size too large for the device, the
@@ -508,10 +509,7 @@ int main(int argc, char **argv)
         bench_report_csv(&b, stdout);
     }
     if (plot && bench_plot_svg(&b, plot) != 0) rc = 1;
-    if (fflush(stdout) != 0 || ferror(stdout)) { /* a report that did not reach its file is a failure */
-        fprintf(stderr, "ocx-bench: writing the report: %s\n", strerror(errno));
-        rc = 1;
-    }
+    rc = tool_flushed("ocx-bench", "the report", rc); /* a report that did not reach its file fails */
     json_decref(b.rows);
     json_decref(b.extra);
     ocx_context_destroy(b.ctx);

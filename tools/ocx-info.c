@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ocx.h"
+#include "tool.h"
 
 static json_t *device_json(const ocx_device_info *d, int is_default)
 {
@@ -123,14 +124,6 @@ static int print_peaks(const char *spec, unsigned flags, json_t *root)
     return 0;
 }
 
-/* rc, or 1 when the report did not reach stdout's file (a full disk, a closed pipe) */
-static int flushed(int rc)
-{
-    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
-    fprintf(stderr, "ocx-info: writing the report: %s\n", strerror(errno));
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     int json = 0, peaks = 0;
@@ -157,7 +150,7 @@ int main(int argc, char **argv)
                     "  SPEC: index, platform:device, gpu, cpu, accelerator, or part of a device, vendor or\n"
                     "        platform name or of the platform's version (pocl), in any case\n"
                     "  --peaks: the chosen device's measured ceilings (cached per device)\n");
-            return help ? 0 : 2;
+            return help ? tool_flushed("ocx-info", "the usage", 0) : 2;
         }
     }
     if (pflags && !peaks) {
@@ -175,7 +168,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ocx-info: %s\n", ocx_last_error());
         return 1;
     }
-    if (peaks && !json) return flushed(print_peaks(spec, pflags, NULL));
+    if (peaks && !json) return tool_flushed("ocx-info", "the report", print_peaks(spec, pflags, NULL));
     json_t *arr = json ? json_array() : NULL;
     if (!json) printf("ocx %s: %zu OpenCL device(s); * marks the one ocx uses by default (OCX_DEVICE, --device)\n\n",
                       ocx_version_string(), count);
@@ -230,5 +223,5 @@ int main(int argc, char **argv)
         putchar('\n');
         json_decref(root);
     }
-    return flushed(0);
+    return tool_flushed("ocx-info", "the report", 0);
 }

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "ocx.h"
+#include "tool.h"
 
 /* Seconds kept back from --budget for releasing the device at the end (NVIDIA: 0.1-0.5 s). */
 #define TEARDOWN_S 1.0
@@ -206,7 +207,7 @@ static int usage(int rc)
             "--seed 0, like no --seed, draws a new one.\n"
             "Ctrl-C keeps the entries finished and exits 130; a second Ctrl-C stops at once.\n"
             "--verbose (not on a terminal): a timed line as each entry starts, each candidate is measured\n(its parameters and rate) and each candidate is confirmed (the rounds it won against the\ndefaults).\n");
-    return rc;
+    return rc ? rc : tool_flushed("ocx-tune", "the usage", 0);
 }
 
 /* One attempt, in its own process: the whole run when attempt is 0; after a crash, the rest of it

@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tool.h"
+
 #define MAX_SIZES 16
 
 typedef struct side {
@@ -281,7 +283,7 @@ int main(int argc, char **argv)
         fprintf(help ? stdout : stderr, "usage: profile-ab A B [--rounds N (odd)] [--gemm N,N,...|none] [--gemm-batch B (1-65536)] "
                         "[--reduce N,N,...|none] "
                         "[--vector N,N,...|none] [--kernel-time] [--f64] [--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
-        return help ? 0 : 2;
+        return help ? tool_flushed("profile-ab", "the usage", 0) : 2;
     }
     size_t most = 1;
     for (int i = 0; i < ngemm; i++) most = gemm[i] * gemm[i] * gemm_batch > most ? gemm[i] * gemm[i] * gemm_batch : most;
@@ -352,9 +354,5 @@ int main(int argc, char **argv)
     }
     remove_sides();
     free(h);
-    if (fflush(stdout) != 0 || ferror(stdout)) { /* a report that did not reach its file is a failure */
-        fprintf(stderr, "profile-ab: writing the report: %s\n", strerror(errno));
-        rc = 1;
-    }
-    return rc;
+    return tool_flushed("profile-ab", "the report", rc); /* a report that did not reach its file fails */
 }
