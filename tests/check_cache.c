@@ -52,19 +52,6 @@ static int entries(const char *d, char names[][8192], int *tmp_files)
     return n;
 }
 
-static unsigned char *slurp(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    *size = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc(*size + 1);
-    ck_assert_uint_eq(fread(buf, 1, *size, f), *size);
-    fclose(f);
-    return buf;
-}
-
 static void spit(const char *path, const unsigned char *buf, size_t size)
 {
     FILE *f = fopen(path, "wb");
@@ -116,7 +103,7 @@ START_TEST(test_miss_then_hit)
     ck_assert_uint_eq(st.disk_cache_writes, 0);
     /* The file carries the full key: source hash, options, platform, device, driver, ocx version. */
     size_t size;
-    unsigned char *buf = slurp(path, &size);
+    unsigned char *buf = (unsigned char *)tslurp(path, &size);
     ck_assert_int_eq(memcmp(buf, "OCXBIN\r\n", 8), 0);
     uint32_t klen;
     memcpy(&klen, buf + 12, 4);
@@ -158,7 +145,7 @@ START_TEST(test_bit_flipped)
     char path[8192];
     warm(path);
     size_t size;
-    unsigned char *buf = slurp(path, &size);
+    unsigned char *buf = (unsigned char *)tslurp(path, &size);
     buf[size / 2] ^= 0x10;
     spit(path, buf, size);
     free(buf);
@@ -183,7 +170,7 @@ START_TEST(test_foreign_key)
     char path[8192];
     warm(path);
     size_t size;
-    unsigned char *buf = slurp(path, &size);
+    unsigned char *buf = (unsigned char *)tslurp(path, &size);
     char *drv = memmem(buf + 24, size - 24, "driver=", 7);
     ck_assert_ptr_nonnull(drv);
     drv[7] ^= 0x01; /* another driver version */
@@ -201,7 +188,7 @@ START_TEST(test_binary_rejected_by_driver)
     char path[8192];
     warm(path);
     size_t size;
-    unsigned char *buf = slurp(path, &size);
+    unsigned char *buf = (unsigned char *)tslurp(path, &size);
     uint32_t klen;
     uint64_t plen;
     memcpy(&klen, buf + 12, 4);
@@ -225,7 +212,7 @@ START_TEST(test_wrapping_lengths)
     char path[8192];
     warm(path); /* a real file, for the format word */
     size_t real_size;
-    unsigned char *real = slurp(path, &real_size);
+    unsigned char *real = (unsigned char *)tslurp(path, &real_size);
     char key[64];
     unsigned char buf[24 + sizeof key + 7];
     size_t size = 0;

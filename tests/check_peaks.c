@@ -463,21 +463,6 @@ static long xml_elements(const char *s, char *why, size_t cap)
     return count;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(s);
-    ck_assert_int_eq(fread(s, 1, (size_t)n, f), n);
-    s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 START_TEST(xml_checker_rejects)
 {
     char why[256];
@@ -508,7 +493,7 @@ START_TEST(bench_json_and_plot)
     const char *args[] = {"vector,streams", "--quick", "--reps", "1", "--json", NULL};
 #endif
     ck_assert_int_eq(run_bench(csv_path, noplot), 1);
-    char *measured = slurp(csv_path);
+    char *measured = tslurp(csv_path, NULL);
     ck_assert_msg(measured && !strstr(measured, "vector "), "ocx-bench measured before refusing --plot:\n%s",
                   measured ? measured : "(no output)");
     free(measured);
@@ -624,7 +609,7 @@ START_TEST(bench_json_and_plot)
     }
     ck_assert_int_eq(f32_rows, 2);
     json_decref(root);
-    char *notes = slurp(err_path);
+    char *notes = tslurp(err_path, NULL);
     ck_assert_msg(strstr(notes, "vector: f64 left out") && strstr(notes, "reduce: f64 left out"), "notes:\n%s", notes);
     free(notes);
     /* f64 alone there: nothing measured, which fails the run (it had exited 0 with no row) */
@@ -635,7 +620,7 @@ START_TEST(bench_json_and_plot)
     unsetenv("OCX_DISABLE_FP64");
     unsetenv("OCX_BENCH_VECTOR_SIZES");
     unsetenv("OCX_BENCH_VECTOR_DTYPES");
-    notes = slurp(err_path);
+    notes = tslurp(err_path, NULL);
     ck_assert_msg(strstr(notes, "ocx-bench vector: nothing was measured"), "notes:\n%s", notes);
     free(notes);
     unlink(err_path);
@@ -663,7 +648,7 @@ START_TEST(bench_json_and_plot)
 
 #ifdef HAVE_CAIRO
     /* the SVG: well-formed, one <svg> root, at least one drawn element per point */
-    char *svg = slurp(svg_path), why[256] = "";
+    char *svg = tslurp(svg_path, NULL), why[256] = "";
     long elements = xml_elements(svg, why, sizeof why);
     ck_assert_msg(elements > 0, "the SVG is not well-formed: %s", why);
     ck_assert_msg(elements >= (long)points, "%ld elements for %zu points", elements, points);
@@ -681,7 +666,7 @@ START_TEST(bench_json_and_plot)
     const char *cargs[] = {"streams", "--quick", "--reps", "1", "--csv", NULL};
     rc = run_bench(csv_path, cargs);
     ck_assert_msg(rc == 0, "ocx-bench --csv exited with %d", rc);
-    char *csv = slurp(csv_path);
+    char *csv = tslurp(csv_path, NULL);
     const char *header = "group,op,dtype,size,time_us,gb_per_s,gflop_per_s,bytes,flops,intensity,bound_gflop_per_s,"
                          "bound_gb_per_s,efficiency_percent,bound,peer,peer_time_us,ratio_vs_peer\n";
     ck_assert_msg(strncmp(csv, header, strlen(header)) == 0, "CSV header: %.200s", csv);
@@ -733,7 +718,7 @@ START_TEST(bench_json_and_plot)
         const int erc = run_bench(csv_path, env_args);
         unsetenv(bad_env[k][0]);
         ck_assert_msg(erc == 2, "%s=%s: exit %d", bad_env[k][0], bad_env[k][1], erc);
-        char *said = slurp(csv_path);
+        char *said = tslurp(csv_path, NULL);
         ck_assert_msg(said && !strstr(said, "vector "), "%s=%s: measured before refusing", bad_env[k][0],
                       bad_env[k][1]);
         free(said);
@@ -754,7 +739,7 @@ START_TEST(bench_json_and_plot)
      * tools (it had exited 2); no profiles named is an error */
     const char *ab_help[] = {"--help", NULL}, *ab_none[] = {NULL};
     ck_assert_int_eq(trun_tool("profile-ab", csv_path, "/dev/null", ab_help), 0);
-    char *usage = slurp(csv_path);
+    char *usage = tslurp(csv_path, NULL);
     ck_assert_msg(usage && strstr(usage, "usage: profile-ab"), "profile-ab --help printed: %s", usage ? usage : "");
     free(usage);
     ck_assert_int_eq(trun_tool("profile-ab", "/dev/null", "/dev/null", ab_none), 2);
@@ -765,7 +750,7 @@ START_TEST(bench_json_and_plot)
     snprintf(garbage, sizeof garbage, "%s.garbage.json", json_path);
     const char *ab_bad[] = {"defaults", "defaults", "--rounds", "abc", NULL};
     ck_assert_int_eq(trun_tool("profile-ab", "/dev/null", ab_err, ab_bad), 2);
-    char *said = slurp(ab_err);
+    char *said = tslurp(ab_err, NULL);
     ck_assert_msg(strstr(said, "--rounds takes a whole number"), "profile-ab said: %s", said);
     free(said);
     FILE *g = fopen(garbage, "w");
@@ -774,7 +759,7 @@ START_TEST(bench_json_and_plot)
     fclose(g);
     const char *ab_garbage[] = {garbage, "defaults", "--gemm", "16", "--reduce", "none", "--rounds", "1", NULL};
     ck_assert_int_eq(trun_tool("profile-ab", "/dev/null", ab_err, ab_garbage), 1);
-    said = slurp(ab_err);
+    said = tslurp(ab_err, NULL);
     ck_assert_msg(strstr(said, "is not a profile this version reads"), "profile-ab said: %s", said);
     free(said);
     const char *ab_full[] = {"defaults", "defaults", "--gemm", "16", "--reduce", "none", "--rounds", "1", NULL};

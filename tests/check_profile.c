@@ -1740,16 +1740,7 @@ START_TEST(test_tool_outlives_a_crash)
                           "--budget", "30", "--verbose", "--out", path, NULL};
     int rc = trun_tool("ocx-tune", "/dev/null", err, args);
     unsetenv("OCX_TUNE_ABORT_AT");
-    FILE *f = fopen(err, "r");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-    long len = ftell(f);
-    ck_assert_int_ge(len, 0);
-    rewind(f);
-    char *text = malloc((size_t)len + 1); /* all of it: --verbose writes a line per candidate */
-    ck_assert_ptr_nonnull(text);
-    text[fread(text, 1, (size_t)len, f)] = '\0';
-    fclose(f);
+    char *text = tslurp(err, NULL); /* all of it: --verbose writes a line per candidate */
     ck_assert_msg(rc == 0, "ocx-tune exited %d:\n%s", rc, text);
     /* The second attempt continued the file (it did not start afresh and tune the vector entry again). */
     const char *retry = strstr(text, "continuing from the entries written so far");

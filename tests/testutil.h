@@ -87,6 +87,10 @@ void *tread(const ocx_buffer *buf);
 /* 1 when the device can run this dtype (f64 needs fp64). */
 int tdtype_ok(ocx_dtype dtype);
 
+/* The whole file at path, NUL-terminated (malloc'd; the caller frees it), its length in *size
+ * unless size is NULL; a file that cannot be read fails the test. */
+char *tslurp(const char *path, size_t *size);
+
 /* Runs $OCX_TEST_TOOLS/`tool` with the NULL-terminated args, its stdout into the file `out` and its
  * stderr into `err` (NULL: this process's); returns its exit status, or -1 if a signal ended it. */
 int trun_tool(const char *tool, const char *out, const char *err, const char *const *args);
