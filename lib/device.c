@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
@@ -32,6 +33,7 @@ static int ext_listed(const char *exts, const char *ext)
 /* The flat device list: platforms in driver order, each platform's devices in its order. */
 typedef struct device_list {
     size_t count;
+    cl_uint platforms; /* platforms found, with or without devices */
     ocx__device_ref ref[OCX__MAX_DEVICES];
 } device_list;
 
@@ -46,8 +48,10 @@ static void list_devices_locked(device_list *list)
     cl_platform_id platforms[OCX__MAX_PLATFORMS];
     cl_uint np = 0;
     list->count = 0;
+    list->platforms = 0;
     if (clGetPlatformIDs(OCX__MAX_PLATFORMS, platforms, &np) != CL_SUCCESS) return;
     if (np > OCX__MAX_PLATFORMS) np = OCX__MAX_PLATFORMS;
+    list->platforms = np;
     for (cl_uint p = 0; p < np; p++) {
         cl_device_id devs[OCX__MAX_DEVICES];
         cl_uint nd = 0;
@@ -326,6 +330,26 @@ static const char *trim_spec(const char *spec, char *buf, size_t cap)
     return buf;
 }
 
+/* Why the list is empty, for the message: no platform (no ICD registered), or platforms that list
+ * no device. PoCL lists none where it cannot create its kernel cache ($POCL_CACHE_DIR, else
+ * $XDG_CACHE_HOME/pocl or $HOME/.cache/pocl): with HOME a regular file, clinfo still showed its
+ * platform, and ocx had said only "is an ICD installed?". */
+static ocx_status no_device(const device_list *list)
+{
+    OCX__FAIL_IF(list->platforms == 0, OCX_ERR_NO_DEVICE,
+                 "no OpenCL device found: no platform; is an ICD installed (e.g. pocl-opencl-icd) and registered "
+                 "in /etc/OpenCL/vendors or $OCL_ICD_VENDORS?");
+    const char *home = getenv("HOME");
+    struct stat st;
+    const int home_file = home && *home && stat(home, &st) == 0 && !S_ISDIR(st.st_mode);
+    return ocx__error(OCX_ERR_NO_DEVICE,
+                      "no OpenCL device found: %u platform(s), none listing a device; PoCL lists none where it "
+                      "cannot create its kernel cache ($POCL_CACHE_DIR, else $XDG_CACHE_HOME/pocl or "
+                      "$HOME/.cache/pocl)%s%s%s",
+                      (unsigned)list->platforms, home_file ? "; HOME (" : "", home_file ? home : "",
+                      home_file ? ") is not a directory" : "");
+}
+
 ocx_status ocx_device_select(const char *spec, size_t *index)
 {
     OCX__FAIL_IF(!index, OCX_ERR_INVALID_ARGUMENT, "ocx_device_select: index is NULL");
@@ -338,9 +362,7 @@ ocx_status ocx_device_select(const char *spec, size_t *index)
     }
     device_list list;
     list_devices(&list);
-    OCX__FAIL_IF(list.count == 0, OCX_ERR_NO_DEVICE,
-                 "no OpenCL device found: is an ICD installed (e.g. pocl-opencl-icd) and registered in "
-                 "/etc/OpenCL/vendors or $OCL_ICD_VENDORS?");
+    if (list.count == 0) return no_device(&list);
 
     ocx_device_info info;
     if (!*spec) { /* default: the first GPU, else the first device */

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -192,6 +193,69 @@ static void append_warning(const char *message, void *user)
     snprintf((char *)user + o, 4096 - o, "%s\n", message);
 }
 
+/* Sets name to value (NULL: unsets it), keeping what it was in was[cap] (*set: whether it was set). */
+static void swap_env(const char *name, const char *value, char *was, size_t cap, int *set)
+{
+    const char *old = getenv(name);
+    *set = old != NULL;
+    snprintf(was, cap, "%s", old ? old : "");
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+static void restore_env(const char *name, const char *was, int set)
+{
+    if (set)
+        setenv(name, was, 1);
+    else
+        unsetenv(name);
+}
+
+/* With no device the message says why, in a fresh process (ocx-info: a process reads its platforms'
+ * devices once). No platform at all: OCL_ICD_VENDORS naming a directory without a .icd file. PoCL
+ * with HOME a regular file (and no POCL_CACHE_DIR or XDG_CACHE_HOME) cannot create its kernel cache
+ * and lists no device, while clinfo still shows its platform: the message had asked only whether
+ * an ICD was installed; it now names HOME. (A driver that lists its devices whatever HOME is makes
+ * that run succeed.) */
+START_TEST(test_no_device_says_why)
+{
+    char dir[] = "/tmp/ocx-nodev.XXXXXX", home[64], err[64], was[3][4096];
+    int set[3];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(home, sizeof home, "%s/home", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    FILE *f = fopen(home, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    const char *none[] = {NULL};
+
+    swap_env("OCL_ICD_VENDORS", dir, was[0], sizeof was[0], &set[0]);
+    const int rc_none = trun_tool("ocx-info", "/dev/null", err, none);
+    restore_env("OCL_ICD_VENDORS", was[0], set[0]);
+    char *said = tslurp(err, NULL);
+    ck_assert_msg(rc_none == 1 && said && strstr(said, "no platform; is an ICD installed"), "exit %d: %s", rc_none,
+                  said ? said : "");
+    free(said);
+
+    swap_env("HOME", home, was[0], sizeof was[0], &set[0]);
+    swap_env("POCL_CACHE_DIR", NULL, was[1], sizeof was[1], &set[1]);
+    swap_env("XDG_CACHE_HOME", NULL, was[2], sizeof was[2], &set[2]);
+    const int rc_home = trun_tool("ocx-info", "/dev/null", err, none);
+    restore_env("HOME", was[0], set[0]);
+    restore_env("POCL_CACHE_DIR", was[1], set[1]);
+    restore_env("XDG_CACHE_HOME", was[2], set[2]);
+    said = tslurp(err, NULL);
+    ck_assert_msg(rc_home == 0 || (rc_home == 1 && said && strstr(said, "none listing a device") &&
+                                   strstr(said, "HOME (") && strstr(said, ") is not a directory")),
+                  "exit %d: %s", rc_home, said ? said : "");
+    free(said);
+    unlink(err);
+    unlink(home);
+    rmdir(dir);
+}
+END_TEST
+
 /* Values the variables cannot take are ignored (numbers) or taken as on (flags), each with one
  * warning that names the variable and the value; they had been taken silently ("-1" as the
  * largest number). */
@@ -344,6 +408,7 @@ int main(void)
     tcase_add_test(core, test_fingerprint_stable);
     tcase_add_test(core, test_select_forms);
     tcase_add_test(core, test_select_env_and_bad_specs);
+    tcase_add_test(core, test_no_device_says_why);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_checked_fixture(limits, setup, NULL);
