@@ -696,11 +696,9 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
         A best_ = ml_[0];                                                                          \
         for (int l_ = 1; l_ < VW; l_++)                                                            \
             if (!isnan(best_) && (isnan(ml_[l_]) || ml_[l_] CMP best_)) best_ = ml_[l_];           \
-        int done_ = 0;                                                                             \
-        for (int u_ = 0; u_ < ACC && !done_; u_++) {                                               \
+        for (int u_ = 0; u_ < ACC; u_++) {                                                         \
             const MV hit_ = (isnan(best_) ? isnan(bv_[u_]) : bv_[u_] == (AV)best_) & (bb_[u_] != (IV)NONE); \
             if (!ANY_LANE(hit_)) continue;                                                         \
-            done_ = 1;                                                                             \
             IDX bl_[VW];                                                                           \
             STORE_LANES(hit_ ? bb_[u_] : (IV)NONE, bl_);                                           \
             IDX bmin_ = bl_[0];                                                                    \
@@ -716,6 +714,7 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
                 for (int l_ = VW - 1; l_ >= 0; l_--)                                               \
                     if (al_[l_]) (v) = LD(x, k_ * VW + l_), (w) = (IDX)(k_ * VW + l_);             \
             }                                                                                      \
+            break; /* the first stream holding the extreme holds the first index */               \
         }                                                                                          \
     } while (0)
 #define ARG_SHARE(nv, CMP, COMB, INIT, v, w) /* (COMB: LAYOUT 1's) */                            \

@@ -433,11 +433,12 @@ typedef ocx_status (*case_fn)(ocx_context *, ocx_dtype, size_t n, size_t reps, c
 /* On CPUs an "all" entry, which stands for every size without an entry of its own, is also
  * measured at two other sizes (sizes[], run sreps[] times; NULL: none; GEMM's "medium" too), each
  * a segment of its own (its operations together) weighing as much as each of the main size's nops
- * operations; they run (and are checked) first. The 1-D families' at 2^16 (64 runs) and 2^22 (four runs): timed at 2^20
- * alone, a --quick run on the 2-core Xeon chose for the vector family a grid-stride loop in groups
- * of 128, 32 a core (+4% there), which ran axpy and scale of 2^16 f32 at 0.79-0.88x the defaults
- * and every operation of 2^22 at 0.71-0.95x (tools/profile-ab); and for the reductions one stream a
- * work-item in groups of 2, which ran nrm2 of 2^16-2^18 at 0.89-0.95x. GEMM's: gemm_setup. */
+ * operations; they run (and are checked) first. The 1-D families' at 2^16 (64 runs) and 2^22 (four
+ * runs): timed at 2^20 alone, a --quick run on the 2-core Xeon chose for the vector family a
+ * grid-stride loop in groups of 128, 32 a core (+4% there), which ran axpy and scale of 2^16 f32 at
+ * 0.79-0.88x the defaults and every operation of 2^22 at 0.71-0.95x (tools/profile-ab); and for the
+ * reductions one stream a work-item in groups of 2, which ran nrm2 of 2^16-2^18 at 0.89-0.95x.
+ * GEMM's: gemm_setup. */
 static ocx_status setup_sizes(ocx_context *ctx, ocx_dtype dt, const char *cls, size_t n, size_t reps, int nops,
                               case_fn make, const size_t sizes[NVSUB], const size_t sreps[NVSUB],
                               ocx__tune_case **out)
