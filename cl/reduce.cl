@@ -629,7 +629,8 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
  * f32: 14 against 33 GB/s). Each stream (as SHARE_LOOP's) is read in blocks of ARGB vectors that
  * keep only their lanes' extremes and whether a NaN passed (a select and an OR a vector); at each
  * block's end a lane whose block comes first in the order (NaN, then CMP, then the earlier block)
- * remembers it; at the end each stream's lanes rescan their one block each for the first index. */
+ * remembers it; at the end one block of the work-group is scanned again for the first index
+ * (ARG_SHARE, ARG_FIRST). */
 #define ARGB 16
 #define ARG_TAKE_VEC(CMP, u, k)                                                                    \
     do {                                                                                           \
@@ -674,49 +675,18 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
 #else
 #define ANY_LANE(m) any(m)
 #endif
-/* The work-item's extreme among its lanes' blocks (NaN first, then CMP: across its streams in
- * vectors, then across lanes), then its first index, into (v, w), which hold INIT and NONE on
- * entry (the scan stops once w is set). Lanes without a block hold INIT, which nothing real
- * trails. A stream's elements all come before the next stream's, and a lane's block is the first
- * that holds its extreme, so the first index lies in the first stream holding the extreme, in the
- * earliest block among its lanes that hold it: one block of at most ARGB vectors is scanned again,
- * in vectors, for the first lane equal to the extreme (a tie at ±0, or a NaN where the extreme is
- * NaN). Every lane of every stream had rescanned its own block, element
- * by element: ACC x VW x ARGB scalar loads a work-item, a quarter of x at 2^16 f32 elements under
- * the CPU defaults (one group of 16 work-items, 4 streams of 16 lanes). */
-#define ARG_RESCAN(CMP, v, w)                                                                      \
-    do {                                                                                           \
-        AV m_ = bv_[0];                                                                            \
-        for (int u_ = 1; u_ < ACC; u_++) {                                                         \
-            const MV t_ = !isnan(m_) & (isnan(bv_[u_]) | (bv_[u_] CMP m_));                        \
-            m_ = t_ ? bv_[u_] : m_;                                                                \
-        }                                                                                          \
-        A ml_[VW];                                                                                 \
-        STORE_LANES(m_, ml_);                                                                      \
-        A best_ = ml_[0];                                                                          \
-        for (int l_ = 1; l_ < VW; l_++)                                                            \
-            if (!isnan(best_) && (isnan(ml_[l_]) || ml_[l_] CMP best_)) best_ = ml_[l_];           \
-        for (int u_ = 0; u_ < ACC; u_++) {                                                         \
-            const MV hit_ = (isnan(best_) ? isnan(bv_[u_]) : bv_[u_] == (AV)best_) & (bb_[u_] != (IV)NONE); \
-            if (!ANY_LANE(hit_)) continue;                                                         \
-            IDX bl_[VW];                                                                           \
-            STORE_LANES(hit_ ? bb_[u_] : (IV)NONE, bl_);                                           \
-            IDX bmin_ = bl_[0];                                                                    \
-            for (int l_ = 1; l_ < VW; l_++) bmin_ = min(bmin_, bl_[l_]);                           \
-            STREAM_SPAN(u_);                                                                       \
-            const size_t b0_ = s_ + (size_t)bmin_ * ARGB, b1_ = min(e_, b0_ + ARGB);               \
-            for (size_t k_ = b0_; k_ < b1_ && w == NONE; k_++) {                                   \
-                const AV xv_ = LDV_ANY(x, k_);                                                     \
-                const MV at_ = hit_ & (isnan(best_) ? isnan(xv_) : xv_ == (AV)best_);              \
-                if (!ANY_LANE(at_)) continue;                                                      \
-                MASK al_[VW];                                                                      \
-                STORE_LANES(at_, al_);                                                             \
-                for (int l_ = VW - 1; l_ >= 0; l_--)                                               \
-                    if (al_[l_]) (v) = LD(x, k_ * VW + l_), (w) = (IDX)(k_ * VW + l_);             \
-            }                                                                                      \
-            break; /* the first stream holding the extreme holds the first index */               \
-        }                                                                                          \
-    } while (0)
+/* A work-item's lanes as (value, key) pairs, in TAKE_ARG's order (NaN first, then CMP, then the
+ * lower key): a lane's key is the element index where its block starts (NONE: no block). Its
+ * streams fold into one such vector lane by lane, its lanes into (v, w); the tail's elements
+ * (their own indices, above every block's) and the work-group's tree combine as any (value, index)
+ * pairs. Then work-item 0 alone, where the winner is a block, scans that block again in vectors
+ * for the first element equal to the extreme (a tie at ±0, or a NaN where the extreme is NaN;
+ * ARG_FIRST). That is the first index: blocks are disjoint runs, ordered as their keys, and each
+ * lane's block is the first that holds its extreme, so the earliest block holding the extreme in
+ * any lane holds its first occurrence. Each work-item had scanned a block of its own again: half
+ * of what every item of a group added to argmax and not to max (2-core AVX-512 Xeon, 2^16 f32 in
+ * one group of 64 items: 5.6 of 10.7 us; ocx-bench under the CPU defaults, groups of 16, then ran
+ * argmax 1.04-1.19x as fast, argmin level within the VM's noise). */
 #define ARG_SHARE(nv, CMP, COMB, INIT, v, w) /* (COMB: LAYOUT 1's) */                            \
     do {                                                                                           \
         SHARE_SPAN(nv);                                                                            \
@@ -726,7 +696,34 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
         for (int u_ = 0; u_ < ACC; u_++)                                                           \
             mb_[u_] = bv_[u_] = (AV)(INIT), nb_[u_] = (MV)0, bb_[u_] = (IV)NONE;                   \
         RAW_LOOPS(ARG_BLOCKS, CMP, INIT, ARGB);                                                    \
-        ARG_RESCAN(CMP, v, w);                                                                     \
+        AV vm_ = (AV)(INIT);                                                                       \
+        IV vk_ = (IV)NONE;                                                                         \
+        for (int u_ = 0; u_ < ACC; u_++) {                                                         \
+            STREAM_SPAN(u_);                                                                       \
+            const IV key_ = bb_[u_] == (IV)NONE ? (IV)NONE : (IV)((IDX)(s_ * VW)) + bb_[u_] * (IDX)(ARGB * VW); \
+            UPD_ARG(AV, MV, CMP, vm_, vk_, bv_[u_], key_);                                         \
+        }                                                                                          \
+        FOLD_LANES(IDX, v, w, vm_, vk_, COMB);                                                     \
+    } while (0)
+/* After the work-group's tree, in work-item 0: a winning block's key becomes its first element
+ * equal to the extreme v (above). */
+#define ARG_FIRST(v, w)                                                                            \
+    do {                                                                                           \
+        const size_t nv_ = n / VW;                                                                 \
+        if (get_local_id(0) == 0 && incx == 1 && (w) < nv_ * VW) {                                 \
+            const A m_ = (v);                                                                      \
+            const size_t j0_ = (w) / VW, j1_ = min(nv_, j0_ + ARGB);                               \
+            (w) = NONE;                                                                            \
+            for (size_t j_ = j0_; j_ < j1_ && (w) == NONE; j_++) {                                 \
+                const AV xv_ = LDV_ANY(x, j_);                                                     \
+                const MV at_ = isnan(m_) ? isnan(xv_) : xv_ == (AV)m_;                             \
+                if (!ANY_LANE(at_)) continue;                                                      \
+                MASK al_[VW];                                                                      \
+                STORE_LANES(at_, al_);                                                             \
+                for (int q_ = VW - 1; q_ >= 0; q_--)                                               \
+                    if (al_[q_]) (v) = LD(x, j_ * VW + q_), (w) = (IDX)(j_ * VW + q_);             \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 #else
 #define ARG_SHARE(nv, CMP, COMB, INIT, v, w)                                                       \
@@ -738,6 +735,7 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
         ACC_FOLD(COMB_V##COMB);                                                                    \
         FOLD_LANES(IDX, v, w, acc_[0], accw_[0], COMB);                                            \
     } while (0)
+#define ARG_FIRST(v, w)
 #endif
 #define ARGEXT(part_name, final_name, CMP, COMB, INIT)                                                              \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_name(                  \
@@ -757,6 +755,7 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
             FOR_SHARE(i, n) { SCAN_ARG(A, int, CMP, v, w, LD(x, i * incx), (IDX)i); }                    \
         }                                                                                          \
         GROUP_TREE(IDX, v, w, COMB);                                                               \
+        ARG_FIRST(v, w);                                                               \
         if (get_local_id(0) == 0) {                                                                \
             pv[pvo + get_group_id(0)] = v;                                                         \
             pw[pwo + get_group_id(0)] = (uint)w;                                                         \
