@@ -640,7 +640,7 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
     } while (0)
 #define ARG_BLOCK_END(CMP, INIT, u, b)                                                             \
     do {                                                                                           \
-        const MV take_ = !isnan(bv_[u]) & (nb_[u] | (mb_[u] CMP bv_[u]) | (bb_[u] == (IV)NONE));   \
+        const MV take_ = (!isnan(bv_[u])) & (nb_[u] | (mb_[u] CMP bv_[u]) | (bb_[u] == (IV)NONE)); \
         bv_[u] = take_ ? (nb_[u] ? (AV)NAN : mb_[u]) : bv_[u];                                     \
         bb_[u] = take_ ? (IV)((IDX)(b)) : bb_[u];                                                  \
         mb_[u] = (AV)(INIT);                                                                       \
