@@ -638,11 +638,13 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
         mb_[u] = a_ CMP mb_[u] ? a_ : mb_[u];                                                      \
         nb_[u] |= isnan(a_);                                                                       \
     } while (0)
-#define ARG_BLOCK_END(CMP, INIT, u, b)                                                             \
+/* k: the block's first vector; a lane that takes the block keeps the element index where it starts
+ * (bb_; NONE: no block yet), which orders blocks as their elements (ARG_SHARE). */
+#define ARG_BLOCK_END(CMP, INIT, u, k)                                                             \
     do {                                                                                           \
         const MV take_ = (!isnan(bv_[u])) & (nb_[u] | (mb_[u] CMP bv_[u]) | (bb_[u] == (IV)NONE)); \
         bv_[u] = take_ ? (nb_[u] ? (AV)NAN : mb_[u]) : bv_[u];                                     \
-        bb_[u] = take_ ? (IV)((IDX)(b)) : bb_[u];                                                  \
+        bb_[u] = take_ ? (IV)((IDX)((k)*VW)) : bb_[u];                                             \
         mb_[u] = (AV)(INIT);                                                                       \
         nb_[u] = (MV)0;                                                                            \
     } while (0)
@@ -655,13 +657,13 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
         for (size_t b_ = 0; b_ < fb_; b_++) {                                                      \
             for (int j_ = 0; j_ < (B); j_++)                                                       \
                 for (int u_ = 0; u_ < ACC; u_++) ARG_TAKE_VEC(CMP, u_, k0_ + (size_t)u_ * sub_ + b_ * (B) + j_); \
-            for (int u_ = 0; u_ < ACC; u_++) ARG_BLOCK_END(CMP, INIT, u_, b_);                     \
+            for (int u_ = 0; u_ < ACC; u_++) ARG_BLOCK_END(CMP, INIT, u_, k0_ + (size_t)u_ * sub_ + b_ * (B)); \
         }                                                                                          \
         for (int u_ = 0; u_ < ACC; u_++) {                                                         \
             STREAM_SPAN(u_);                                                                       \
             for (size_t k_ = s_ + fb_ * (B); k_ < e_; k_ += (B)) {                                 \
                 for (size_t j_ = k_; j_ < min(e_, k_ + (B)); j_++) ARG_TAKE_VEC(CMP, u_, j_);      \
-                ARG_BLOCK_END(CMP, INIT, u_, (k_ - s_) / (B));                                     \
+                ARG_BLOCK_END(CMP, INIT, u_, k_);                                                  \
             }                                                                                      \
         }                                                                                          \
     } while (0)
@@ -676,8 +678,8 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
 #define ANY_LANE(m) any(m)
 #endif
 /* A work-item's lanes as (value, key) pairs, in TAKE_ARG's order (NaN first, then CMP, then the
- * lower key): a lane's key is the element index where its block starts (NONE: no block). Its
- * streams fold into one such vector lane by lane, its lanes into (v, w); the tail's elements
+ * lower key): a lane's key is the element index where its block starts (bb_; NONE: no block).
+ * Its streams fold into the first lane by lane, its lanes into (v, w); the tail's elements
  * (their own indices, above every block's) and the work-group's tree combine as any (value, index)
  * pairs. Then work-item 0 alone, where the winner is a block, scans that block again in vectors
  * for the first element equal to the extreme (a tie at ±0, or a NaN where the extreme is NaN;
@@ -696,21 +698,15 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
         for (int u_ = 0; u_ < ACC; u_++)                                                           \
             mb_[u_] = bv_[u_] = (AV)(INIT), nb_[u_] = (MV)0, bb_[u_] = (IV)NONE;                   \
         RAW_LOOPS(ARG_BLOCKS, CMP, INIT, ARGB);                                                    \
-        AV vm_ = (AV)(INIT);                                                                       \
-        IV vk_ = (IV)NONE;                                                                         \
-        for (int u_ = 0; u_ < ACC; u_++) {                                                         \
-            STREAM_SPAN(u_);                                                                       \
-            const IV key_ = bb_[u_] == (IV)NONE ? (IV)NONE : (IV)((IDX)(s_ * VW)) + bb_[u_] * (IDX)(ARGB * VW); \
-            UPD_ARG(AV, MV, CMP, vm_, vk_, bv_[u_], key_);                                         \
-        }                                                                                          \
-        FOLD_LANES(IDX, v, w, vm_, vk_, COMB);                                                     \
+        for (int u_ = 1; u_ < ACC; u_++) UPD_ARG(AV, MV, CMP, bv_[0], bb_[0], bv_[u_], bb_[u_]);   \
+        FOLD_LANES(IDX, v, w, bv_[0], bb_[0], COMB);                                               \
     } while (0)
-/* After the work-group's tree, in work-item 0: a winning block's key becomes its first element
+/* In work-item 0, after the work-group's tree: a winning block's key becomes its first element
  * equal to the extreme v (above). */
 #define ARG_FIRST(v, w)                                                                            \
     do {                                                                                           \
         const size_t nv_ = n / VW;                                                                 \
-        if (get_local_id(0) == 0 && incx == 1 && (w) < nv_ * VW) {                                 \
+        if (incx == 1 && (w) < nv_ * VW) {                                                         \
             const A m_ = (v);                                                                      \
             const size_t j0_ = (w) / VW, j1_ = min(nv_, j0_ + ARGB);                               \
             (w) = NONE;                                                                            \
@@ -755,8 +751,8 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
             FOR_SHARE(i, n) { SCAN_ARG(A, int, CMP, v, w, LD(x, i * incx), (IDX)i); }                    \
         }                                                                                          \
         GROUP_TREE(IDX, v, w, COMB);                                                               \
-        ARG_FIRST(v, w);                                                               \
         if (get_local_id(0) == 0) {                                                                \
+            ARG_FIRST(v, w);                                                                       \
             pv[pvo + get_group_id(0)] = v;                                                         \
             pw[pwo + get_group_id(0)] = (uint)w;                                                         \
         }                                                                                          \
