@@ -192,11 +192,13 @@ inline AV f16_from_bits(const SV b)
     } while (0)
 
 /* The scan of one lane or work-item, indices increasing: strictly better, or the first NaN, or the
- * first element at all (w still NONE). Cheaper than TAKE_ARG, and equal to it in that order. */
+ * first element at all (w still NONE). Cheaper than TAKE_ARG, and equal to it in that order.
+ * "Strictly better or a NaN, unless v is NaN already" is one unordered compare and one ordered
+ * one: !(v CMP= a) is true where a CMP v or either is NaN (argmax: v >= a fails). */
 #define SCAN_ARG(T, M, CMP, v, w, a, i)                                                            \
     do {                                                                                           \
         const T a_ = (a);                                                                          \
-        const M take_ = ((a_)CMP(v)) | (isnan(a_) & !isnan(v)) | ((w) == NONE);                   \
+        const M take_ = (!((v)CMP##=(a_)) & !isnan(v)) | ((w) == NONE);                            \
         (w) = take_ ? (i) : (w);                                                                   \
         (v) = take_ ? a_ : (v);                                                                    \
     } while (0)
@@ -622,7 +624,9 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
 /* Accumulators hold interleaved indices: combined in the total order (UPD_ARG), not as a scan. */
 #define COMB_VCOMB_ARGMIN(v, w, v2, w2) UPD_ARG(AV, MV, <, v, w, v2, (w2))
 #define COMB_VCOMB_ARGMAX(v, w, v2, w2) UPD_ARG(AV, MV, >, v, w, v2, (w2))
-#define ACC_ARG(CMP, u, k) SCAN_ARG(AV, MV, CMP, acc_[u], accw_[u], LDV(x, k), (IV)((IDX)((k)*VW)) + LANES)
+/* The lanes' scan keeps the number k of the vector (one value for every lane, so no index
+ * arithmetic a vector); ARG_SHARE turns it into element indices k*VW + lane once, after the scan. */
+#define ACC_ARG(CMP, u, k) SCAN_ARG(AV, MV, CMP, acc_[u], accw_[u], LDV(x, k), (IV)((IDX)(k)))
 /* The vectors of a work-item's share (nv of them) into its scalar state (v, w). */
 #if LAYOUT == 2 && ARGBLOCKS
 /* On CPUs the scan of (value, index) pairs ran at 2.3x the time of max alone (PoCL 3.1, AVX2, 2^24
@@ -728,6 +732,8 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
         IV accw_[ACC];                                                                             \
         ACC_INIT((AV)(INIT), (IV)NONE);                                                            \
         FOR_SHARE_ACC(nv, ACC_ARG, CMP);                                                           \
+        for (int u_ = 0; u_ < ACC; u_++)                                                           \
+            accw_[u_] = accw_[u_] == (IV)NONE ? accw_[u_] : accw_[u_] * (IDX)VW + LANES;           \
         ACC_FOLD(COMB_V##COMB);                                                                    \
         FOLD_LANES(IDX, v, w, acc_[0], accw_[0], COMB);                                            \
     } while (0)
