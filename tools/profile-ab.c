@@ -10,13 +10,14 @@
  * run that first to see what a machine's noise allows).
  *
  * usage: profile-ab A B [--rounds N] [--gemm N,N,...|none] [--gemm-batch B] [--reduce N,N,...|none]
- *                  [--vector N,N,...|none] [--kernel-time] [--f64] [--device SPEC]
+ *                  [--vector N,N,...|none] [--kernel-time] [--f64|--f16] [--device SPEC]
  *   (--gemm-batch: each GEMM a strided batch of B products, one launch; 1 unless given.
  *   --vector: axpy, add, scale and copy; none unless given. --kernel-time: the element-wise
  *   operations timed as ocx-bench times them, by the device's profiling time of each kernel (a
  *   batch's median call), not by the host's clock over the batch, which on PoCL also counts each
  *   call's enqueue (14-40 us) where that is longer than the kernel. --f64: every operation in f64,
- *   which needs cl_khr_fp64; f32 unless given.)
+ *   which needs cl_khr_fp64; --f16: every operation on f16 storage (f32 arithmetic, the reductions'
+ *   results in f32), which every device runs; f32 unless given.)
  *   (--rounds: odd, 21 unless given; an even N runs N + 1. OCX_<FAMILY>_PARAMS, which would
  *   override both sides alike, is refused.)
  *   A, B: a profile file (any name: it is linked into a directory of its own under the name the
@@ -118,7 +119,8 @@ static int parse_sizes(const char *opt, const char *arg, size_t most, size_t *ou
 enum { V_AXPY = 100, V_ADD, V_SCALE, V_COPY };
 static const char *const vnames[] = {"axpy", "add", "scale", "copy"};
 static const double vbytes[] = {3, 3, 2, 2}; /* arrays each moves */
-static size_t esize = sizeof(float); /* bytes of an element (--f64: 8) */
+static ocx_dtype dt = OCX_F32; /* every operation's (--f64, --f16) */
+static size_t esize = sizeof(float); /* bytes of an element of dt */
 static int kernel_time; /* --kernel-time */
 static size_t gemm_batch = 1; /* --gemm-batch */
 #define MAX_EVENTS 4096
@@ -257,7 +259,8 @@ int main(int argc, char **argv)
             if (!strcmp(v, "none")) nvec = 0;
             else if (parse_sizes(a, v, (size_t)1 << 28, vec, &nvec)) return 2;
             i++;
-        } else if (!strcmp(a, "--f64")) esize = sizeof(double);
+        } else if (!strcmp(a, "--f64")) dt = OCX_F64, esize = sizeof(double);
+        else if (!strcmp(a, "--f16")) dt = OCX_F16, esize = sizeof(uint16_t);
         else if (!strcmp(a, "--kernel-time")) kernel_time = 1;
         else if (!strcmp(a, "--device") && v) device = argv[++i];
         else if (!strcmp(a, "--help")) help = 1;
@@ -282,20 +285,21 @@ int main(int argc, char **argv)
             fprintf(stderr, "profile-ab: two sides, A and B, are needed\n");
         fprintf(help ? stdout : stderr, "usage: profile-ab A B [--rounds N (odd)] [--gemm N,N,...|none] [--gemm-batch B (1-65536)] "
                         "[--reduce N,N,...|none] "
-                        "[--vector N,N,...|none] [--kernel-time] [--f64] [--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
+                        "[--vector N,N,...|none] [--kernel-time] [--f64|--f16] [--device SPEC]\n  A, B: a profile file, or 'defaults'\n");
         return help ? tool_flushed("profile-ab", "the usage", 0) : 2;
     }
     size_t most = 1;
     for (int i = 0; i < ngemm; i++) most = gemm[i] * gemm[i] * gemm_batch > most ? gemm[i] * gemm[i] * gemm_batch : most;
     for (int i = 0; i < nred; i++) most = red[i] > most ? red[i] : most;
     for (int i = 0; i < nvec; i++) most = vec[i] > most ? vec[i] : most;
-    const ocx_dtype dt = esize == sizeof(double) ? OCX_F64 : OCX_F32;
-    double *h = malloc(most * sizeof *h); /* the values in the buffers' dtype (f32: the first half) */
+    double *h = malloc(most * sizeof *h); /* the values in the buffers' dtype (f32, f16: its start) */
     if (!h) return fprintf(stderr, "profile-ab: out of memory\n"), 1;
     float *hf = (float *)h;
+    uint16_t *hh = (uint16_t *)h;
     for (size_t i = 0; i < most; i++) { /* non-zero */
         const double v = (double)((i * 2654435761u) % 1000) / 1000.0 - 0.4;
         if (dt == OCX_F64) h[i] = v;
+        else if (dt == OCX_F16) hh[i] = ocx_half_from_float((float)v);
         else hf[i] = (float)v;
     }
 
@@ -321,7 +325,7 @@ int main(int argc, char **argv)
                  ? fail("context")
                  : point_at(s, dirs[k], info.normalized_name, links[k]);
         rc = rc || ((ocx_buffer_create(s->ctx, dt, most, &s->a) || ocx_buffer_create(s->ctx, dt, most, &s->b) ||
-                     ocx_buffer_create(s->ctx, dt, most, &s->c) || ocx_buffer_create(s->ctx, dt, 1, &s->res) ||
+                     ocx_buffer_create(s->ctx, dt, most, &s->c) || ocx_buffer_create(s->ctx, dt == OCX_F64 ? OCX_F64 : OCX_F32, 1, &s->res) ||
                      ocx_buffer_create(s->ctx, OCX_U32, 1, &s->idx) ||
                      ocx_buffer_write(s->ctx, NULL, s->a, 0, most, h, 0, NULL, NULL) ||
                      ocx_buffer_write(s->ctx, NULL, s->b, 0, most, h, 0, NULL, NULL)) &&
