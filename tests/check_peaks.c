@@ -764,6 +764,15 @@ START_TEST(bench_json_and_plot)
     free(said);
     const char *ab_full[] = {"defaults", "defaults", "--gemm", "16", "--reduce", "none", "--rounds", "1", NULL};
     ck_assert_int_eq(trun_tool("profile-ab", "/dev/full", "/dev/null", ab_full), 1);
+    /* --f16: every kind of operation on f16 buffers (the reductions' results in f32), each reported */
+    const char *ab_f16[] = {"defaults", "defaults", "--f16", "--gemm", "16", "--reduce", "1000", "--vector", "100",
+                            "--rounds", "1", NULL};
+    ck_assert_int_eq(trun_tool("profile-ab", ab_err, "/dev/null", ab_f16), 0);
+    said = tslurp(ab_err, NULL);
+    ck_assert_msg(said && strstr(said, "gemm 16^3") && strstr(said, "nrm2 1000") && strstr(said, "argmax 1000") &&
+                      strstr(said, "copy 100"),
+                  "profile-ab --f16 printed: %s", said ? said : "");
+    free(said);
     unlink(garbage);
     unlink(ab_err);
 
