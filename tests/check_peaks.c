@@ -764,15 +764,27 @@ START_TEST(bench_json_and_plot)
     free(said);
     const char *ab_full[] = {"defaults", "defaults", "--gemm", "16", "--reduce", "none", "--rounds", "1", NULL};
     ck_assert_int_eq(trun_tool("profile-ab", "/dev/full", "/dev/null", ab_full), 1);
-    /* --f16: every kind of operation on f16 buffers (the reductions' results in f32), each reported */
+    /* --f16: every kind of operation on f16 buffers (the reductions' results in f32), each reported,
+     * the dtype named in the header; with --f64 as well it is refused */
     const char *ab_f16[] = {"defaults", "defaults", "--f16", "--gemm", "16", "--reduce", "1000", "--vector", "100",
                             "--rounds", "1", NULL};
-    ck_assert_int_eq(trun_tool("profile-ab", ab_err, "/dev/null", ab_f16), 0);
-    said = tslurp(ab_err, NULL);
-    ck_assert_msg(said && strstr(said, "gemm 16^3") && strstr(said, "nrm2 1000") && strstr(said, "argmax 1000") &&
-                      strstr(said, "copy 100"),
-                  "profile-ab --f16 printed: %s", said ? said : "");
+    char ab_out[4420];
+    snprintf(ab_out, sizeof ab_out, "%s.ab16", json_path);
+    const int ab_rc = trun_tool("profile-ab", ab_out, ab_err, ab_f16);
+    said = tslurp(ab_out, NULL);
+    char *said_err = tslurp(ab_err, NULL);
+    ck_assert_msg(ab_rc == 0 && said && strstr(said, ", f16, 1 rounds") && strstr(said, "gemm 16^3") &&
+                      strstr(said, "nrm2 1000") && strstr(said, "argmax 1000") && strstr(said, "copy 100"),
+                  "profile-ab --f16 (exit %d) printed: %s; on stderr: %s", ab_rc, said ? said : "",
+                  said_err ? said_err : "");
     free(said);
+    free(said_err);
+    const char *ab_both[] = {"defaults", "defaults", "--f64", "--f16", NULL};
+    ck_assert_int_eq(trun_tool("profile-ab", "/dev/null", ab_err, ab_both), 2);
+    said = tslurp(ab_err, NULL);
+    ck_assert_msg(said && strstr(said, "one dtype at a time"), "profile-ab --f64 --f16 said: %s", said ? said : "");
+    free(said);
+    unlink(ab_out);
     unlink(garbage);
     unlink(ab_err);
 

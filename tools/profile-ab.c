@@ -1,5 +1,6 @@
-/* profile-ab.c — does a profile beat another (or the built-in defaults) on this device? Runs f32 GEMMs
- * and reductions in two contexts of one process, one under each profile, call batch by call batch
+/* profile-ab.c — does a profile beat another (or the built-in defaults) on this device? Runs GEMMs,
+ * reductions and element-wise operations (f32 unless --f64 or --f16) in two contexts of one
+ * process, one under each profile, call batch by call batch
  * in alternating order, and prints for each operation and size the median rates, their ratio and
  * how many rounds each side won.
  *
@@ -44,6 +45,7 @@ typedef struct side {
     const char *name; /* the argument */
     ocx_context *ctx;
     ocx_buffer *a, *b, *c, *res, *idx;
+    unsigned long calls; /* axpy's and scale's calls so far: their factors alternate across batches */
 } side;
 
 static double now_s(void)
@@ -114,8 +116,8 @@ static int parse_sizes(const char *opt, const char *arg, size_t most, size_t *ou
     return 0;
 }
 
-/* The element-wise operations (--vector), after the reductions' codes; and the bytes each moves an
- * element (f32). */
+/* The element-wise operations (--vector), after the reductions' codes; and the arrays each moves
+ * (bytes: times esize). */
 enum { V_AXPY = 100, V_ADD, V_SCALE, V_COPY };
 static const char *const vnames[] = {"axpy", "add", "scale", "copy"};
 static const double vbytes[] = {3, 3, 2, 2}; /* arrays each moves */
@@ -140,12 +142,14 @@ static int batch(side *s, int op, size_t n, int reps, double *seconds)
         if (op < 0)
             st = ocx_gemm_strided_batched(s->ctx, NULL, OCX_ROW_MAJOR, OCX_OP_N, OCX_OP_N, n, n, n, 1.0, s->a, 0, n,
                                           n * n, s->b, 0, n, n * n, 0.0, s->c, 0, n, n * n, gemm_batch, 0, NULL, NULL);
-        else if (op == V_AXPY) /* alpha and scale's factor keep the values within their range */
-            st = ocx_axpy(s->ctx, NULL, n, -0.5, s->a, 1, s->c, 1, 0, NULL, e);
+        /* axpy's alpha and scale's factor alternate call by call, batches included (a batch may
+         * be one call), so that c keeps within f16's range and away from its subnormals */
+        else if (op == V_AXPY)
+            st = ocx_axpy(s->ctx, NULL, n, s->calls++ % 2 ? 0.5 : -0.5, s->a, 1, s->c, 1, 0, NULL, e);
         else if (op == V_ADD)
             st = ocx_add(s->ctx, NULL, n, s->a, s->b, s->c, 0, NULL, e);
         else if (op == V_SCALE)
-            st = ocx_scale(s->ctx, NULL, n, q % 2 ? 2.0 : 0.5, s->c, 1, 0, NULL, e);
+            st = ocx_scale(s->ctx, NULL, n, s->calls++ % 2 ? 2.0 : 0.5, s->c, 1, 0, NULL, e);
         else if (op == V_COPY)
             st = ocx_copy(s->ctx, NULL, n, s->a, 1, s->c, 1, 0, NULL, e);
         else
@@ -259,8 +263,14 @@ int main(int argc, char **argv)
             if (!strcmp(v, "none")) nvec = 0;
             else if (parse_sizes(a, v, (size_t)1 << 28, vec, &nvec)) return 2;
             i++;
-        } else if (!strcmp(a, "--f64")) dt = OCX_F64, esize = sizeof(double);
-        else if (!strcmp(a, "--f16")) dt = OCX_F16, esize = sizeof(uint16_t);
+        } else if (!strcmp(a, "--f64") || !strcmp(a, "--f16")) {
+            const ocx_dtype want = a[3] == '6' ? OCX_F64 : OCX_F16;
+            if (dt != OCX_F32 && dt != want) {
+                nsides = 3; /* refused, as an unknown argument is */
+                if (!bad) bad = "--f64 and --f16: one dtype at a time";
+            }
+            dt = want, esize = want == OCX_F64 ? sizeof(double) : sizeof(uint16_t);
+        }
         else if (!strcmp(a, "--kernel-time")) kernel_time = 1;
         else if (!strcmp(a, "--device") && v) device = argv[++i];
         else if (!strcmp(a, "--help")) help = 1;
@@ -341,7 +351,7 @@ int main(int argc, char **argv)
                             "warning)\n", k ? "B" : "A", s->name);
             rc = 1;
         }
-        if (!rc && k == 0) printf("profile-ab on '%s', %d rounds\n", info.name, rounds);
+        if (!rc && k == 0) printf("profile-ab on '%s', %s, %d rounds\n", info.name, ocx_dtype_name(dt), rounds);
         if (!rc) printf("%s: %s (a %zu^3 GEMM's parameters: %s)\n", k ? "B" : "A", s->name, first, used.source);
     }
     if (!rc) printf("%-18s %9s %9s %-7s %6s   %s\n", "operation", "A", "B", "unit", "B/A", "rounds B won");
