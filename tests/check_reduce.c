@@ -938,7 +938,7 @@ int main(void)
     setenv("CK_FORK", "no", 0);
     Suite *s = suite_create("reduce");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 600);
+    twatchdog(tc, 600);
     tcase_add_unchecked_fixture(tc, tctx_setup, tctx_teardown);
     tcase_add_loop_test(tc, test_lengths, 0, 3);
     tcase_add_loop_test(tc, test_over_2_24, 0, 3);
@@ -964,7 +964,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tadd_sim_case(s, test_sim);
     TCase *tl = tcase_create("limits");
-    tcase_set_timeout(tl, 600);
+    twatchdog(tl, 600);
     tcase_add_unchecked_fixture(tl, tlimits_setup, tlimits_teardown);
     tcase_add_test(tl, test_limits);
     suite_add_tcase(s, tl);

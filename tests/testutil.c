@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,36 @@ void tadd_sim_case(Suite *s, const TTest *test)
     tcase_add_checked_fixture(tc, tctx_setup, tctx_teardown);
     tcase_add_test(tc, test);
     suite_add_tcase(s, tc);
+}
+
+static unsigned watchdog_s;
+static void watchdog_fired(int sig)
+{
+    static const char msg[] = "\ntestutil: a test ran past its timeout without fork (hung?): the last "
+                              "parameter set or seed printed above is the suspect\n";
+    (void)sig;
+    const ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1); /* async-signal-safe, as _exit is */
+    (void)w;
+    _exit(EXIT_FAILURE);
+}
+static void watchdog_arm(void)
+{
+    const char *fork = getenv("CK_FORK");
+    if (!fork || strcmp(fork, "no") != 0) return; /* forked tests: Check times them itself */
+    const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
+    double s = watchdog_s * (m && strtod(m, NULL) > 0 ? strtod(m, NULL) : 1.0);
+    signal(SIGALRM, watchdog_fired);
+    alarm(s < 1 ? 1 : s > 1e9 ? 1000000000u : (unsigned)s);
+}
+static void watchdog_disarm(void)
+{
+    alarm(0);
+}
+void twatchdog(TCase *tc, unsigned seconds)
+{
+    watchdog_s = seconds;
+    tcase_set_timeout(tc, seconds);
+    tcase_add_checked_fixture(tc, watchdog_arm, watchdog_disarm);
 }
 
 int trun(Suite *s)

@@ -100,6 +100,14 @@ int trun_tool(const char *tool, const char *out, const char *err, const char *co
  * only where CK_RUN_CASE=sim asks for it: on a device the core cases check all that and more. */
 void tadd_sim_case(Suite *s, const TTest *test);
 
+/* Sets tc's timeout to `seconds` and makes it hold where Check does not apply it: in a suite run
+ * without fork (CK_FORK=no: check_vector and check_reduce, whose test cases share one context),
+ * Check times nothing, and a kernel that never finished held `make check` until something outside
+ * killed it. There each test of tc runs under an alarm of `seconds` (times CK_TIMEOUT_MULTIPLIER,
+ * as Check's timeouts are); past it the suite says so on stderr and exits with failure. One value
+ * a suite (the alarm's fixture takes no argument). */
+void twatchdog(TCase *tc, unsigned seconds);
+
 /* Runs the suite with CK_NORMAL output; returns the process exit status. */
 int trun(Suite *s);
 
