@@ -250,10 +250,11 @@ static void watchdog_fired(int sig)
 }
 static void watchdog_arm(void)
 {
-    const char *fork = getenv("CK_FORK");
-    if (!fork || strcmp(fork, "no") != 0) return; /* forked tests: Check times them itself */
+    const char *mode = getenv("CK_FORK");
+    if (!mode || strcmp(mode, "no") != 0) return; /* forked tests: Check times them itself */
     const char *m = getenv("CK_TIMEOUT_MULTIPLIER");
-    double s = watchdog_s * (m && strtod(m, NULL) > 0 ? strtod(m, NULL) : 1.0);
+    const double mult = m ? strtod(m, NULL) : 1.0;
+    const double s = watchdog_s * (mult > 0 ? mult : 1.0);
     signal(SIGALRM, watchdog_fired);
     alarm(s < 1 ? 1 : s > 1e9 ? 1000000000u : (unsigned)s);
 }

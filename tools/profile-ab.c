@@ -117,12 +117,11 @@ static int parse_sizes(const char *opt, const char *arg, size_t most, size_t *ou
 }
 
 /* The element-wise operations (--vector), after the reductions' codes; and the arrays each moves
- * (bytes: times esize). */
+ * (bytes: times dt's element size). */
 enum { V_AXPY = 100, V_ADD, V_SCALE, V_COPY };
 static const char *const vnames[] = {"axpy", "add", "scale", "copy"};
 static const double vbytes[] = {3, 3, 2, 2}; /* arrays each moves */
 static ocx_dtype dt = OCX_F32; /* every operation's (--f64, --f16) */
-static size_t esize = sizeof(float); /* bytes of an element of dt */
 static int kernel_time; /* --kernel-time */
 static size_t gemm_batch = 1; /* --gemm-batch */
 #define MAX_EVENTS 4096
@@ -192,12 +191,12 @@ static int compare(side *sd, int op, size_t n, int rounds)
     if (!rc) {
         double rate[2];
         for (int i = 0; i < 2; i++) {
-            const double med = median(t[i], rounds);
+            const double med = median(t[i], rounds), esize = (double)ocx_dtype_size(dt);
             /* GFLOP/s for GEMM; GB/s read for reductions (dot reads two vectors), read and written
              * for the element-wise operations */
             rate[i] = op < 0         ? 2.0 * (double)(n * n * n * gemm_batch) / med * 1e-9
-                      : op >= V_AXPY ? vbytes[op - V_AXPY] * (double)esize * (double)n / med * 1e-9
-                                     : (op == OCX_REDUCE_DOT ? 2.0 : 1.0) * (double)esize * (double)n / med * 1e-9;
+                      : op >= V_AXPY ? vbytes[op - V_AXPY] * esize * (double)n / med * 1e-9
+                                     : (op == OCX_REDUCE_DOT ? 2.0 : 1.0) * esize * (double)n / med * 1e-9;
         }
         char what[32];
         if (op < 0 && gemm_batch > 1) snprintf(what, sizeof what, "gemm %zu^3 x%zu", n, gemm_batch);
@@ -264,12 +263,12 @@ int main(int argc, char **argv)
             else if (parse_sizes(a, v, (size_t)1 << 28, vec, &nvec)) return 2;
             i++;
         } else if (!strcmp(a, "--f64") || !strcmp(a, "--f16")) {
-            const ocx_dtype want = a[3] == '6' ? OCX_F64 : OCX_F16;
+            const ocx_dtype want = !strcmp(a, "--f64") ? OCX_F64 : OCX_F16;
             if (dt != OCX_F32 && dt != want) {
                 nsides = 3; /* refused, as an unknown argument is */
                 if (!bad) bad = "--f64 and --f16: one dtype at a time";
             }
-            dt = want, esize = want == OCX_F64 ? sizeof(double) : sizeof(uint16_t);
+            dt = want;
         }
         else if (!strcmp(a, "--kernel-time")) kernel_time = 1;
         else if (!strcmp(a, "--device") && v) device = argv[++i];
