@@ -195,10 +195,16 @@ inline AV f16_from_bits(const SV b)
  * first element at all (w still NONE). Cheaper than TAKE_ARG, and equal to it in that order.
  * "Strictly better or a NaN, unless v is NaN already" is one unordered compare and one ordered
  * one: !(v CMP= a) is true where a CMP v or either is NaN (argmax: v >= a fails). */
-#define SCAN_ARG(T, M, CMP, v, w, a, i)                                                            \
+#define SCAN_ARG(T, M, CMP, v, w, a, i) SCAN_ARG_WHERE(T, M, CMP, v, w, a, i, | ((w) == NONE))
+/* The same without the first-element test, for lanes that start at (INIT, element 0) instead of
+ * (INIT, NONE): a lane that takes nothing has seen only elements equal to INIT (every other value,
+ * NaN included, is strictly better than INIT), and its claim (INIT, 0) loses to any other value;
+ * where it wins, every element is INIT, and the first index, 0, is the answer. */
+#define SCAN_ARG_NOFIRST(T, M, CMP, v, w, a, i) SCAN_ARG_WHERE(T, M, CMP, v, w, a, i, )
+#define SCAN_ARG_WHERE(T, M, CMP, v, w, a, i, FIRST)                                               \
     do {                                                                                           \
         const T a_ = (a);                                                                          \
-        const M take_ = (!((v)CMP##=(a_)) & !isnan(v)) | ((w) == NONE);                            \
+        const M take_ = (!((v)CMP##=(a_)) & !isnan(v)) FIRST;                                      \
         (w) = take_ ? (i) : (w);                                                                   \
         (v) = take_ ? a_ : (v);                                                                    \
     } while (0)
@@ -625,8 +631,10 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
 #define COMB_VCOMB_ARGMIN(v, w, v2, w2) UPD_ARG(AV, MV, <, v, w, v2, (w2))
 #define COMB_VCOMB_ARGMAX(v, w, v2, w2) UPD_ARG(AV, MV, >, v, w, v2, (w2))
 /* The lanes' scan keeps the number k of the vector (one value for every lane, so no index
- * arithmetic a vector); ARG_SHARE turns it into element indices k*VW + lane once, after the scan. */
-#define ACC_ARG(CMP, u, k) SCAN_ARG(AV, MV, CMP, acc_[u], accw_[u], LDV(x, k), (IV)((IDX)(k)))
+ * arithmetic a vector); ARG_SHARE turns it into element indices k*VW + lane once, after the scan.
+ * The lanes start at vector 0 (SCAN_ARG_NOFIRST): lane q's claim (INIT, q) ties with lane 0's
+ * (INIT, 0) and loses. */
+#define ACC_ARG(CMP, u, k) SCAN_ARG_NOFIRST(AV, MV, CMP, acc_[u], accw_[u], LDV(x, k), (IV)((IDX)(k)))
 /* The vectors of a work-item's share (nv of them) into its scalar state (v, w). */
 #if LAYOUT == 2 && ARGBLOCKS
 /* On CPUs the scan of (value, index) pairs ran at 2.3x the time of max alone (PoCL 3.1, AVX2, 2^24
@@ -730,10 +738,9 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
     do {                                                                                           \
         AV acc_[ACC];                                                                              \
         IV accw_[ACC];                                                                             \
-        ACC_INIT((AV)(INIT), (IV)NONE);                                                            \
+        ACC_INIT((AV)(INIT), (IV)0);                                                               \
         FOR_SHARE_ACC(nv, ACC_ARG, CMP);                                                           \
-        for (int u_ = 0; u_ < ACC; u_++)                                                           \
-            accw_[u_] = accw_[u_] == (IV)NONE ? accw_[u_] : accw_[u_] * (IDX)VW + LANES;           \
+        for (int u_ = 0; u_ < ACC; u_++) accw_[u_] = accw_[u_] * (IDX)VW + LANES;                  \
         ACC_FOLD(COMB_V##COMB);                                                                    \
         FOLD_LANES(IDX, v, w, acc_[0], accw_[0], COMB);                                            \
     } while (0)
