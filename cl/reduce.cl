@@ -23,7 +23,7 @@
  *   OP       the one operation to compile (ocx_reduce_op: 0 sum … 7 argmax); -1, the default, all of
  *            them. A program of one operation compiles in an eighth of the time (PoCL: seconds).
  *   ARGBLOCKS 1: argmin/argmax with LAYOUT 2 scan blocks of extremes, then rescan one (ARG_SHARE;
- *            the host sets it on CPUs); 0: they scan (value, index) pairs
+ *            the CPUs' default); 0: they scan (value, index) pairs (the GPUs')
  *   MINMAX_APART 1: min/max keep NaN apart from the running extreme in their vector scan (the
  *            host sets it on CPUs with ACC 1); 0: one update that tests for NaN
  * Semantics: NaN propagates through min/max/argmin/argmax (argmin/argmax give the first NaN); ties

@@ -31,6 +31,10 @@ static const ocx__param_def reduce_params[] = {
      * reduction's time is its launches (doc/performance.md: CPU 65536, GPU 4096 measured on the EPYC
      * and the H200). Counted in elements, so that it means the same whatever WG and VW a class has. */
     {"SOLO", 4096, 65536, 1, 1 << 24, 1, 1, 1},
+    /* argmin/argmax in LAYOUT 2: 1 scans blocks of vectors and one block again (CPUs, where it was
+     * measured: reduce.cl), 0 the (value, index) pairs lane by lane, as GPUs do in either layout.
+     * Not searched; a switch, so that PoCL's tests run the GPUs' LAYOUT 2 scan (check_reduce). */
+    {"ARGBLOCKS", 0, 1, 0, 1, 0, 0, 1},
 };
 
 static const char *reduce_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
@@ -115,15 +119,12 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
      * 4.55 TB/s with double2). */
     if (dt == OCX_F64) p.v[1] = p.v[1] > 1 ? p.v[1] / 2 : 1;
     char options[512];
-    /* One program per operation: compiling all eight costs PoCL tens of seconds. ARGBLOCKS: argmin
-     * and argmax scan blocks on CPUs (reduce.cl), where they were measured; GPUs keep the pair scan
-     * in either layout. MINMAX_APART: min and max keep NaN apart on CPUs with one stream a
-     * work-item, where it ran about twice as fast in cache (reduce.cl); with four streams, and on
-     * the H200, it cost. */
+    /* One program per operation: compiling all eight costs PoCL tens of seconds. MINMAX_APART: min
+     * and max keep NaN apart on CPUs with one stream a work-item, where it ran about twice as fast in
+     * cache (reduce.cl); with four streams, and on the H200, it cost. */
     const int cpu = ctx->info.type == OCX_DEVICE_CPU;
-    snprintf(options, sizeof options, "-DDTYPE=%d -DOP=%d -DARGBLOCKS=%d -DMINMAX_APART=%d",
-             dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0, (int)op, cpu && is_arg(op),
-             cpu && (op == OCX_REDUCE_MIN || op == OCX_REDUCE_MAX) && ocx__param(&p, "ACC") == 1);
+    snprintf(options, sizeof options, "-DDTYPE=%d -DOP=%d -DMINMAX_APART=%d", dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0,
+             (int)op, cpu && (op == OCX_REDUCE_MIN || op == OCX_REDUCE_MAX) && ocx__param(&p, "ACC") == 1);
     ocx__params_defines(&p, options, sizeof options);
     size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
     int contiguous = incx == 1 && (op != OCX_REDUCE_DOT || incy == 1);

@@ -316,7 +316,7 @@ static void random_params_body(uint64_t seed, void *user)
 }
 START_TEST(test_random_params)
 {
-    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", NULL};
+    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", "ARGBLOCKS", NULL};
     trandom_param_runs("reduce", drawn, 4, random_params_body, NULL);
 }
 END_TEST
@@ -325,10 +325,13 @@ END_TEST
  * interleaved accumulators (LAYOUT 1, as GPUs would), many streams a work-item over short shares,
  * some streams shorter or empty (LAYOUT 2), scalar lanes (VW=1; f64 halves VW=2 to 1 too), and
  * one stream a work-item (on CPUs min and max then keep NaN apart: MINMAX_APART). Ties and NaN
- * must still resolve to the first index across accumulators. */
+ * must still resolve to the first index across accumulators. The last set has argmin and argmax
+ * scan (value, index) pairs in LAYOUT 2 (ARGBLOCKS=0), as GPUs do where a profile sets LAYOUT 2
+ * (the H100's f16 "small" entry): on CPUs the default scans blocks there instead. */
 static const char *const acc_params[] = {"LAYOUT=1,ACC=2", "LAYOUT=2,ACC=8,VW=2,WG=4", "LAYOUT=2,ACC=2,VW=1,WG=2",
-                                         "LAYOUT=2,ACC=1,WG=32"};
-static const char *const acc_expect[] = {"ACC=2 ", "ACC=8 ", "ACC=2 ", "ACC=1 "};
+                                         "LAYOUT=2,ACC=1,WG=32", "LAYOUT=2,ARGBLOCKS=0,ACC=4,VW=4,WG=8"};
+static const char *const acc_expect[] = {"ACC=2 ", "ACC=8 ", "ACC=2 ", "ACC=1 ", "ARGBLOCKS=0"};
+#define NACC (int)(sizeof acc_params / sizeof *acc_params)
 
 START_TEST(test_accumulators)
 {
@@ -360,12 +363,12 @@ START_TEST(test_sim)
 {
     static const int f32_only = 1;
     sim_body(21, NULL);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < NACC; i++) {
         setenv("OCX_REDUCE_PARAMS", acc_params[i], 1);
         sim_body(40 + (uint64_t)i, (void *)&f32_only);
     }
     unsetenv("OCX_REDUCE_PARAMS");
-    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", NULL};
+    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", "ARGBLOCKS", NULL};
     trandom_param_runs("reduce", drawn, 2, sim_body, (void *)&f32_only);
 }
 END_TEST
@@ -945,7 +948,7 @@ int main(void)
     tcase_add_loop_test(tc, test_strides, 0, 3);
     tcase_add_loop_test(tc, test_exact_integers, 0, 3);
     tcase_add_loop_test(tc, test_nan_inf_ties, 0, 3);
-    tcase_add_loop_test(tc, test_accumulators, 0, 12);
+    tcase_add_loop_test(tc, test_accumulators, 0, 3 * NACC);
     tcase_add_test(tc, test_random_params);
     tcase_add_loop_test(tc, test_one_launch, 0, 9);
     tcase_add_loop_test(tc, test_arg_first_index, 0, 3);
