@@ -196,10 +196,11 @@ inline AV f16_from_bits(const SV b)
  * "Strictly better or a NaN, unless v is NaN already" is one unordered compare and one ordered
  * one: !(v CMP= a) is true where a CMP v or either is NaN (argmax: v >= a fails). */
 #define SCAN_ARG(T, M, CMP, v, w, a, i) SCAN_ARG_WHERE(T, M, CMP, v, w, a, i, | ((w) == NONE))
-/* The same without the first-element test, for lanes that start at (INIT, element 0) instead of
- * (INIT, NONE): a lane that takes nothing has seen only elements equal to INIT (every other value,
- * NaN included, is strictly better than INIT), and its claim (INIT, 0) loses to any other value;
- * where it wins, every element is INIT, and the first index, 0, is the answer. */
+/* The same without the first-element test, for lanes that start at (INIT, vector 0) instead of
+ * (INIT, NONE), so that lane q claims element q: a lane that takes nothing has seen only elements
+ * equal to INIT (every other value, NaN included, is strictly better than INIT), and its claim
+ * loses to any other value; where it wins, every element is INIT, and the first index, 0, which
+ * lane 0 claims, is the answer. */
 #define SCAN_ARG_NOFIRST(T, M, CMP, v, w, a, i) SCAN_ARG_WHERE(T, M, CMP, v, w, a, i, )
 #define SCAN_ARG_WHERE(T, M, CMP, v, w, a, i, FIRST)                                               \
     do {                                                                                           \

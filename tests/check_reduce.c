@@ -275,6 +275,11 @@ static void specials(ocx_dtype dt)
     run_special(dt, n, (double[]){-7, -7, 9, 9}, (size_t[]){88888, 4444, 99990, 17}, 4, NAN);
     run_special(dt, n, NULL, NULL, 0, 0.5); /* all equal */
     run_special(dt, n, (double[]){-INFINITY}, (size_t[]){3}, 1, -INFINITY); /* all -inf */
+    run_special(dt, n, (double[]){INFINITY}, (size_t[]){3}, 1, INFINITY); /* all +inf (argmin's start) */
+    /* one other value among the infinities the extremes start from: last, in a lane of its own, NaN */
+    run_special(dt, n, (double[]){5}, (size_t[]){n - 1}, 1, -INFINITY);
+    run_special(dt, n, (double[]){-5}, (size_t[]){17}, 1, INFINITY);
+    run_special(dt, n, (double[]){NAN}, (size_t[]){n - 2}, 1, INFINITY);
     /* signed zeros compare equal: the first of either sign wins (with the CPU defaults, 40 and 296
      * are one lane of one stream, a block of 16 vectors apart) */
     run_special(dt, n, (double[]){0.0, -0.0}, (size_t[]){40, 296}, 2, 0.5);
