@@ -72,6 +72,8 @@ void ocx__dtype_defines(const ocx_context *ctx, ocx_dtype dtype, char *buf, size
     if (ctx->info.has_fp64) ocx__append_define(buf, cap, " -D", "HAS_FP64", 1);
 }
 
+size_t ocx__vector_items(size_t n, size_t vw) { return n / vw > n % vw ? n / vw : n % vw; }
+
 size_t ocx__grid_groups(const ocx_context *ctx, size_t items, size_t wg, size_t per_cu)
 {
     size_t groups = ocx__div_up(items ? items : 1, wg);

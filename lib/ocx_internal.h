@@ -507,6 +507,9 @@ void ocx__dtype_defines(const ocx_context *ctx, ocx_dtype dtype, char *buf, size
 /* Work-group count for a grid-stride kernel: enough groups for `items`, at most `per_cu` per
  * compute unit, at least one. */
 size_t ocx__grid_groups(const ocx_context *ctx, size_t items, size_t wg, size_t per_cu);
+/* Work-items that cover n contiguous elements in vectors of vw: a vector each, the tail's elements
+ * (fewer than a vector) on the first items too (cl/vector.cl's TAIL_LOOP, cl/reduce.cl's FOR_TAIL). */
+size_t ocx__vector_items(size_t n, size_t vw);
 
 /* ---- the kernel families (vector.c, reduce.c, gemm.c): what the tuner searches ------------------ */
 extern const ocx__family ocx__family_vector;

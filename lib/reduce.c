@@ -128,8 +128,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     ocx__params_defines(&p, options, sizeof options);
     size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
     int contiguous = incx == 1 && (op != OCX_REDUCE_DOT || incy == 1);
-    /* a vector each, the tail's elements (fewer than a vector) on the first items too (FOR_TAIL) */
-    size_t items = !contiguous ? n : n / vw > n % vw ? n / vw : n % vw;
+    size_t items = !contiguous ? n : ocx__vector_items(n, vw);
     size_t g = n <= (size_t)ocx__param(&p, "SOLO")
                    ? 1
                    : ocx__grid_groups(ctx, items, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"));

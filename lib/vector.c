@@ -131,9 +131,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     /* VW counts f32/f16 elements; f64 takes half as many, the same 16 bytes as f32 (H200, 2^28
      * f64 add: 2.9 TB/s with double4, 4.2 TB/s with double2). */
     const size_t vw = dtype == OCX_F64 ? (p.v[P_VW] > 1 ? (size_t)p.v[P_VW] / 2 : 1) : (size_t)p.v[P_VW];
-    /* Work-items: a vector each, the tail's elements (fewer than a vector) on the first items too
-     * (cl/vector.cl, TAIL_LOOP). */
-    const size_t items = !vectorised ? n : n / vw > n % vw ? n / vw : n % vw;
+    const size_t items = !vectorised ? n : ocx__vector_items(n, vw);
     const size_t per = ocx__div_up(items, (size_t)p.v[P_WPT]);
     size_t wg = (size_t)p.v[P_WG];
     if (p.v[P_SPREAD] && p.v[P_GRID] == 1) { /* one group a compute unit, where smaller groups give that */
