@@ -505,8 +505,10 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulon
     x += xo;
     RAW_INIT(ALIGNED(x));
     const size_t nv = n / VW, gs = get_global_size(0);
-    /* elements in this work-item's share, at most */
-    const size_t count = incx == 1 ? (nv + gs - 1) / gs * VW + 1 : (n + gs - 1) / gs;
+    /* elements in this work-item's share, at most: whole vectors, and the tail's n - nv·VW (fewer
+     * than VW) dealt one at a time across the grid (FOR_TAIL), more than one an item only where the
+     * grid has fewer items than the tail has elements */
+    const size_t count = incx == 1 ? (nv + gs - 1) / gs * VW + (n - nv * VW + gs - 1) / gs : (n + gs - 1) / gs;
     A s = (A)1, q = (A)0;
     /* Declared and folded outside the branch: folded inside it, next to the tail loop, PoCL 3.1
      * (16 items, 16-wide lanes, one accumulator) gave some work-items of the group that ran the
