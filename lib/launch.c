@@ -74,6 +74,8 @@ void ocx__dtype_defines(const ocx_context *ctx, ocx_dtype dtype, char *buf, size
 
 size_t ocx__vector_items(size_t n, size_t vw) { return n / vw > n % vw ? n / vw : n % vw; }
 
+size_t ocx__vector_width(ocx_dtype dtype, int vw) { return dtype == OCX_F64 && vw > 1 ? (size_t)vw / 2 : (size_t)vw; }
+
 size_t ocx__grid_groups(const ocx_context *ctx, size_t items, size_t wg, size_t per_cu)
 {
     size_t groups = ocx__div_up(items ? items : 1, wg);

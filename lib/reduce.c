@@ -115,9 +115,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_reduce, dt, ocx__size_class_1d(ctx, n), &p));
     /* Only DTYPE, not ocx__dtype_defines' HAS_FP64 (reduce.cl reads f64 only as DTYPE=2): one program
      * per dtype whether or not the device (or OCX_DISABLE_FP64) offers fp64. */
-    /* VW counts f32/f16 elements; f64 takes half as many (H200, 2^28 f64 dot: 3.7 TB/s with double4,
-     * 4.55 TB/s with double2). */
-    if (dt == OCX_F64) p.v[1] = p.v[1] > 1 ? p.v[1] / 2 : 1;
+    p.v[1] = (int)ocx__vector_width(dt, p.v[1]); /* VW: elements, not f32 slots */
     char options[512];
     /* One program per operation: compiling all eight costs PoCL tens of seconds. MINMAX_APART: min
      * and max keep NaN apart on CPUs with one stream a work-item, where it ran about twice as fast in

@@ -128,9 +128,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_dtype dtype, con
     const int nt = kernels[id - 1].write_only && vectorised && apart && n >= ocx__vector_nt_from(ctx, dtype);
     int moved = p.v[P_NT] && !nt; /* the record (ocx_last_params) says what the call ran */
     if (!nt) p.v[P_NT] = 0;
-    /* VW counts f32/f16 elements; f64 takes half as many, the same 16 bytes as f32 (H200, 2^28
-     * f64 add: 2.9 TB/s with double4, 4.2 TB/s with double2). */
-    const size_t vw = dtype == OCX_F64 ? (p.v[P_VW] > 1 ? (size_t)p.v[P_VW] / 2 : 1) : (size_t)p.v[P_VW];
+    const size_t vw = ocx__vector_width(dtype, p.v[P_VW]);
     const size_t items = !vectorised ? n : ocx__vector_items(n, vw);
     const size_t per = ocx__div_up(items, (size_t)p.v[P_WPT]);
     size_t wg = (size_t)p.v[P_WG];
