@@ -390,7 +390,8 @@ OCX_API ocx_status ocx_buffer_read_async(ocx_context *ctx, ocx_stream *stream, c
                                          size_t offset, size_t count, void *dst, size_t num_wait,
                                          const ocx_event *wait, ocx_event *event);
 /*! ocx_buffer_fill() : sets `count` elements from `offset` to the one element at host `value`
- *  (of the buffer's dtype; copied before the call returns). Asynchronous. */
+ *  (of the buffer's dtype; copied before the call returns). Asynchronous. Where `count` is 0,
+ *  `value` may be NULL, as the host pointers of the transfers above may. */
 OCX_API ocx_status ocx_buffer_fill(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf, size_t offset,
                                    size_t count, const void *value, size_t num_wait,
                                    const ocx_event *wait, ocx_event *event);

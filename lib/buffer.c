@@ -323,7 +323,7 @@ ocx_status ocx_buffer_fill(ocx_context *ctx, ocx_stream *stream, ocx_buffer *buf
     ocx__event_clear(event, num_wait, wait);
     cl_command_queue q = NULL;
     size_t off, bytes;
-    OCX__FAIL_IF(!value, OCX_ERR_INVALID_ARGUMENT, "ocx_buffer_fill: value is NULL");
+    OCX__FAIL_IF(count > 0 && !value, OCX_ERR_INVALID_ARGUMENT, "ocx_buffer_fill: value is NULL");
     OCX__FORWARD(transfer_check(ctx, stream, buf, offset, count, value, "ocx_buffer_fill", num_wait, wait, &q, &off,
                                 &bytes));
     if (bytes == 0) return empty_transfer(ctx, q, num_wait, wait, event, 0);

@@ -334,6 +334,10 @@ START_TEST(test_bad_arguments_touch_nothing)
     ocx_event nullev = NULL;
     ck_status(ocx_buffer_write(tctx, NULL, b, 0, 1, other, 1, &nullev, NULL), OCX_ERR_INVALID_ARGUMENT);
     ck_status(ocx_buffer_fill(tctx, NULL, b, 0, 1, NULL, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
+    /* nothing to set or move: NULL host pointers are accepted alike */
+    ck_ok(ocx_buffer_fill(tctx, NULL, b, 0, 0, NULL, 0, NULL, NULL));
+    ck_ok(ocx_buffer_write(tctx, NULL, b, N, 0, NULL, 0, NULL, NULL));
+    ck_ok(ocx_buffer_read(tctx, NULL, b, N, 0, NULL, 0, NULL, NULL));
     ck_status(ocx_buffer_fill(tctx, NULL, b, 60, 5, host, 0, NULL, NULL), OCX_ERR_OUT_OF_RANGE);
     ck_status(ocx_buffer_copy(tctx, NULL, b, 0, h, 0, 4, 0, NULL, NULL), OCX_ERR_DTYPE);
     ck_status(ocx_buffer_copy(tctx, NULL, b, 0, b, 2, 4, 0, NULL, NULL), OCX_ERR_INVALID_ARGUMENT);
