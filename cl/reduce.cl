@@ -7,6 +7,8 @@
  *   final_<op>  one work-group of WG items combines the G partials the same way and writes the result.
  * Where one work-group takes all of x (G = 1: n up to the host's SOLO elements, or too short for
  * two groups), part_<op> writes the result itself and final_<op> is not launched (PART_OUT).
+ * With FUSE, the last work-group of part_<op> to finish combines the G partials as final_<op> would,
+ * in the same launch (FUSED_FINAL).
  * Partials are (value, second) pairs: nrm2 keeps (scale, sum of squares / scale²), argmin/argmax keep
  * (value, index), the others use only the value.
  *
@@ -26,6 +28,11 @@
  *            the CPUs' default); 0: they scan (value, index) pairs (the GPUs')
  *   MINMAX_APART 1: min/max keep NaN apart from the running extreme in their vector scan (the
  *            host sets it on CPUs with ACC 1); 0: one update that tests for NaN
+ *   FUSE     1: one launch: each work-group counts itself done on a counter (cnt, zero before the
+ *            launch and again after it), and the last one combines the partials; 0: final_<op>
+ *            combines them in a second launch
+ *   FENCE_PTX FUSE's count on NVIDIA (the host's): 1 membar.gl around it, 2 one acquire-release
+ *            atomic at device scope (compute capability 7.0 on); 0 OpenCL's own fence
  * Semantics: NaN propagates through min/max/argmin/argmax (argmin/argmax give the first NaN); ties
  * resolve to the lowest index; nrm2 scales so that neither huge nor tiny values over/underflow.
  */
@@ -52,6 +59,12 @@
 #endif
 #ifndef ARGBLOCKS
 #define ARGBLOCKS 0
+#endif
+#ifndef FUSE
+#define FUSE 0
+#endif
+#ifndef FENCE_PTX
+#define FENCE_PTX 0
 #endif
 #define WANT(op) (OP < 0 || OP == (op))
 
@@ -345,7 +358,8 @@ inline AV f16_from_bits(const SV b)
  * Afterwards item 0 holds the group's result in (v, w). */
 #define GROUP_LOCALS(W)                                                                            \
     local A lv_[WG];                                                                               \
-    local W lw_[WG]
+    local W lw_[WG];                                                                               \
+    local uint last_ /* FUSED_FINAL's: this work-group finished last */
 #define GROUP_TREE(W, v, w, COMB)                                                                  \
     do {                                                                                           \
         const size_t l_ = get_local_id(0);                                                         \
@@ -382,8 +396,80 @@ inline AV f16_from_bits(const SV b)
  * pv (from pvo) and pw (from pwo). With fin, the host's one-launch path (one work-group takes all
  * of x), that partial is already the result, and the host points pv and pw at where final_<op>
  * would write it (argmin/argmax: the value at pv[pvo], the index at pw[pwo]); nrm2, whose result
- * is not its partial, writes s·sqrt(q) to pv[pvo]. W: pw's type. */
-#define PART_OUT(W) global A *pv, const ulong pvo, W *pw, const ulong pwo, const uint fin
+ * is not its partial, writes s·sqrt(q) to pv[pvo]. W: pw's type. The rest are final_<op>'s
+ * outputs and FUSED_FINAL's counter, for FUSE (unused without it, and with fin). */
+#define PART_OUT(W)                                                                                \
+    global A *pv, const ulong pvo, W *pw, const ulong pwo, const uint fin, W *out, const ulong oo, \
+        global A *outv, const ulong ovo, volatile global uint *cnt
+
+/* The second pass: one work-group combines the g partials (values P[i], seconds Q[i], read only
+ * where SECOND) from (v0, w0) by COMB, in a tree over the group, and item 0 writes the result by
+ * WRITE(v, w) to final_<op>'s outputs (out[oo]; argmin/argmax also outv[ovo]). W: the seconds'
+ * type in the tree (FUSED_FINAL's PW: as pw stores them). */
+#define COMBINE_PARTIALS(g, P, Q, W, v0, w0, COMB, SECOND, WRITE)                                  \
+    do {                                                                                           \
+        A v_ = (v0);                                                                               \
+        W w_ = (w0);                                                                               \
+        for (size_t i_ = get_local_id(0); i_ < (g); i_ += WG) {                                    \
+            const A p_ = (P)[i_];                                                                  \
+            const W q_ = (SECOND) ? (W)(Q)[i_] : (W)0;                                             \
+            COMB(v_, w_, p_, q_);                                                                  \
+        }                                                                                          \
+        GROUP_TREE(W, v_, w_, COMB);                                                               \
+        if (get_local_id(0) == 0) WRITE(v_, w_);                                                   \
+    } while (0)
+#define WRITE_VALUE(v, w) (out[oo] = (v))
+#define WRITE_NRM2(v, w) (out[oo] = (v) * sqrt(w))
+#define WRITE_ARG(v, w) (out[oo] = (uint)(w), outv[ovo] = (v))
+/* FUSE, at the end of part_<op>, after item 0 wrote the group's partial: item 0 makes it visible
+ * beyond the group (a global fence), then counts the group done; the group that counts last reads
+ * every partial (volatile: from the device's shared cache, not a core's own) and combines them
+ * (COMBINE_PARTIALS), then sets the counter back to zero for the stream's next launch. No group
+ * waits for another, so the grid may run in any order. OpenCL 1.2 leaves the visibility of one
+ * group's writes to another within a launch to the device: the host asks for FUSE only where it
+ * is known (lib/reduce.c), with FENCE_PTX on NVIDIA. */
+#if FUSE
+/* The counter's value before this group's count, the group's partial (written by this work-item)
+ * released before it and the others' acquired after it. NVIDIA compiles OpenCL C 1.2's
+ * mem_fence(CLK_GLOBAL_MEM_FENCE) to membar.cta, a fence for the work-group alone (H200, driver
+ * 580), so there the host sets FENCE_PTX for PTX's device-wide orderings. */
+#if FENCE_PTX == 2
+inline uint count_done(volatile global uint *c)
+{
+    uint old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(c) : "memory");
+    return old;
+}
+#else
+#if FENCE_PTX == 1
+#define GLOBAL_FENCE() asm volatile("membar.gl;" ::: "memory")
+#else
+#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+inline uint count_done(volatile global uint *c)
+{
+    GLOBAL_FENCE();
+    const uint old = atomic_inc(c);
+    GLOBAL_FENCE();
+    return old;
+}
+#endif
+#define FUSED_FINAL(W, PW, v0, w0, COMB, SECOND, WRITE)                                            \
+    do {                                                                                           \
+        if (get_local_id(0) == 0) {                                                                \
+            last_ = !fin && count_done(cnt) == get_num_groups(0) - 1;                              \
+        }                                                                                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        if (last_) {                                                                               \
+            const volatile global A *fp_ = pv + pvo;                                               \
+            const volatile global PW *fq_ = pw + pwo;                                              \
+            COMBINE_PARTIALS(get_num_groups(0), fp_, fq_, W, v0, w0, COMB, SECOND, WRITE);         \
+            if (get_local_id(0) == 0) atomic_xchg(cnt, 0u);                                        \
+        }                                                                                          \
+    } while (0)
+#else
+#define FUSED_FINAL(W, PW, v0, w0, COMB, SECOND, WRITE)
+#endif
 
 /* ---- sum, asum, dot: the value only (w unused) ----------------------------------------------- */
 #define COMB_ADD(v, w, v2, w2) ((v) += (v2))
@@ -416,16 +502,14 @@ inline AV f16_from_bits(const SV b)
         }                                                                                          \
         GROUP_TREE(A, v, w, COMB_ADD);                                                             \
         if (get_local_id(0) == 0) pv[pvo + get_group_id(0)] = v;                                   \
+        FUSED_FINAL(A, A, (A)0, (A)0, COMB_ADD, 0, WRITE_VALUE);                                   \
     }                                                                                              \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_name(                 \
         const uint g, const global A *pv, const global A *pw, const ulong pwo, global A *out, const ulong oo,       \
         global A *outv, const ulong ovo)                                                           \
     {                                                                                              \
         GROUP_LOCALS(A); \
-        A v = (A)0, w = (A)0;                                                                      \
-        for (size_t i = get_local_id(0); i < g; i += WG) v += pv[i];                               \
-        GROUP_TREE(A, v, w, COMB_ADD);                                                             \
-        if (get_local_id(0) == 0) out[oo] = v;                                                     \
+        COMBINE_PARTIALS(g, pv, pw + pwo, A, (A)0, (A)0, COMB_ADD, 0, WRITE_VALUE);                \
     }
 
 #define ELEM_DOT(x, y, i) (LD(x, i) * LD(y, i))
@@ -537,6 +621,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulon
         pv[pvo + get_group_id(0)] = s;
         pw[pwo + get_group_id(0)] = q;
     }
+    FUSED_FINAL(A, A, (A)0, (A)0, COMB_NRM2, 1, WRITE_NRM2);
 }
 __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_nrm2(const uint g, const global A *pv,
                                                                         const global A *pw, const ulong pwo,
@@ -545,13 +630,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_nrm2(const uin
                                                                         const ulong ovo)
 {
     GROUP_LOCALS(A);
-    A s = (A)0, q = (A)0;
-    for (size_t i = get_local_id(0); i < g; i += WG) {
-        A s2 = pv[i], q2 = pw[pwo + i];
-        COMB_NRM2(s, q, s2, q2);
-    }
-    GROUP_TREE(A, s, q, COMB_NRM2);
-    if (get_local_id(0) == 0) out[oo] = s * sqrt(q);
+    COMBINE_PARTIALS(g, pv, pw + pwo, A, (A)0, (A)0, COMB_NRM2, 1, WRITE_NRM2);
 }
 #endif
 
@@ -609,16 +688,14 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_nrm2(const uin
         }                                                                                          \
         GROUP_TREE(A, v, w, COMB);                                                                 \
         if (get_local_id(0) == 0) pv[pvo + get_group_id(0)] = v;                                   \
+        FUSED_FINAL(A, A, (A)(INIT), (A)0, COMB, 0, WRITE_VALUE);                                  \
     }                                                                                              \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_name(                 \
         const uint g, const global A *pv, const global A *pw, const ulong pwo, global A *out, const ulong oo,       \
         global A *outv, const ulong ovo)                                                           \
     {                                                                                              \
         GROUP_LOCALS(A); \
-        A v = (A)(INIT), w = (A)0;                                                                 \
-        for (size_t i = get_local_id(0); i < g; i += WG) { const A e_ = pv[i]; UPD(A, v, w, e_); }                      \
-        GROUP_TREE(A, v, w, COMB);                                                                 \
-        if (get_local_id(0) == 0) out[oo] = v;                                                     \
+        COMBINE_PARTIALS(g, pv, pw + pwo, A, (A)(INIT), (A)0, COMB, 0, WRITE_VALUE);               \
     }
 #if WANT(4)
 EXTREMUM(part_min, final_min, UPD_MIN, COMB_MIN, INFINITY, <)
@@ -772,20 +849,14 @@ EXTREMUM(part_max, final_max, UPD_MAX, COMB_MAX, -INFINITY, >)
             pv[pvo + get_group_id(0)] = v;                                                         \
             pw[pwo + get_group_id(0)] = (uint)w;                                                         \
         }                                                                                          \
+        FUSED_FINAL(IDX, uint, (A)(INIT), NONE, COMB, 1, WRITE_ARG);                               \
     }                                                                                              \
     __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void final_name(                 \
         const uint g, const global A *pv, const global uint *pw, const ulong pwo, global uint *out, const ulong oo, \
         global A *outv, const ulong ovo)                                                           \
     {                                                                                              \
         GROUP_LOCALS(IDX); \
-        A v = (A)(INIT);                                                                           \
-        IDX w = NONE;                                                                              \
-        for (size_t i = get_local_id(0); i < g; i += WG) UPD_ARG(A, int, CMP, v, w, pv[i], (IDX)pw[pwo + i]); \
-        GROUP_TREE(IDX, v, w, COMB);                                                               \
-        if (get_local_id(0) == 0) {                                                                \
-            out[oo] = (uint)w;                                                                     \
-            outv[ovo] = v;                                                                         \
-        }                                                                                          \
+        COMBINE_PARTIALS(g, pv, pw + pwo, IDX, (A)(INIT), NONE, COMB, 1, WRITE_ARG);               \
     }
 #if WANT(6)
 ARGEXT(part_argmin, final_argmin, <, COMB_ARGMIN, INFINITY)

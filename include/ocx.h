@@ -728,7 +728,11 @@ OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, cons
  *     local memory, and a second pass combines the work-groups' partials. No long serial sum: an
  *     accumulator adds at most 4096 elements of x in sequence (for any n up to 2^28; beyond, a share
  *     of n / 65536 at most). A short x (up to "SOLO" elements, a reduce parameter) is folded by one
- *     work-group in one launch.
+ *     work-group in one launch. Up to "FUSE" elements (a reduce parameter: 2^20 on GPUs, 0 on
+ *     CPUs), the last work-group of the first pass combines the partials in the same launch, where
+ *     the library knows that the device lets it see the other groups' writes (CPUs; NVIDIA GPUs,
+ *     through PTX, unless OCX_VENDOR_PATHS=0); elsewhere two launches (ocx_last_params() says
+ *     FUSE=0).
  *   - Semantics: the sum (asum, dot, nrm2) of 0 elements is 0; min, max, argmin and argmax of 0
  *     elements are an error (OCX_ERR_INVALID_ARGUMENT). A NaN in x makes min/max NaN and argmin/argmax
  *     the index of the first NaN; ties give the lowest index (+0 and -0 are a tie: min and max may

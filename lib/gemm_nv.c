@@ -47,6 +47,8 @@ static int vendor_mode(void)
     return MODE_AUTO;
 }
 
+int ocx__vendor_paths_on(void) { return vendor_mode() != MODE_OFF; }
+
 /* Parameters of cl/gemm_nv_mma.cl (see its header). Defaults with mma.sync: 128x256 work-group tiles,
  * 64-deep slices, 8 warps of 64x64, 3 stages (144 KiB of local memory: beyond the 48 KiB NVIDIA's
  * driver reports, within what it builds and runs on compute capability 8.0, 8.7, 9.x and 10.x, see

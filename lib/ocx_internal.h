@@ -148,6 +148,7 @@ struct ocx_stream_s {
     pthread_mutex_t lock; /* guards scratch, from ocx__stream_scratch until the user's last enqueue */
     cl_mem scratch;       /* reductions' partial results, GEMM's operand copies and split-K partials */
     size_t scratch_bytes;
+    cl_mem tally;         /* one-launch reductions' counter of finished work-groups (ocx__stream_tally) */
 };
 
 struct ocx_context_s {
@@ -180,6 +181,11 @@ ocx_status ocx__stream_resolve(ocx_context *ctx, ocx_stream *stream, cl_command_
  * On failure the lock is not held. */
 ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t bytes, ocx_stream **out_stream,
                                cl_mem *scratch);
+/* The stream's counter for one-launch reductions (cl/reduce.cl's FUSE), with stream->lock held (as
+ * ocx__stream_scratch leaves it): a u32, zero when made and set back to zero by each launch that
+ * counts on it, so zero whenever the stream's next command starts (a launch that never finished,
+ * after a device fault, would leave it otherwise; the context's queues fail from then on). */
+ocx_status ocx__stream_tally(ocx_context *ctx, ocx_stream *s, cl_mem *tally);
 /* Releases the stream's scratch buffer (its lock held); the next ocx__stream_scratch makes a new one. */
 void ocx__stream_scratch_drop(ocx_stream *s);
 /* The lock and scratch of a stream (created ones and the context's default): init returns 0 on
@@ -522,6 +528,9 @@ extern const ocx__family ocx__family_gemm;
 extern const ocx__family ocx__family_gemm_mma;
 
 /* ---- gemm_nv.c: GEMM on NVIDIA tensor cores --------------------------------------------------- */
+/* OCX_VENDOR_PATHS is not "0" (off): NVIDIA's PTX paths may be taken (GEMM's tensor cores, the
+ * reductions' device-wide fence). */
+int ocx__vendor_paths_on(void);
 /* 1 when GEMMs of `dtype` inputs (f16; f32 under OCX_COMPUTE_TF32X3) on ctx's device may take the
  * tensor-core kernel: OCX_VENDOR_PATHS allows it, the device is NVIDIA with compute capability >= 8.0,
  * and that dtype's probe passed in this process (once per device fingerprint). */

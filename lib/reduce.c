@@ -1,7 +1,8 @@
 /* reduce.c — reductions (host side) and the "reduce" kernel family (cl/reduce.cl).
  * A reduction is two launches on one stream: part_<op> (G work-groups → G partials in the stream's
  * scratch buffer), then final_<op> (one work-group → the result); or, where one work-group takes
- * all of x (SOLO), part_<op> alone, writing the result. */
+ * all of x (SOLO), part_<op> alone, writing the result; or, with FUSE, part_<op> alone, its last
+ * work-group combining the partials. */
 #include "config.h"
 #include "ocx_internal.h"
 
@@ -35,7 +36,29 @@ static const ocx__param_def reduce_params[] = {
      * measured: reduce.cl), 0 the (value, index) pairs lane by lane, as GPUs do in either layout.
      * Not searched; a switch, so that PoCL's tests run the GPUs' LAYOUT 2 scan (check_reduce). */
     {"ARGBLOCKS", 0, 1, 0, 1, 0, 0, 1},
+    /* Many work-groups, one launch for n up to FUSE elements: the last of part_<op>'s groups to finish
+     * combines the partials (reduce.cl's FUSED_FINAL), where the device is known to make one group's
+     * writes visible to another within a launch (fuse_fence; elsewhere, and for longer x, final_<op>
+     * in a second launch). Not searched. H100 (its profile, host clock, three alternating processes,
+     * sum/max/argmax of f32, f16, f64; one launch against two, medians): 2^16 1.55-1.89x, 2^20
+     * 1.09-1.63x, 2^22 0.80-1.47x (f64 0.80-0.92x), 2^24 0.94-1.06x, 2^26 and 2^28 0.97-1.01x. On
+     * the 2-core Xeon (PoCL) 2^17-2^23 moved both ways within its noise. */
+    {"FUSE", 1 << 20, 0, 0, 1 << 30, 0, 1, 1},
 };
+
+/* FUSE's fence (reduce.cl's FENCE_PTX), where a group's global writes are known to be visible to
+ * another group of the same launch that saw its count (OpenCL 1.2 leaves that to the device): 0 on
+ * CPUs (PoCL: threads sharing coherent memory; OpenCL's own fence); on NVIDIA's GPUs PTX (a vendor
+ * path, which OCX_VENDOR_PATHS=0 turns off): 2, an acquire-release atomic at device scope (compute
+ * capability 7.0 on), else 1, membar.gl around it (CUDA's threadfence reduction); the volatile loads
+ * read the shared L2. -1: not known, two launches. */
+static int fuse_fence(const ocx_context *ctx)
+{
+    if (ctx->info.type == OCX_DEVICE_CPU) return 0;
+    if (ctx->info.type != OCX_DEVICE_GPU || !ocx__contains_nocase(ctx->info.vendor, "nvidia") || !ocx__vendor_paths_on())
+        return -1;
+    return ctx->info.nv_compute_capability[0] >= 7 ? 2 : 1;
+}
 
 static const char *reduce_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
 {
@@ -112,7 +135,14 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
 {
     ocx_dtype dt = x->dtype;
     ocx__params p;
-    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_reduce, dt, ocx__size_class_1d(ctx, n), &p));
+    const char *cls = ocx__size_class_1d(ctx, n);
+    OCX__FORWARD(ocx__params_lookup(ctx, &ocx__family_reduce, dt, cls, &p));
+    const int fuse_at = ocx__param_index(&ocx__family_reduce, "FUSE"), fence = fuse_fence(ctx);
+    if (p.v[fuse_at] && fence < 0) { /* two launches; ocx_last_params() says so */
+        p.v[fuse_at] = 0;
+        ocx__params_record(&p, dt, cls);
+    }
+    const int fuse = p.v[fuse_at] > 0 && n <= (size_t)p.v[fuse_at]; /* (a single group writes the result anyway) */
     /* Only DTYPE, not ocx__dtype_defines' HAS_FP64 (reduce.cl reads f64 only as DTYPE=2): one program
      * per dtype whether or not the device (or OCX_DISABLE_FP64) offers fp64. */
     p.v[1] = (int)ocx__vector_width(dt, p.v[1]); /* VW: elements, not f32 slots */
@@ -121,8 +151,10 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
      * and max keep NaN apart on CPUs with one stream a work-item, where it ran about twice as fast in
      * cache (reduce.cl); with four streams, and on the H200, it cost. */
     const int cpu = ctx->info.type == OCX_DEVICE_CPU;
-    snprintf(options, sizeof options, "-DDTYPE=%d -DOP=%d -DMINMAX_APART=%d", dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0,
-             (int)op, cpu && (op == OCX_REDUCE_MIN || op == OCX_REDUCE_MAX) && ocx__param(&p, "ACC") == 1);
+    snprintf(options, sizeof options, "-DDTYPE=%d -DOP=%d -DMINMAX_APART=%d -DFUSE=%d -DFENCE_PTX=%d",
+             dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0, (int)op,
+             cpu && (op == OCX_REDUCE_MIN || op == OCX_REDUCE_MAX) && ocx__param(&p, "ACC") == 1, fuse,
+             fuse ? fence : 0);
     ocx__params_defines(&p, options, sizeof options);
     size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
     int contiguous = incx == 1 && (op != OCX_REDUCE_DOT || incy == 1);
@@ -146,13 +178,18 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     snprintf(final, sizeof final, "final_%s", op_names[op]);
     OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, part, &kpart));
     ocx__params_kernel(part);
-    if (g > 1) OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, final, &kfinal));
+    if (g > 1 && !fuse) OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, final, &kfinal));
     *held = NULL;
     if (ocx__launch_is_build_only()) return OCX_OK;
 
     /* scratch: values (8 bytes each) at 0, second values at 8G, host result at 16G (+8: its value) */
-    cl_mem scratch;
+    cl_mem scratch, tally;
     OCX__FORWARD(ocx__stream_scratch(ctx, stream, 16 * g + 16, held, &scratch));
+    ocx_status st = fuse ? ocx__stream_tally(ctx, *held, &tally) : OCX_OK;
+    if (st != OCX_OK) {
+        pthread_mutex_unlock(&(*held)->lock);
+        return st;
+    }
     size_t asz = dt == OCX_F64 ? 8 : 4, wsz = is_arg(op) ? 4 : asz;
     if (!out) {
         out = &scratch;
@@ -166,6 +203,8 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     int fin = g == 1, arg = is_arg(op);
     const cl_mem *pv = fin && !arg ? out : &scratch, *pw = fin && arg ? out : &scratch;
     size_t pvo = !fin ? 0 : arg ? (16 * g + 8) / asz : oo, pwo = fin && arg ? oo : 8 * g / wsz;
+    /* final_<op>'s outputs: the result to out[oo], argmin/argmax's value to scratch at 16G + 8 */
+    const size_t ovo = (16 * g + 8) / asz;
     ocx__arg a1[] = {OCX__ARG_U64(n),
                      OCX__ARG_MEM(x),
                      OCX__ARG_U64(x->offset),
@@ -177,10 +216,16 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
                      OCX__ARG_U64(pvo),
                      {OCX__ARG_VALUE, sizeof(cl_mem), pw},
                      OCX__ARG_U64(pwo),
-                     OCX__ARG_I32(fin)};
-    ocx__launch_desc d1 = {"reduce", options, part, 1, {g * wg}, {wg}, 12, a1, kpart};
-    ocx_status st = ocx__launch(ctx, stream, &d1, num_wait, wait, fin ? event : NULL);
-    if (st == OCX_OK && !fin) {
+                     OCX__ARG_I32(fin),
+                     {OCX__ARG_VALUE, sizeof(cl_mem), out},
+                     OCX__ARG_U64(oo),
+                     {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
+                     OCX__ARG_U64(ovo),
+                     {OCX__ARG_VALUE, sizeof(cl_mem), fuse ? &tally : &scratch}};
+    const int one = fin || fuse; /* part_<op> writes the result */
+    ocx__launch_desc d1 = {"reduce", options, part, 1, {g * wg}, {wg}, 17, a1, kpart};
+    st = ocx__launch(ctx, stream, &d1, num_wait, wait, one ? event : NULL);
+    if (st == OCX_OK && !one) {
         ocx__arg a2[] = {OCX__ARG_I32((cl_int)g),
                          {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
                          {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
@@ -188,7 +233,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
                          {OCX__ARG_VALUE, sizeof(cl_mem), out},
                          OCX__ARG_U64(oo),
                          {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
-                         OCX__ARG_U64((16 * g + 8) / asz)};
+                         OCX__ARG_U64(ovo)};
         ocx__launch_desc d2 = {"reduce", options, final, 1, {wg}, {wg}, 8, a2, kfinal};
         st = ocx__launch(ctx, stream, &d2, 0, NULL, event);
     }

@@ -20,8 +20,10 @@ int ocx__stream_init(ocx_stream *s) { return pthread_mutex_init(&s->lock, NULL);
 void ocx__stream_fini(ocx_stream *s)
 {
     if (s->scratch) clReleaseMemObject(s->scratch);
+    if (s->tally) clReleaseMemObject(s->tally);
     if (s->queue) clReleaseCommandQueue(s->queue);
     s->scratch = NULL;
+    s->tally = NULL;
     s->queue = NULL;
     pthread_mutex_destroy(&s->lock);
 }
@@ -65,6 +67,21 @@ ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t byte
     }
     *out_stream = s;
     *scratch = s->scratch;
+    return OCX_OK;
+}
+
+ocx_status ocx__stream_tally(ocx_context *ctx, ocx_stream *s, cl_mem *tally)
+{
+    if (!s->tally) {
+        cl_uint zero[4] = {0};
+        cl_int err;
+        s->tally = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &err);
+        if (err != CL_SUCCESS) {
+            s->tally = NULL;
+            return ocx__cl_error(err, "clCreateBuffer (stream counter)");
+        }
+    }
+    *tally = s->tally;
     return OCX_OK;
 }
 

@@ -321,7 +321,7 @@ static void random_params_body(uint64_t seed, void *user)
 }
 START_TEST(test_random_params)
 {
-    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", "ARGBLOCKS", NULL};
+    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", "ARGBLOCKS", "FUSE", NULL};
     trandom_param_runs("reduce", drawn, 4, random_params_body, NULL);
 }
 END_TEST
@@ -373,7 +373,7 @@ START_TEST(test_sim)
         sim_body(40 + (uint64_t)i, (void *)&f32_only);
     }
     unsetenv("OCX_REDUCE_PARAMS");
-    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", "ARGBLOCKS", NULL};
+    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", "ARGBLOCKS", "FUSE", NULL};
     trandom_param_runs("reduce", drawn, 2, sim_body, (void *)&f32_only);
 }
 END_TEST
@@ -390,6 +390,24 @@ START_TEST(test_one_launch)
 {
     ocx_dtype dt = dtypes[_i % 3];
     if (tdtype_ok(dt)) forced_params(dt, solo_params[_i / 3], solo_expect[_i / 3], 400);
+}
+END_TEST
+
+/* Many work-groups, one launch (n up to FUSE elements): the last group to finish combines the
+ * partials, through a counter each launch sets back to zero (every call here runs on the default
+ * stream after the last, into a poisoned result). Many groups of few items, groups of one item,
+ * and the device's defaults, at every length; where the library does not know the device's memory
+ * model for it, the calls take two launches and say so (FUSE=0). */
+static const char *const fuse_params[] = {"FUSE=1073741824",
+                                          "FUSE=1073741824,LAYOUT=1,WG=32,VW=1,GROUPS_PER_CU=256,SOLO=1",
+                                          "FUSE=1073741824,LAYOUT=2,WG=1,ACC=2,GROUPS_PER_CU=64,SOLO=1"};
+#define NFUSE (int)(sizeof fuse_params / sizeof *fuse_params)
+
+START_TEST(test_fused)
+{
+    ocx_dtype dt = dtypes[_i % 3];
+    const int known = tinfo.type == OCX_DEVICE_CPU || strstr(tinfo.vendor, "NVIDIA") != NULL;
+    if (tdtype_ok(dt)) forced_params(dt, fuse_params[_i / 3], known ? "FUSE=1073741824 " : "FUSE=0 ", 500);
 }
 END_TEST
 
@@ -956,6 +974,7 @@ int main(void)
     tcase_add_loop_test(tc, test_accumulators, 0, 3 * NACC);
     tcase_add_test(tc, test_random_params);
     tcase_add_loop_test(tc, test_one_launch, 0, 9);
+    tcase_add_loop_test(tc, test_fused, 0, 3 * NFUSE);
     tcase_add_loop_test(tc, test_arg_first_index, 0, 3);
     tcase_add_test(tc, test_groups_per_cu);
     tcase_add_loop_test(tc, test_nrm2_scaling, 0, 3);
