@@ -421,8 +421,8 @@ inline AV f16_from_bits(const SV b)
 #define WRITE_VALUE(v, w) (out[oo] = (v))
 #define WRITE_NRM2(v, w) (out[oo] = (v) * sqrt(w))
 #define WRITE_ARG(v, w) (out[oo] = (uint)(w), outv[ovo] = (v))
-/* FUSE, at the end of part_<op>, after item 0 wrote the group's partial: item 0 makes it visible
- * beyond the group (a global fence), then counts the group done; the group that counts last reads
+/* FUSE, at the end of part_<op>, after item 0 wrote the group's partial: item 0 counts the group
+ * done, the partial ordered before the count (count_done); the group that counts last reads
  * every partial (volatile: from the device's shared cache, not a core's own) and combines them
  * (COMBINE_PARTIALS), then sets the counter back to zero for the stream's next launch. No group
  * waits for another, so the grid may run in any order. OpenCL 1.2 leaves the visibility of one
@@ -432,7 +432,9 @@ inline AV f16_from_bits(const SV b)
 /* The counter's value before this group's count, the group's partial (written by this work-item)
  * released before it and the others' acquired after it. NVIDIA compiles OpenCL C 1.2's
  * mem_fence(CLK_GLOBAL_MEM_FENCE) to membar.cta, a fence for the work-group alone (H200, driver
- * 580), so there the host sets FENCE_PTX for PTX's device-wide orderings. */
+ * 580), so there the host sets FENCE_PTX for PTX's device-wide orderings. Without it (PoCL, the
+ * one other device the host asks this of) the fences are OpenCL's and the ordering is atomic_inc's,
+ * a sequentially consistent read-modify-write there. */
 #if FENCE_PTX == 2
 inline uint count_done(volatile global uint *c)
 {

@@ -452,8 +452,9 @@ typedef struct ocx_params_info {
     char kernel[32];     /* the kernel that computed the result (ocx_last_params; empty from
                           * ocx_context_params): "gemm_tiled", "gemm_direct", "gemm_dot" (matrix-vector
                           * products), "gemm_cols", "gemm_mma" (tensor cores) for ocx_gemm; the
-                          * operation's own for vector operations ("vadd", "axpby", …) and reductions
-                          * ("part_sum", …: the first pass). A call that runs no kernel (a GEMM with M,
+                          * operation's own for vector operations ("vadd", "axpby", …); for reductions
+                          * "part_sum", … where one launch computes the result (one work-group, or
+                          * FUSE), "final_sum", … where a second launch does. A call that runs no kernel (a GEMM with M,
                           * N or the batch 0, or alpha = 0 and beta = 1; a vector operation of 0
                           * elements) looks nothing up and leaves the record as it was. */
 } ocx_params_info;
@@ -730,9 +731,9 @@ OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, cons
  *     of n / 65536 at most). A short x (up to "SOLO" elements, a reduce parameter) is folded by one
  *     work-group in one launch. Up to "FUSE" elements (a reduce parameter: 2^20 on GPUs, 0 on
  *     CPUs), the last work-group of the first pass combines the partials in the same launch, where
- *     the library knows that the device lets it see the other groups' writes (CPUs; NVIDIA GPUs,
- *     through PTX, unless OCX_VENDOR_PATHS=0); elsewhere two launches (ocx_last_params() says
- *     FUSE=0).
+ *     the library knows that the device lets it see the other groups' writes (PoCL's CPUs; GPUs of
+ *     NVIDIA's driver, through PTX, unless OCX_VENDOR_PATHS=0); elsewhere two launches
+ *     (ocx_last_params() says FUSE=0).
  *   - Semantics: the sum (asum, dot, nrm2) of 0 elements is 0; min, max, argmin and argmax of 0
  *     elements are an error (OCX_ERR_INVALID_ARGUMENT). A NaN in x makes min/max NaN and argmin/argmax
  *     the index of the first NaN; ties give the lowest index (+0 and -0 are a tie: min and max may

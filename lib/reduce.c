@@ -46,16 +46,21 @@ static const ocx__param_def reduce_params[] = {
     {"FUSE", 1 << 20, 0, 0, 1 << 30, 0, 1, 1},
 };
 
-/* FUSE's fence (reduce.cl's FENCE_PTX), where a group's global writes are known to be visible to
- * another group of the same launch that saw its count (OpenCL 1.2 leaves that to the device): 0 on
- * CPUs (PoCL: threads sharing coherent memory; OpenCL's own fence); on NVIDIA's GPUs PTX (a vendor
- * path, which OCX_VENDOR_PATHS=0 turns off): 2, an acquire-release atomic at device scope (compute
- * capability 7.0 on), else 1, membar.gl around it (CUDA's threadfence reduction); the volatile loads
- * read the shared L2. -1: not known, two launches. */
+/* FUSE's count (reduce.cl's FENCE_PTX), where a group's global writes are known to be visible to
+ * another group of the same launch that saw its count (OpenCL 1.2 leaves that to the device):
+ * - 0 on PoCL's CPUs: its work-groups are threads sharing coherent memory, and its atomic_inc is a
+ *   sequentially consistent read-modify-write (__sync_fetch_and_add) on any host; its mem_fence
+ *   is empty;
+ * - on GPUs of NVIDIA's own driver (one that answers cl_nv_device_attribute_query), PTX, a vendor
+ *   path that OCX_VENDOR_PATHS=0 turns off: 2, an acquire-release atomic at device scope (compute
+ *   capability 7.0 on), else 1, membar.gl around the atomic (CUDA's threadfence reduction); the
+ *   volatile loads read the shared L2;
+ * - -1 elsewhere: not known, two launches. */
 static int fuse_fence(const ocx_context *ctx)
 {
-    if (ctx->info.type == OCX_DEVICE_CPU) return 0;
-    if (ctx->info.type != OCX_DEVICE_GPU || !ocx__contains_nocase(ctx->info.vendor, "nvidia") || !ocx__vendor_paths_on())
+    if (ctx->info.type == OCX_DEVICE_CPU) return strstr(ctx->info.platform_name, "Portable Computing Language") ? 0 : -1;
+    if (ctx->info.type != OCX_DEVICE_GPU || !ocx__contains_nocase(ctx->info.vendor, "nvidia") ||
+        ctx->info.nv_compute_capability[0] == 0 || !ocx__vendor_paths_on())
         return -1;
     return ctx->info.nv_compute_capability[0] >= 7 ? 2 : 1;
 }
@@ -64,8 +69,8 @@ static const char *reduce_invalid(const int *v, const ocx_device_info *dev, ocx_
 {
     if ((size_t)v[0] > dev->max_work_group_size || (size_t)v[0] > dev->max_work_item_sizes[0])
         return "WG exceeds the device's work-group size";
-    /* two local arrays of WG accumulators (8 bytes at most each) */
-    if ((uint64_t)v[0] * 16 > dev->local_mem_bytes) return "WG exceeds the device's local memory";
+    /* two local arrays of WG accumulators (8 bytes at most each), and FUSE's flag */
+    if ((uint64_t)v[0] * 16 + 4 > dev->local_mem_bytes) return "WG exceeds the device's local memory";
     (void)dtype;
     return NULL;
 }
@@ -142,20 +147,9 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
         p.v[fuse_at] = 0;
         ocx__params_record(&p, dt, cls);
     }
-    const int fuse = p.v[fuse_at] > 0 && n <= (size_t)p.v[fuse_at]; /* (a single group writes the result anyway) */
     /* Only DTYPE, not ocx__dtype_defines' HAS_FP64 (reduce.cl reads f64 only as DTYPE=2): one program
      * per dtype whether or not the device (or OCX_DISABLE_FP64) offers fp64. */
     p.v[1] = (int)ocx__vector_width(dt, p.v[1]); /* VW: elements, not f32 slots */
-    char options[512];
-    /* One program per operation: compiling all eight costs PoCL tens of seconds. MINMAX_APART: min
-     * and max keep NaN apart on CPUs with one stream a work-item, where it ran about twice as fast in
-     * cache (reduce.cl); with four streams, and on the H200, it cost. */
-    const int cpu = ctx->info.type == OCX_DEVICE_CPU;
-    snprintf(options, sizeof options, "-DDTYPE=%d -DOP=%d -DMINMAX_APART=%d -DFUSE=%d -DFENCE_PTX=%d",
-             dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0, (int)op,
-             cpu && (op == OCX_REDUCE_MIN || op == OCX_REDUCE_MAX) && ocx__param(&p, "ACC") == 1, fuse,
-             fuse ? fence : 0);
-    ocx__params_defines(&p, options, sizeof options);
     size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
     int contiguous = incx == 1 && (op != OCX_REDUCE_DOT || incy == 1);
     size_t items = !contiguous ? n : ocx__vector_items(n, vw);
@@ -169,6 +163,17 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
         if (g < least) g = least;
     }
     if (g > 65536) g = 65536;
+    const int fuse = g > 1 && n <= (size_t)p.v[fuse_at]; /* one launch of many groups */
+    char options[512];
+    /* One program per operation: compiling all eight costs PoCL tens of seconds. MINMAX_APART: min
+     * and max keep NaN apart on CPUs with one stream a work-item, where it ran about twice as fast in
+     * cache (reduce.cl); with four streams, and on the H200, it cost. */
+    const int cpu = ctx->info.type == OCX_DEVICE_CPU;
+    snprintf(options, sizeof options, "-DDTYPE=%d -DOP=%d -DMINMAX_APART=%d -DFUSE=%d -DFENCE_PTX=%d",
+             dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0, (int)op,
+             cpu && (op == OCX_REDUCE_MIN || op == OCX_REDUCE_MAX) && ocx__param(&p, "ACC") == 1, fuse,
+             fuse ? fence : 0);
+    ocx__params_defines(&p, options, sizeof options);
 
     /* The kernels are built before the stream's lock is taken, so that a first call's compilation
      * (or the tuner's, building candidates on several threads) holds up no other thread. */
@@ -177,7 +182,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     snprintf(part, sizeof part, "part_%s", op_names[op]);
     snprintf(final, sizeof final, "final_%s", op_names[op]);
     OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, part, &kpart));
-    ocx__params_kernel(part);
+    ocx__params_kernel(g > 1 && !fuse ? final : part); /* the kernel that writes the result */
     if (g > 1 && !fuse) OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, final, &kfinal));
     *held = NULL;
     if (ocx__launch_is_build_only()) return OCX_OK;

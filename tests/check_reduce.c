@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define NOPS 8
 static const char *const names[NOPS] = {"sum", "asum", "dot", "nrm2", "min", "max", "argmin", "argmax"};
@@ -403,11 +404,49 @@ static const char *const fuse_params[] = {"FUSE=1073741824",
                                           "FUSE=1073741824,LAYOUT=2,WG=1,ACC=2,GROUPS_PER_CU=64,SOLO=1"};
 #define NFUSE (int)(sizeof fuse_params / sizeof *fuse_params)
 
+/* Whether the library knows the device's memory model for one launch (lib/reduce.c's fuse_fence):
+ * PoCL's CPUs, and GPUs of NVIDIA's driver unless OCX_VENDOR_PATHS turns its paths off. */
+static int fuse_known(void)
+{
+    const char *vp = getenv("OCX_VENDOR_PATHS");
+    const int off = vp && (!strcmp(vp, "0") || !strcasecmp(vp, "off") || !strcasecmp(vp, "no") || !strcasecmp(vp, "false"));
+    if (tinfo.type == OCX_DEVICE_CPU) return strstr(tinfo.platform_name, "Portable Computing Language") != NULL;
+    return tinfo.type == OCX_DEVICE_GPU && (strstr(tinfo.vendor, "NVIDIA") || strstr(tinfo.vendor, "nvidia")) &&
+           tinfo.nv_compute_capability[0] > 0 && !off;
+}
+
+/* The kernel that wrote a sum of n ones under `params` (ocx_last_params): part_sum for one launch. */
+static void expect_writer(const char *params, size_t n, const char *kernel)
+{
+    ocx_buffer *x = NULL;
+    ck_ok(ocx_buffer_create(tctx, OCX_F32, n, &x));
+    const float one = 1;
+    ck_ok(ocx_buffer_fill(tctx, NULL, x, 0, n, &one, 0, NULL, NULL));
+    setenv("OCX_REDUCE_PARAMS", params, 1);
+    double v = -1;
+    const ocx_status st = ocx_reduce_host(tctx, NULL, OCX_REDUCE_SUM, n, x, 1, NULL, 1, &v, NULL, 0, NULL);
+    unsetenv("OCX_REDUCE_PARAMS");
+    ocx_buffer_destroy(x);
+    ck_ok(st);
+    ck_assert_double_eq(v, (double)n);
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    ck_assert_msg(!strcmp(info.kernel, kernel), "%s, %zu elements: %s wrote the sum, not %s", params, n, info.kernel,
+                  kernel);
+}
+
 START_TEST(test_fused)
 {
     ocx_dtype dt = dtypes[_i % 3];
-    const int known = tinfo.type == OCX_DEVICE_CPU || strstr(tinfo.vendor, "NVIDIA") != NULL;
+    const int known = fuse_known();
     if (tdtype_ok(dt)) forced_params(dt, fuse_params[_i / 3], known ? "FUSE=1073741824 " : "FUSE=0 ", 500);
+    if (_i != 0) return;
+    /* which launch wrote the result: many groups in one launch, or a second launch */
+    expect_writer(fuse_params[1], 100003, known ? "part_sum" : "final_sum");
+    expect_writer("FUSE=100003,SOLO=1", 100003, known ? "part_sum" : "final_sum");
+    expect_writer("FUSE=100002,SOLO=1", 100003, "final_sum");
+    expect_writer("FUSE=0,SOLO=1", 100003, "final_sum");
+    expect_writer("FUSE=1073741824,SOLO=262144", 100003, "part_sum"); /* one group */
 }
 END_TEST
 
