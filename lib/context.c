@@ -9,7 +9,7 @@ static ocx_status context_finish_setup(ocx_context *ctx, cl_command_queue queue)
 {
     cl_int err;
     OCX__FORWARD(ocx__device_query(ctx->platform, ctx->device, &ctx->info));
-    ctx->hold_events = strstr(ctx->info.platform_name, "Portable Computing Language") != NULL;
+    ctx->hold_events = ocx__is_pocl(&ctx->info);
     if (queue) {
         cl_command_queue_properties props = 0;
         err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);

@@ -295,6 +295,8 @@ int ocx__contains_nocase(const char *hay, const char *needle)
     return 0;
 }
 
+int ocx__is_pocl(const ocx_device_info *info) { return strstr(info->platform_name, "Portable Computing Language") != NULL; }
+
 /* "P:D", two numbers: the platform's and the device's within it. */
 static int parse_pd(const char *spec, size_t *pidx, size_t *didx)
 {

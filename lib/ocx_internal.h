@@ -87,6 +87,8 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id device, ocx_d
 void ocx__normalize_name(const char *name, char *out, size_t cap);
 /* 1 when `needle` occurs in `hay`, ignoring ASCII case. */
 int ocx__contains_nocase(const char *hay, const char *needle);
+/* 1 for a device of PoCL (its platform's name is "Portable Computing Language"). */
+int ocx__is_pocl(const ocx_device_info *info);
 
 /* ---- cache.c: the on-disk binary cache ---------------------------------------------------------- */
 typedef struct ocx__cache_blob {

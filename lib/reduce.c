@@ -58,9 +58,9 @@ static const ocx__param_def reduce_params[] = {
  * - -1 elsewhere: not known, two launches. */
 static int fuse_fence(const ocx_context *ctx)
 {
-    if (ctx->info.type == OCX_DEVICE_CPU) return strstr(ctx->info.platform_name, "Portable Computing Language") ? 0 : -1;
-    if (ctx->info.type != OCX_DEVICE_GPU || !ocx__contains_nocase(ctx->info.vendor, "nvidia") ||
-        ctx->info.nv_compute_capability[0] == 0 || !ocx__vendor_paths_on())
+    if (ctx->info.type == OCX_DEVICE_CPU) return ocx__is_pocl(&ctx->info) ? 0 : -1;
+    /* a compute capability: NVIDIA's vendor string and its driver's answer (ocx__device_query) */
+    if (ctx->info.type != OCX_DEVICE_GPU || ctx->info.nv_compute_capability[0] == 0 || !ocx__vendor_paths_on())
         return -1;
     return ctx->info.nv_compute_capability[0] >= 7 ? 2 : 1;
 }
@@ -164,6 +164,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     }
     if (g > 65536) g = 65536;
     const int fuse = g > 1 && n <= (size_t)p.v[fuse_at]; /* one launch of many groups */
+    const int second = g > 1 && !fuse;                    /* final_<op> writes the result */
     char options[512];
     /* One program per operation: compiling all eight costs PoCL tens of seconds. MINMAX_APART: min
      * and max keep NaN apart on CPUs with one stream a work-item, where it ran about twice as fast in
@@ -182,8 +183,8 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     snprintf(part, sizeof part, "part_%s", op_names[op]);
     snprintf(final, sizeof final, "final_%s", op_names[op]);
     OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, part, &kpart));
-    ocx__params_kernel(g > 1 && !fuse ? final : part); /* the kernel that writes the result */
-    if (g > 1 && !fuse) OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, final, &kfinal));
+    ocx__params_kernel(second ? final : part); /* the kernel that writes the result */
+    if (second) OCX__FORWARD(ocx__kernel_get(ctx, "reduce", options, final, &kfinal));
     *held = NULL;
     if (ocx__launch_is_build_only()) return OCX_OK;
 
@@ -227,10 +228,9 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
                      {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
                      OCX__ARG_U64(ovo),
                      {OCX__ARG_VALUE, sizeof(cl_mem), fuse ? &tally : &scratch}};
-    const int one = fin || fuse; /* part_<op> writes the result */
     ocx__launch_desc d1 = {"reduce", options, part, 1, {g * wg}, {wg}, 17, a1, kpart};
-    st = ocx__launch(ctx, stream, &d1, num_wait, wait, one ? event : NULL);
-    if (st == OCX_OK && !one) {
+    st = ocx__launch(ctx, stream, &d1, num_wait, wait, second ? NULL : event);
+    if (st == OCX_OK && second) {
         ocx__arg a2[] = {OCX__ARG_I32((cl_int)g),
                          {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},
                          {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},

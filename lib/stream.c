@@ -73,9 +73,9 @@ ocx_status ocx__stream_scratch(ocx_context *ctx, ocx_stream *stream, size_t byte
 ocx_status ocx__stream_tally(ocx_context *ctx, ocx_stream *s, cl_mem *tally)
 {
     if (!s->tally) {
-        cl_uint zero[4] = {0};
+        cl_uint zero = 0;
         cl_int err;
-        s->tally = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &err);
+        s->tally = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, &zero, &err);
         if (err != CL_SUCCESS) {
             s->tally = NULL;
             return ocx__cl_error(err, "clCreateBuffer (stream counter)");
