@@ -31,8 +31,9 @@
  *   FUSE     1: one launch: each work-group counts itself done on a counter (cnt, zero before the
  *            launch and again after it), and the last one combines the partials; 0: final_<op>
  *            combines them in a second launch
- *   FENCE_PTX FUSE's count on NVIDIA (the host's): 1 membar.gl around it, 2 one acquire-release
- *            atomic at device scope (compute capability 7.0 on); 0 OpenCL's own fence
+ *   FENCE    how FUSE's count orders the groups' partials (the host's): on NVIDIA, PTX: 1 membar.gl
+ *            around it, 2 one acquire-release atomic at device scope (compute capability 7.0 on);
+ *            3 OpenCL C's acquire-release atomic at device scope (built as OpenCL C 2.0 or 3.0)
  * Semantics: NaN propagates through min/max/argmin/argmax (argmin/argmax give the first NaN); ties
  * resolve to the lowest index; nrm2 scales so that neither huge nor tiny values over/underflow.
  */
@@ -63,8 +64,11 @@
 #ifndef FUSE
 #define FUSE 0
 #endif
-#ifndef FENCE_PTX
-#define FENCE_PTX 0
+#ifndef FENCE
+#define FENCE 0
+#endif
+#if FUSE && (FENCE < 1 || FENCE > 3)
+#error "FUSE needs FENCE 1, 2 or 3"
 #endif
 #define WANT(op) (OP < 0 || OP == (op))
 
@@ -426,42 +430,51 @@ inline AV f16_from_bits(const SV b)
  * every partial (volatile: from the device's shared cache, not a core's own) and combines them
  * (COMBINE_PARTIALS), then sets the counter back to zero for the stream's next launch. No group
  * waits for another, so the grid may run in any order. OpenCL 1.2 leaves the visibility of one
- * group's writes to another within a launch to the device: the host asks for FUSE only where it
- * is known (lib/reduce.c), with FENCE_PTX on NVIDIA. */
+ * group's writes to another within a launch to the device: the host asks for FUSE only where the
+ * count can order them (lib/reduce.c), and says how in FENCE. */
 #if FUSE
 /* The counter's value before this group's count, the group's partial (written by this work-item)
  * released before it and the others' acquired after it. NVIDIA compiles OpenCL C 1.2's
  * mem_fence(CLK_GLOBAL_MEM_FENCE) to membar.cta, a fence for the work-group alone (H200, driver
- * 580), so there the host sets FENCE_PTX for PTX's device-wide orderings. Without it (PoCL, the
- * one other device the host asks this of) the fences are OpenCL's and the ordering is atomic_inc's,
- * a sequentially consistent read-modify-write there. */
-#if FENCE_PTX == 2
+ * 580), and does not list OpenCL C 3.0's device-scope atomics, so there the host sets FENCE 1 or 2
+ * for PTX's device-wide orderings. */
+#if FENCE == 2
 inline uint count_done(volatile global uint *c)
 {
     uint old;
     asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(c) : "memory");
     return old;
 }
-#else
-#if FENCE_PTX == 1
-#define GLOBAL_FENCE() asm volatile("membar.gl;" ::: "memory")
-#else
-#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
-#endif
+#elif FENCE == 1
 inline uint count_done(volatile global uint *c)
 {
-    GLOBAL_FENCE();
+    asm volatile("membar.gl;" ::: "memory");
     const uint old = atomic_inc(c);
-    GLOBAL_FENCE();
+    asm volatile("membar.gl;" ::: "memory");
     return old;
 }
+#else
+/* OpenCL C 2.0's memory model: each group's count releases its partial, and the last group's
+ * count acquires them all (an acquire-release read-modify-write at device scope). */
+inline uint count_done(volatile global uint *c)
+{
+    return atomic_fetch_add_explicit((volatile global atomic_uint *)c, 1u, memory_order_acq_rel, memory_scope_device);
+}
+#endif
+/* The barrier that tells the last group's work-items so. In OpenCL C 2.0's model it must fence
+ * global memory too, so that what item 0 acquired happens before their reads of the partials;
+ * PTX's bar.sync orders all of the work-group's memory accesses (FENCE 1, 2: as measured). */
+#if FENCE == 3
+#define FUSE_BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#else
+#define FUSE_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #endif
 #define FUSED_FINAL(W, PW, v0, w0, COMB, SECOND, WRITE)                                            \
     do {                                                                                           \
         if (get_local_id(0) == 0) {                                                                \
             last_ = !fin && count_done(cnt) == get_num_groups(0) - 1;                              \
         }                                                                                          \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        FUSE_BARRIER();                                                                            \
         if (last_) {                                                                               \
             const volatile global A *fp_ = pv + pvo;                                               \
             const volatile global PW *fq_ = pw + pwo;                                              \

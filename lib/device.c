@@ -17,6 +17,12 @@
 #ifndef CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV
 #define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
 #endif
+/* OpenCL 3.0's query, asked through the 1.2 API (a driver before 3.0 answers CL_INVALID_VALUE) */
+#define OCX__DEVICE_OPENCL_C_FEATURES 0x106F
+typedef struct {
+    cl_uint version;
+    char name[64]; /* CL_NAME_VERSION_MAX_NAME_SIZE */
+} ocx__name_version;
 
 /* 1 when the space-separated list `exts` names `ext` (a whole word). */
 static int ext_listed(const char *exts, const char *ext)
@@ -25,6 +31,32 @@ static int ext_listed(const char *exts, const char *ext)
     for (const char *p = exts; (p = strstr(p, ext)) != NULL; p += n)
         if ((p == exts || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
     return 0;
+}
+
+/* Whether the device's OpenCL C 3.0 lists both features of acquire-release atomics at device scope
+ * (__opencl_c_atomic_order_acq_rel, __opencl_c_atomic_scope_device), in *listed. Only a device of
+ * OpenCL 3.0 or later is asked (`version`: CL_DEVICE_VERSION, "OpenCL 3.0 ..."); one that still does
+ * not know the query (CL_INVALID_VALUE) lists none. Any other failure is returned. */
+static cl_int c_atomic_features(cl_device_id dev, const char *version, int *listed)
+{
+    *listed = 0;
+    if (strncmp(version, "OpenCL ", 7) != 0 || atoi(version + 7) < 3) return CL_SUCCESS;
+    size_t size = 0;
+    cl_int err = clGetDeviceInfo(dev, OCX__DEVICE_OPENCL_C_FEATURES, 0, NULL, &size);
+    if (err == CL_INVALID_VALUE || (err == CL_SUCCESS && size < sizeof(ocx__name_version))) return CL_SUCCESS;
+    if (err != CL_SUCCESS) return err;
+    ocx__name_version *nv = malloc(size);
+    if (!nv) return CL_OUT_OF_HOST_MEMORY;
+    err = clGetDeviceInfo(dev, OCX__DEVICE_OPENCL_C_FEATURES, size, nv, NULL);
+    int acq_rel = 0, scope = 0;
+    for (size_t i = 0; err == CL_SUCCESS && i < size / sizeof *nv; i++) {
+        nv[i].name[sizeof nv[i].name - 1] = '\0';
+        acq_rel |= strcmp(nv[i].name, "__opencl_c_atomic_order_acq_rel") == 0;
+        scope |= strcmp(nv[i].name, "__opencl_c_atomic_scope_device") == 0;
+    }
+    free(nv);
+    *listed = acq_rel && scope;
+    return err;
 }
 
 #define OCX__MAX_PLATFORMS 32
@@ -192,6 +224,12 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     QUERY_STRING(NULL, CL_DEVICE_EXTENSIONS, exts);
     QUERY_STRING(platform, CL_PLATFORM_NAME, info->platform_name);
     QUERY_STRING(platform, CL_PLATFORM_VERSION, info->platform_version);
+    /* device_atomics: OpenCL C 3.0 with both features, else 2.x, whose core has them */
+    char c_version[128];
+    int c_features = 0;
+    QUERY_STRING(NULL, CL_DEVICE_OPENCL_C_VERSION, c_version);
+    if (err == CL_SUCCESS && (err = c_atomic_features(dev, info->device_version, &c_features)) != CL_SUCCESS)
+        failed = "clGetDeviceInfo(CL_DEVICE_OPENCL_C_FEATURES)";
     /* NVIDIA's compute capability (cl_nv_device_attribute_query): the tensor-core paths and the
      * larger shared memory per block depend on it. A failure of these had read as "none". */
     cl_uint cc_major = 0, cc_minor = 0;
@@ -227,6 +265,7 @@ ocx_status ocx__device_query(cl_platform_id platform, cl_device_id dev, ocx_devi
     info->has_fp16 = ext_listed(exts, "cl_khr_fp16");
     info->has_fp64 = ext_listed(exts, "cl_khr_fp64");
     info->host_unified_memory = unified == CL_TRUE;
+    info->device_atomics = c_features ? 30 : strncmp(c_version, "OpenCL C 2.", 11) == 0 ? 20 : 0;
 
     /* The fingerprint names the device and driver, not the simulated limits. */
     char fp[1024];

@@ -6,8 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Options every ocx program is built with, before the operation's own -D defines. */
+/* Options every ocx program is built with, before the operation's own -D defines; a program whose
+ * own options start with another -cl-std (reduce.c: OpenCL C's atomics for FUSE) takes that one. */
 #define OCX__BASE_OPTIONS "-cl-std=CL1.2"
+static const char *base_options(const char *options)
+{
+    return options && strncmp(options, "-cl-std=", 8) == 0 ? "" : OCX__BASE_OPTIONS;
+}
 
 typedef struct kernel_entry {
     char *name;
@@ -74,7 +79,7 @@ ocx_status ocx__program_build_text(ocx_context *ctx, const char *text, const cha
     cl_program prog = clCreateProgramWithSource(ctx->context, 1, &text, NULL, &err);
     if (err != CL_SUCCESS) return ocx__cl_error(err, "clCreateProgramWithSource");
     char opts[4096];
-    snprintf(opts, sizeof opts, "%s%s %s", OCX__BASE_OPTIONS, quiet(ctx), options ? options : "");
+    snprintf(opts, sizeof opts, "%s%s %s", base_options(options), quiet(ctx), options ? options : "");
     OCX__FORWARD(build(ctx, prog, opts, "a probe program"));
     *out = prog;
     return OCX_OK;
@@ -289,9 +294,10 @@ static ocx_status program_build(ocx_context *ctx, const ocx__source *src, const 
     /* OCX_BUILD_OPTIONS (developers: e.g. -cl-nv-verbose) is appended, and so is part of the key. */
     OCX__FORWARD(check_extra_options(extra, options));
     const char *q = quiet(ctx);
-    char *opts = malloc(strlen(OCX__BASE_OPTIONS) + strlen(q) + strlen(options) + strlen(extra) + 3);
+    const char *base = base_options(options);
+    char *opts = malloc(strlen(base) + strlen(q) + strlen(options) + strlen(extra) + 3);
     OCX__FAIL_IF(!opts, OCX_ERR_OUT_OF_MEMORY, "program: out of host memory");
-    sprintf(opts, "%s%s %s%s%s", OCX__BASE_OPTIONS, q, options, *extra ? " " : "", extra);
+    sprintf(opts, "%s%s %s%s%s", base, q, options, *extra ? " " : "", extra);
     size_t klen = strlen(ctx->device_key) + strlen(src->name) + strlen(src->hash) + strlen(opts) + 64;
     char *key = malloc(klen);
     if (!key) {

@@ -46,23 +46,30 @@ static const ocx__param_def reduce_params[] = {
     {"FUSE", 1 << 20, 0, 0, 1 << 30, 0, 1, 1},
 };
 
-/* FUSE's count (reduce.cl's FENCE_PTX), where a group's global writes are known to be visible to
- * another group of the same launch that saw its count (OpenCL 1.2 leaves that to the device):
- * - 0 on PoCL's CPUs: its work-groups are threads sharing coherent memory, and its atomic_inc is a
- *   sequentially consistent read-modify-write (__sync_fetch_and_add) on any host; its mem_fence
- *   is empty;
+/* FUSE's count (reduce.cl's FENCE), where a group's global writes are known to be visible to another
+ * group of the same launch that saw its count (OpenCL 1.2 leaves that to the device):
  * - on GPUs of NVIDIA's own driver (one that answers cl_nv_device_attribute_query), PTX, a vendor
  *   path that OCX_VENDOR_PATHS=0 turns off: 2, an acquire-release atomic at device scope (compute
  *   capability 7.0 on), else 1, membar.gl around the atomic (CUDA's threadfence reduction); the
- *   volatile loads read the shared L2;
+ *   volatile loads read the shared L2. NVIDIA's driver 580 lists neither OpenCL C 3.0 feature that 3
+ *   needs (it compiles its mem_fence(CLK_GLOBAL_MEM_FENCE) to membar.cta, a fence for the work-group
+ *   alone);
+ * - 3 where the device's OpenCL C has acquire-release atomics at device scope (device_atomics: 3.0
+ *   with its two features, or 2.x): the memory model of OpenCL C 2.0 orders the count, built with
+ *   that -cl-std (fuse_std). PoCL 3.1's CPUs are such a device;
  * - -1 elsewhere: not known, two launches. */
 static int fuse_fence(const ocx_context *ctx)
 {
-    if (ctx->info.type == OCX_DEVICE_CPU) return ocx__is_pocl(&ctx->info) ? 0 : -1;
     /* a compute capability: NVIDIA's vendor string and its driver's answer (ocx__device_query) */
-    if (ctx->info.type != OCX_DEVICE_GPU || ctx->info.nv_compute_capability[0] == 0 || !ocx__vendor_paths_on())
-        return -1;
-    return ctx->info.nv_compute_capability[0] >= 7 ? 2 : 1;
+    if (ctx->info.type == OCX_DEVICE_GPU && ctx->info.nv_compute_capability[0] > 0 && ocx__vendor_paths_on())
+        return ctx->info.nv_compute_capability[0] >= 7 ? 2 : 1;
+    return ctx->info.device_atomics ? 3 : -1;
+}
+
+/* The OpenCL C standard FENCE 3 builds with (ahead of the library's own -cl-std=CL1.2), else "". */
+static const char *fuse_std(const ocx_context *ctx, int fence)
+{
+    return fence != 3 ? "" : ctx->info.device_atomics == 30 ? "-cl-std=CL3.0 " : "-cl-std=CL2.0 ";
 }
 
 static const char *reduce_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
@@ -170,8 +177,8 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
      * and max keep NaN apart on CPUs with one stream a work-item, where it ran about twice as fast in
      * cache (reduce.cl); with four streams, and on the H200, it cost. */
     const int cpu = ctx->info.type == OCX_DEVICE_CPU;
-    snprintf(options, sizeof options, "-DDTYPE=%d -DOP=%d -DMINMAX_APART=%d -DFUSE=%d -DFENCE_PTX=%d",
-             dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0, (int)op,
+    snprintf(options, sizeof options, "%s-DDTYPE=%d -DOP=%d -DMINMAX_APART=%d -DFUSE=%d -DFENCE=%d",
+             fuse ? fuse_std(ctx, fence) : "", dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0, (int)op,
              cpu && (op == OCX_REDUCE_MIN || op == OCX_REDUCE_MAX) && ocx__param(&p, "ACC") == 1, fuse,
              fuse ? fence : 0);
     ocx__params_defines(&p, options, sizeof options);

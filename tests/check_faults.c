@@ -280,7 +280,8 @@ static int same_device(const ocx_device_info *a, const ocx_device_info *b)
            !memcmp(a->max_work_item_sizes, b->max_work_item_sizes, sizeof a->max_work_item_sizes) &&
            a->preferred_vector_width_float == b->preferred_vector_width_float && a->has_fp16 == b->has_fp16 &&
            a->has_fp64 == b->has_fp64 && a->host_unified_memory == b->host_unified_memory &&
-           !memcmp(a->nv_compute_capability, b->nv_compute_capability, sizeof a->nv_compute_capability);
+           !memcmp(a->nv_compute_capability, b->nv_compute_capability, sizeof a->nv_compute_capability) &&
+           a->device_atomics == b->device_atomics;
 }
 
 /* A device query that fails while a context is created fails the creation (or, where the query

@@ -404,15 +404,41 @@ static const char *const fuse_params[] = {"FUSE=1073741824",
                                           "FUSE=1073741824,LAYOUT=2,WG=1,ACC=2,GROUPS_PER_CU=64,SOLO=1"};
 #define NFUSE (int)(sizeof fuse_params / sizeof *fuse_params)
 
-/* Whether the library knows the device's memory model for one launch (lib/reduce.c's fuse_fence):
- * PoCL's CPUs, and GPUs of NVIDIA's driver unless OCX_VENDOR_PATHS turns its paths off. */
+/* OpenCL C's acquire-release atomics at device scope, asked of OpenCL here: 30 where OpenCL C 3.0
+ * lists both features, 20 where the device's OpenCL C is 2.x, else 0 (ocx_device_info.device_atomics). */
+static int c_atomics_asked(void)
+{
+    cl_context c;
+    cl_device_id d;
+    ck_ok(ocx_context_cl(tctx, &c, &d));
+    struct {
+        cl_uint version;
+        char name[64];
+    } features[256];
+    size_t size = 0;
+    int found = 0;
+    if (clGetDeviceInfo(d, 0x106F /* CL_DEVICE_OPENCL_C_FEATURES */, sizeof features, features, &size) == CL_SUCCESS)
+        for (size_t i = 0; i < size / sizeof *features; i++) {
+            if (!strcmp(features[i].name, "__opencl_c_atomic_order_acq_rel")) found |= 1;
+            if (!strcmp(features[i].name, "__opencl_c_atomic_scope_device")) found |= 2;
+        }
+    if (found == 3) return 30;
+    char version[128] = "";
+    ck_assert_int_eq(clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_VERSION, sizeof version, version, NULL), CL_SUCCESS);
+    return strncmp(version, "OpenCL C 2.", 11) ? 0 : 20;
+}
+
+/* Whether the library knows how to order the groups' partials in one launch (lib/reduce.c's
+ * fuse_fence): GPUs of NVIDIA's driver unless OCX_VENDOR_PATHS turns its paths off, and devices
+ * whose OpenCL C has device-scope acquire-release atomics. */
 static int fuse_known(void)
 {
     const char *vp = getenv("OCX_VENDOR_PATHS");
     const int off = vp && (!strcmp(vp, "0") || !strcasecmp(vp, "off") || !strcasecmp(vp, "no") || !strcasecmp(vp, "false"));
-    if (tinfo.type == OCX_DEVICE_CPU) return strstr(tinfo.platform_name, "Portable Computing Language") != NULL;
-    return tinfo.type == OCX_DEVICE_GPU && (strstr(tinfo.vendor, "NVIDIA") || strstr(tinfo.vendor, "nvidia")) &&
-           tinfo.nv_compute_capability[0] > 0 && !off;
+    ck_assert_int_eq(tinfo.device_atomics, c_atomics_asked());
+    return (tinfo.type == OCX_DEVICE_GPU && (strstr(tinfo.vendor, "NVIDIA") || strstr(tinfo.vendor, "nvidia")) &&
+            tinfo.nv_compute_capability[0] > 0 && !off) ||
+           tinfo.device_atomics != 0;
 }
 
 /* The kernel that wrote a sum of n ones under `params` (ocx_last_params): part_sum for one launch. */

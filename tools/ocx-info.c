@@ -17,7 +17,7 @@ static json_t *device_json(const ocx_device_info *d, int is_default)
     char pd[32];
     snprintf(pd, sizeof pd, "%u:%u", d->platform_index, d->device_index);
     return json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, "
-                     "s:[I,I,I], s:I, s:b, s:b, s:b, s:b, s:b, s:I, s:[I,I]}",
+                     "s:[I,I,I], s:I, s:b, s:b, s:b, s:b, s:b, s:I, s:[I,I], s:I}",
                      "index", (json_int_t)d->index, "platform_device",
                      pd, "type", ocx_device_type_name(d->type), "name", d->name,
                      "normalized_name", d->normalized_name, "vendor", d->vendor, "driver_version",
@@ -32,7 +32,7 @@ static json_t *device_json(const ocx_device_info *d, int is_default)
                      d->has_fp16, "fp64", d->has_fp64, "host_unified_memory", d->host_unified_memory, "limited",
                      d->limited, "default", is_default, "local_mem_max_bytes", (json_int_t)d->local_mem_max_bytes,
                      "nv_compute_capability", (json_int_t)d->nv_compute_capability[0],
-                     (json_int_t)d->nv_compute_capability[1]);
+                     (json_int_t)d->nv_compute_capability[1], "device_atomics", (json_int_t)d->device_atomics);
 }
 
 /* The profiles the library would read for device i, in search order; a stale one (measured with
@@ -205,6 +205,8 @@ int main(int argc, char **argv)
                d.max_work_item_sizes[0], d.max_work_item_sizes[1], d.max_work_item_sizes[2]);
         printf("      precisions    f32, f16 storage%s%s\n", d.has_fp16 ? ", f16 arithmetic" : "",
                d.has_fp64 ? ", f64" : "");
+        if (d.device_atomics)
+            printf("      atomics       acquire-release at device scope (OpenCL C %d.0)\n", d.device_atomics / 10);
         if (d.limited) printf("      (simulated limits in effect: OCX_LIMIT_* / OCX_DISABLE_*)\n");
         print_profiles(i);
         printf("\n");
