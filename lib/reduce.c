@@ -41,9 +41,12 @@ static const ocx__param_def reduce_params[] = {
      * writes visible to another within a launch (fuse_fence; elsewhere, and for longer x, final_<op>
      * in a second launch). Not searched. H100 (its profile, host clock, three alternating processes,
      * sum/max/argmax of f32, f16, f64; one launch against two, medians): 2^16 1.55-1.89x, 2^20
-     * 1.09-1.63x, 2^22 0.80-1.47x (f64 0.80-0.92x), 2^24 0.94-1.06x, 2^26 and 2^28 0.97-1.01x. On
-     * the 2-core Xeon (PoCL) 2^17-2^23 moved both ways within its noise. */
-    {"FUSE", 1 << 20, 0, 0, 1 << 30, 0, 1, 1},
+     * 1.09-1.63x, 2^22 0.80-1.47x (f64 0.80-0.92x), 2^24 0.94-1.06x, 2^26 and 2^28 0.97-1.01x.
+     * CPUs (OpenCL C 3.0's atomics; sum, dot, max, argmax of f32 and f64, the same three rounds): on
+     * the H100 machine's 16-core Xeon (PoCL 5.0), 2^17 and 2^20 1.45-1.62x, 2^22 1.18-1.54x, 2^24
+     * 1.03-1.16x; on the 2-core Xeon (PoCL 3.1; two runs of 3 and 4 rounds) 2^17-2^20 0.92-1.35x,
+     * 2^22 0.97-1.06x, 2^24 0.90-1.12x (f64 0.90-1.00x). */
+    {"FUSE", 1 << 20, 1 << 22, 0, 1 << 30, 0, 1, 1},
 };
 
 /* FUSE's count (reduce.cl's FENCE), where a group's global writes are known to be visible to another
