@@ -171,7 +171,7 @@
  * C has no variadic macros, which would let the loops be expanded once for each case.) */
 #if DTYPE == 1 && VW > 1
 #define SV CAT(ushort, VW)
-inline AV f16_from_bits(const SV b)
+static inline AV f16_from_bits(const SV b)
 {
     const SV t = b;
     return CAT(vload_half, VW)(0, (const private half *)&t);
@@ -439,14 +439,14 @@ inline AV f16_from_bits(const SV b)
  * 580), and does not list OpenCL C 3.0's device-scope atomics, so there the host sets FENCE 1 or 2
  * for PTX's device-wide orderings. */
 #if FENCE == 2
-inline uint count_done(volatile global uint *c)
+static inline uint count_done(volatile global uint *c)
 {
     uint old;
     asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(c) : "memory");
     return old;
 }
 #elif FENCE == 1
-inline uint count_done(volatile global uint *c)
+static inline uint count_done(volatile global uint *c)
 {
     asm volatile("membar.gl;" ::: "memory");
     const uint old = atomic_inc(c);
@@ -456,7 +456,7 @@ inline uint count_done(volatile global uint *c)
 #else
 /* OpenCL C 2.0's memory model: each group's count releases its partial, and the last group's
  * count acquires them all (an acquire-release read-modify-write at device scope). */
-inline uint count_done(volatile global uint *c)
+static inline uint count_done(volatile global uint *c)
 {
     return atomic_fetch_add_explicit((volatile global atomic_uint *)c, 1u, memory_order_acq_rel, memory_scope_device);
 }
@@ -469,6 +469,13 @@ inline uint count_done(volatile global uint *c)
 #else
 #define FUSE_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #endif
+/* The counter back to zero, by the same family of atomics that counts on it (the launch's end
+ * orders it before the stream's next launch). */
+#if FENCE == 3
+#define RESET_COUNT(c) atomic_store_explicit((volatile global atomic_uint *)(c), 0u, memory_order_relaxed, memory_scope_device)
+#else
+#define RESET_COUNT(c) atomic_xchg(c, 0u)
+#endif
 #define FUSED_FINAL(W, PW, v0, w0, COMB, SECOND, WRITE)                                            \
     do {                                                                                           \
         if (get_local_id(0) == 0) {                                                                \
@@ -479,7 +486,7 @@ inline uint count_done(volatile global uint *c)
             const volatile global A *fp_ = pv + pvo;                                               \
             const volatile global PW *fq_ = pw + pwo;                                              \
             COMBINE_PARTIALS(get_num_groups(0), fp_, fq_, W, v0, w0, COMB, SECOND, WRITE);         \
-            if (get_local_id(0) == 0) atomic_xchg(cnt, 0u);                                        \
+            if (get_local_id(0) == 0) RESET_COUNT(cnt);                                            \
         }                                                                                          \
     } while (0)
 #else

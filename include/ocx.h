@@ -203,8 +203,9 @@ typedef struct ocx_device_info {
     int device_atomics;           /* 30 or 20: the OpenCL C version (3.0, 2.x) in which the device's
                                      kernels have acquire-release atomics at device scope (3.0: it
                                      lists the features __opencl_c_atomic_order_acq_rel and
-                                     __opencl_c_atomic_scope_device); 0: neither. Reductions run in
-                                     one launch with them (ocx_reduce) */
+                                     __opencl_c_atomic_scope_device); 0: neither. One-launch
+                                     reductions ("FUSE", ocx_reduce) count with them where no
+                                     vendor path does */
 } ocx_device_info;
 
 /*! ocx_device_type_name() : @return "gpu", "cpu", "accelerator" or "other" (also for an unknown
@@ -734,12 +735,13 @@ OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, cons
  *     local memory, and a second pass combines the work-groups' partials. No long serial sum: an
  *     accumulator adds at most 4096 elements of x in sequence (for any n up to 2^28; beyond, a share
  *     of n / 65536 at most). A short x (up to "SOLO" elements, a reduce parameter) is folded by one
- *     work-group in one launch. Up to "FUSE" elements (a reduce parameter: 2^20 on GPUs, 2^22 on
+ *     work-group in one launch. Up to "FUSE" elements (a reduce parameter: 2^20 on GPUs, 0 on
  *     CPUs), the last work-group of the first pass combines the partials in the same launch, where
  *     the device orders the other groups' writes before its count: through OpenCL C's
  *     acquire-release atomics at device scope (ocx_device_info.device_atomics), or on GPUs of
  *     NVIDIA's driver through PTX (unless OCX_VENDOR_PATHS=0); elsewhere two launches
- *     (ocx_last_params() says FUSE=0).
+ *     (ocx_last_params() says FUSE=0), and so on a device whose compiler refuses the one-launch
+ *     kernel as OpenCL C 2.0 or 3.0 (one warning; the context then keeps to two launches).
  *   - Semantics: the sum (asum, dot, nrm2) of 0 elements is 0; min, max, argmin and argmax of 0
  *     elements are an error (OCX_ERR_INVALID_ARGUMENT). A NaN in x makes min/max NaN and argmin/argmax
  *     the index of the first NaN; ties give the lowest index (+0 and -0 are a tie: min and max may

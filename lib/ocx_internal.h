@@ -9,6 +9,7 @@
 #include "ocx.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -173,6 +174,8 @@ struct ocx_context_s {
     void *staging_ptr;
     size_t staging_bytes;
     struct ocx__profiles *profiles; /* profile files found for this device (profile.c), lazily loaded */
+    atomic_int fuse_std_refused; /* reduce.c: the device failed to build a one-launch reduction as
+                                    OpenCL C 2.0 or 3.0 (FENCE 3), so reductions take two launches */
 };
 
 /* Resolves NULL to the default stream and checks that the stream belongs to ctx. */

@@ -419,6 +419,7 @@ static int c_atomics_asked(void)
     int found = 0;
     if (clGetDeviceInfo(d, 0x106F /* CL_DEVICE_OPENCL_C_FEATURES */, sizeof features, features, &size) == CL_SUCCESS)
         for (size_t i = 0; i < size / sizeof *features; i++) {
+            features[i].name[sizeof features[i].name - 1] = '\0';
             if (!strcmp(features[i].name, "__opencl_c_atomic_order_acq_rel")) found |= 1;
             if (!strcmp(features[i].name, "__opencl_c_atomic_scope_device")) found |= 2;
         }
@@ -473,6 +474,50 @@ START_TEST(test_fused)
     expect_writer("FUSE=100002,SOLO=1", 100003, "final_sum");
     expect_writer("FUSE=0,SOLO=1", 100003, "final_sum");
     expect_writer("FUSE=1073741824,SOLO=262144", 100003, "part_sum"); /* one group */
+}
+END_TEST
+
+/* A device whose compiler refuses the one-launch kernels as OpenCL C 2.0 or 3.0 (simulated:
+ * OCX_BUILD_OPTIONS defines atomic_uint away, a type only those builds declare and use): the call
+ * still succeeds, in two launches, and so do the context's later ones, without another try. */
+static void count_refusals(const char *msg, void *user)
+{
+    if (strstr(msg, "one-launch reduction")) ++*(int *)user;
+}
+
+START_TEST(test_fused_refused)
+{
+    if (!tinfo.device_atomics || !fuse_known() || tinfo.nv_compute_capability[0] > 0) return;
+    int refusals = 0;
+    ocx_set_warning_handler(count_refusals, &refusals);
+    setenv("OCX_BUILD_OPTIONS", "-Datomic_uint=ocx_test_refused", 1);
+    setenv("OCX_REDUCE_PARAMS", "FUSE=1073741824,SOLO=1", 1);
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    ocx_buffer *x = NULL;
+    const size_t n = 100003;
+    const float one = 1;
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, n, &x));
+    ck_ok(ocx_buffer_fill(ctx, NULL, x, 0, n, &one, 0, NULL, NULL));
+    for (int call = 0; call < 2; call++) {
+        double v = -1;
+        ck_ok(ocx_reduce_host(ctx, NULL, OCX_REDUCE_SUM, n, x, 1, NULL, 1, &v, NULL, 0, NULL));
+        ck_assert_double_eq(v, (double)n);
+        ocx_params_info info;
+        ck_ok(ocx_last_params(&info));
+        ck_assert_str_eq(info.kernel, "final_sum");
+        ck_assert_msg(strstr(info.params, "FUSE=0") != NULL, "%s", info.params);
+        ck_assert_int_eq(refusals, 1); /* the second call tried no such build again */
+        ck_assert_msg(!strstr(ocx_last_error(), "cl/reduce.cl"), "a call that succeeded left its build failure: %s",
+                      ocx_last_error());
+    }
+    ocx_set_warning_handler(NULL, NULL);
+    ocx_buffer_destroy(x);
+    ocx_context_destroy(ctx);
+    unsetenv("OCX_BUILD_OPTIONS");
+    unsetenv("OCX_REDUCE_PARAMS");
+    /* without the refusal, the same call takes one launch */
+    expect_writer("FUSE=1073741824,SOLO=1", 100003, "part_sum");
 }
 END_TEST
 
@@ -1040,6 +1085,7 @@ int main(void)
     tcase_add_test(tc, test_random_params);
     tcase_add_loop_test(tc, test_one_launch, 0, 9);
     tcase_add_loop_test(tc, test_fused, 0, 3 * NFUSE);
+    tcase_add_test(tc, test_fused_refused);
     tcase_add_loop_test(tc, test_arg_first_index, 0, 3);
     tcase_add_test(tc, test_groups_per_cu);
     tcase_add_loop_test(tc, test_nrm2_scaling, 0, 3);
