@@ -1753,6 +1753,7 @@ START_TEST(test_tool_outlives_a_crash)
     const char *cand = strstr(text, "s vector/f32/all: candidate WG=");
     ck_assert_msg(cand && strstr(cand, " measured ") && strstr(cand, ", 1 tried (0 failed), best "),
                   "no line for the vector entry's first candidate:\n%s", text);
+    ck_assert_msg(!strstr(text, "does not read it under this name"), "the device's own name was questioned:\n%s", text);
     free(text);
     json_t *j = json_load_file(path, 0, NULL);
     ck_assert_ptr_nonnull(j);
@@ -1835,6 +1836,10 @@ START_TEST(test_tool_paths_and_resume)
     const char *via_link[] = {"--quick", "--kernels", "vector", "--classes", "all", "--dtypes", "f32", "--budget", "8",
                               "--out", link, NULL};
     ck_assert_msg(trun_tool("ocx-tune", "/dev/null", err, via_link) == 0, "%s", read_text(err));
+    /* link.json is no device's profile name: the tool says under which name the library reads it */
+    char named[600];
+    snprintf(named, sizeof named, "reads this device's profile as %s.json", dev.normalized_name);
+    ck_assert_msg(strstr(read_text(err), named), "no word of the profile's name:\n%s", read_text(err));
     struct stat sb;
     ck_assert_int_eq(lstat(link, &sb), 0);
     ck_assert_msg(S_ISLNK(sb.st_mode), "the link was replaced");

@@ -298,8 +298,17 @@ static int tune_once(const char *spec, ocx_tune_options opt, int attempt, int ve
     else if (!*opt.stop && shared && stat(opt.out_path, &sb) == 0 && !file_changed(&sb))
         /* a resumed file that had every entry asked for: the library leaves it as it was */
         fprintf(stderr, "ocx-tune: %s has every entry asked for; left as it was\n", opt.out_path);
-    else if (!*opt.stop)
+    else if (!*opt.stop) {
         fprintf(stderr, "ocx-tune: wrote %s\n", opt.out_path);
+        /* A profile directory holds a device's profile as <normalized name>.json (lib/profile.c):
+         * under any other name the library does not read it (ocx-bench then says "built-in"). */
+        const char *base = strrchr(opt.out_path, '/');
+        base = base ? base + 1 : opt.out_path;
+        const size_t nlen = strlen(info.normalized_name);
+        if (strncmp(base, info.normalized_name, nlen) != 0 || strcmp(base + nlen, ".json") != 0)
+            fprintf(stderr, "ocx-tune: the library reads this device's profile as %s.json in a profile directory "
+                            "(README, \"Profiles and tuning\"); it does not read it under this name\n", info.normalized_name);
+    }
     else if (stat(opt.out_path, &sb) == 0 && (file_changed(&sb) || (!shared && opt.resume && exists)))
         fprintf(stderr, "ocx-tune: interrupted; %s keeps the entries finished (--resume continues)\n", opt.out_path);
     else /* a --resume of another driver's file had started afresh: the next starts afresh again */
