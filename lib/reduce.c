@@ -73,10 +73,10 @@ static int fuse_fence(const ocx_context *ctx)
     return ctx->info.device_atomics && !atomic_load(&ctx->fuse_std_refused) ? 3 : -1;
 }
 
-/* The OpenCL C standard FENCE 3 builds with (ahead of the library's own -cl-std=CL1.2), else "". */
-static const char *fuse_std(const ocx_context *ctx, int fence)
+/* The OpenCL C standard FENCE 3 builds with (ahead of the library's own -cl-std=CL1.2). */
+static const char *fuse_std(const ocx_context *ctx)
 {
-    return fence != 3 ? "" : ctx->info.device_atomics == 30 ? "-cl-std=CL3.0 " : "-cl-std=CL2.0 ";
+    return ctx->info.device_atomics == 30 ? "-cl-std=CL3.0 " : "-cl-std=CL2.0 ";
 }
 
 static const char *reduce_invalid(const int *v, const ocx_device_info *dev, ocx_dtype dtype)
@@ -179,13 +179,14 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     if (g > 65536) g = 65536;
     const int fuse = g > 1 && n <= (size_t)p.v[fuse_at]; /* one launch of many groups */
     const int second = g > 1 && !fuse;                    /* final_<op> writes the result */
+    const int std_build = fuse && fence == 3;             /* built as OpenCL C 2.0 or 3.0 (fuse_std) */
     char options[512];
     /* One program per operation: compiling all eight costs PoCL tens of seconds. MINMAX_APART: min
      * and max keep NaN apart on CPUs with one stream a work-item, where it ran about twice as fast in
      * cache (reduce.cl); with four streams, and on the H200, it cost. */
     const int cpu = ctx->info.type == OCX_DEVICE_CPU;
     snprintf(options, sizeof options, "%s-DDTYPE=%d -DOP=%d -DMINMAX_APART=%d -DFUSE=%d -DFENCE=%d",
-             fuse ? fuse_std(ctx, fence) : "", dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0, (int)op,
+             std_build ? fuse_std(ctx) : "", dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0, (int)op,
              cpu && (op == OCX_REDUCE_MIN || op == OCX_REDUCE_MAX) && ocx__param(&p, "ACC") == 1, fuse,
              fuse ? fence : 0);
     ocx__params_defines(&p, options, sizeof options);
@@ -196,9 +197,9 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     cl_kernel kpart, kfinal = NULL;
     snprintf(part, sizeof part, "part_%s", op_names[op]);
     snprintf(final, sizeof final, "final_%s", op_names[op]);
-    char *saved = fuse && fence == 3 ? ocx__error_save() : NULL;
+    char *saved = std_build ? ocx__error_save() : NULL;
     const ocx_status built = ocx__kernel_get(ctx, "reduce", options, part, &kpart);
-    if (built == OCX_ERR_BUILD && fuse && fence == 3) {
+    if (built == OCX_ERR_BUILD && std_build) {
         /* A compiler that refuses OpenCL C 2.0 or 3.0 for it (only PoCL's has been seen to build
          * it) costs the context its one-launch reductions, not its reductions: one warning, with
          * the compiler's first error, and the call goes on in two launches (fuse_fence: -1 now). */
