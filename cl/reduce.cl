@@ -8,7 +8,8 @@
  * Where one work-group takes all of x (G = 1: n up to the host's SOLO elements, or too short for
  * two groups), part_<op> writes the result itself and final_<op> is not launched (PART_OUT).
  * With FUSE, the last work-group of part_<op> to finish combines the G partials as final_<op> would,
- * in the same launch (FUSED_FINAL).
+ * in the same launch (FUSED_FINAL), where the host asks for it (MODE_COUNTED); a FUSE program runs
+ * the host's other two modes as well, as one without it would.
  * Partials are (value, second) pairs: nrm2 keeps (scale, sum of squares / scale²), argmin/argmax keep
  * (value, index), the others use only the value.
  *
@@ -28,9 +29,12 @@
  *            the CPUs' default); 0: they scan (value, index) pairs (the GPUs')
  *   MINMAX_APART 1: min/max keep NaN apart from the running extreme in their vector scan (the
  *            host sets it on CPUs with ACC 1); 0: one update that tests for NaN
- *   FUSE     1: one launch: each work-group counts itself done on a counter (cnt, zero before the
- *            launch and again after it), and the last one combines the partials; 0: final_<op>
- *            combines them in a second launch
+ *   FUSE     1: part_<op> can take MODE_COUNTED, one launch: each work-group counts itself done on
+ *            a counter (cnt, zero before the launch and again after it), and the last one combines
+ *            the partials; the host's other modes run as without it. 0: final_<op> combines them
+ *            in a second launch
+ *   FUSE_SERIAL 1: the last group's item 0 combines the partials alone, in order (CPUs); 0: the
+ *            group combines them in a tree (GPUs)
  *   FENCE    how FUSE's count orders the groups' partials (the host's): on NVIDIA, PTX: 1 membar.gl
  *            around it, 2 one acquire-release atomic at device scope (compute capability 7.0 on);
  *            3 OpenCL C's acquire-release atomic at device scope (built as OpenCL C 2.0 or 3.0)
@@ -66,6 +70,9 @@
 #endif
 #ifndef FENCE
 #define FENCE 0
+#endif
+#ifndef FUSE_SERIAL
+#define FUSE_SERIAL 0
 #endif
 #if FUSE && (FENCE < 1 || FENCE > 3)
 #error "FUSE needs FENCE 1, 2 or 3"
@@ -397,13 +404,20 @@ static inline AV f16_from_bits(const SV b)
 #endif
 
 /* The outputs of part_<op>: item 0 writes its work-group's (v, w) as partial get_group_id(0) of
- * pv (from pvo) and pw (from pwo). With fin, the host's one-launch path (one work-group takes all
- * of x), that partial is already the result, and the host points pv and pw at where final_<op>
- * would write it (argmin/argmax: the value at pv[pvo], the index at pw[pwo]); nrm2, whose result
- * is not its partial, writes s·sqrt(q) to pv[pvo]. W: pw's type. The rest are final_<op>'s
- * outputs and FUSED_FINAL's counter, for FUSE (unused without it, and with fin). */
+ * pv (from pvo) and pw (from pwo). The host's mode says what follows:
+ * - MODE_PARTIALS: final_<op> combines the partials in a second launch;
+ * - MODE_RESULT, the host's one-launch path of one work-group (it takes all of x): that partial is
+ *   already the result, and the host points pv and pw at where final_<op> would write it
+ *   (argmin/argmax: the value at pv[pvo], the index at pw[pwo]); nrm2, whose result is not its
+ *   partial, writes s·sqrt(q) to pv[pvo];
+ * - MODE_COUNTED (FUSE programs only): the last group to count itself done combines the partials
+ *   (FUSED_FINAL).
+ * W: pw's type. The rest are final_<op>'s outputs and FUSED_FINAL's counter (MODE_COUNTED's). */
+#define MODE_PARTIALS 0
+#define MODE_RESULT 1
+#define MODE_COUNTED 2
 #define PART_OUT(W)                                                                                \
-    global A *pv, const ulong pvo, W *pw, const ulong pwo, const uint fin, W *out, const ulong oo, \
+    global A *pv, const ulong pvo, W *pw, const ulong pwo, const uint mode, W *out, const ulong oo, \
         global A *outv, const ulong ovo, volatile global uint *cnt
 
 /* The second pass: one work-group combines the g partials (values P[i], seconds Q[i], read only
@@ -476,10 +490,34 @@ static inline uint count_done(volatile global uint *c)
 #else
 #define RESET_COUNT(c) atomic_xchg(c, 0u)
 #endif
+#if FUSE_SERIAL
+/* The last group's item 0 combines the partials alone, in order, its own count acquiring them: no
+ * barrier, where the tree's costs PoCL's compiler half as much again (reduce.c's FUSE_SERIAL), and a
+ * CPU runs a work-group on one thread anyway. A launch of another mode takes one test more than
+ * without FUSE, so one such program serves every length. */
+#define FUSED_FINAL(W, PW, v0, w0, COMB, SECOND, WRITE)                                            \
+    do {                                                                                           \
+        if (mode == MODE_COUNTED && get_local_id(0) == 0 && count_done(cnt) == get_num_groups(0) - 1) { \
+            const volatile global A *fp_ = pv + pvo;                                               \
+            const volatile global PW *fq_ = pw + pwo;                                              \
+            A v_ = (v0);                                                                           \
+            W w_ = (w0);                                                                           \
+            for (size_t i_ = 0; i_ < get_num_groups(0); i_++) {                                    \
+                const A p_ = fp_[i_];                                                              \
+                const W q_ = (SECOND) ? (W)fq_[i_] : (W)0;                                         \
+                COMB(v_, w_, p_, q_);                                                              \
+            }                                                                                      \
+            WRITE(v_, w_);                                                                         \
+            RESET_COUNT(cnt);                                                                      \
+        }                                                                                          \
+    } while (0)
+#else
+/* The group's tree: its barrier is taken in every mode, so the host builds such a program only for
+ * the lengths it runs in one launch (lib/reduce.c). */
 #define FUSED_FINAL(W, PW, v0, w0, COMB, SECOND, WRITE)                                            \
     do {                                                                                           \
         if (get_local_id(0) == 0) {                                                                \
-            last_ = !fin && count_done(cnt) == get_num_groups(0) - 1;                              \
+            last_ = mode == MODE_COUNTED && count_done(cnt) == get_num_groups(0) - 1;              \
         }                                                                                          \
         FUSE_BARRIER();                                                                            \
         if (last_) {                                                                               \
@@ -489,6 +527,7 @@ static inline uint count_done(volatile global uint *c)
             if (get_local_id(0) == 0) RESET_COUNT(cnt);                                            \
         }                                                                                          \
     } while (0)
+#endif
 #else
 #define FUSED_FINAL(W, PW, v0, w0, COMB, SECOND, WRITE)
 #endif
@@ -637,7 +676,7 @@ __attribute__((reqd_work_group_size(WG, 1, 1))) kernel void part_nrm2(const ulon
         BLUE_TO_PAIR(s, q, big, med, sml);
     }
     GROUP_TREE(A, s, q, COMB_NRM2);
-    if (get_local_id(0) == 0 && fin) {
+    if (get_local_id(0) == 0 && mode == MODE_RESULT) {
         pv[pvo] = s * sqrt(q); /* as final_nrm2 */
     } else if (get_local_id(0) == 0) {
         pv[pvo + get_group_id(0)] = s;

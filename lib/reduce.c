@@ -45,11 +45,15 @@ static const ocx__param_def reduce_params[] = {
      * CPUs (OpenCL C 3.0's atomics; sum, dot, max, argmax of f32 and f64, the same three rounds): on
      * the H100 machine's 16-core Xeon (PoCL 5.0), 2^17 and 2^20 1.45-1.62x, 2^22 1.18-1.54x, 2^24
      * 1.03-1.16x; on the 2-core Xeon (PoCL 3.1; two runs of 3 and 4 rounds) 2^17-2^20 0.92-1.35x,
-     * 2^22 0.97-1.06x, 2^24 0.90-1.12x (f64 0.90-1.00x). Yet with 2^22 as the CPU default,
-     * check_reduce on that PoCL 5.0 made no progress in 330 and 390 s (two runs), where with 0 it
-     * had reached its random parameters within 200 s; one launch forced there (f32, sum to argmax,
-     * 5760 calls) counted right. Not diagnosed (no device time left), so CPUs keep 0. */
-    {"FUSE", 1 << 20, 0, 0, 1 << 30, 0, 1, 1},
+     * 2^22 0.97-1.06x, 2^24 0.90-1.12x (f64 0.90-1.00x). What looked like check_reduce stalling
+     * on that PoCL 5.0 with this default was its builds, a program for each side of FUSE (run). */
+    {"FUSE", 1 << 20, 1 << 22, 0, 1 << 30, 0, 1, 1},
+    /* FUSE's combine in the last group: 1 its item 0 alone, in order (a CPU runs a group on one
+     * thread), 0 the group's tree, whose barriers sit in a branch. PoCL 3.1 (2-core Xeon, fresh
+     * caches, OCX_CACHE=0 POCL_KERNEL_CACHE=0) built the eight f32 operations' programs in 12 s
+     * without FUSE, 18-20 s with the tree, 13 s with item 0 alone. Not searched; a switch, so that
+     * PoCL's tests run the tree too (check_reduce). */
+    {"FUSE_SERIAL", 0, 1, 0, 1, 0, 0, 1},
 };
 
 /* FUSE's count (reduce.cl's FENCE), where a group's global writes are known to be visible to another
@@ -179,7 +183,15 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     if (g > 65536) g = 65536;
     const int fuse = g > 1 && n <= (size_t)p.v[fuse_at]; /* one launch of many groups */
     const int second = g > 1 && !fuse;                    /* final_<op> writes the result */
-    const int std_build = fuse && fence == 3;             /* built as OpenCL C 2.0 or 3.0 (fuse_std) */
+    /* A program built with FUSE runs every mode of part_<op>. Where the last group's item 0 combines
+     * the partials (FUSE_SERIAL), it runs the other modes as one without FUSE would, so one program
+     * takes every length wherever the parameters let some take one launch (p.v[fuse_at] is 0 where
+     * the fence is not known): programs of their own for the lengths above FUSE had cost PoCL a
+     * build (about a second) per operation and dtype again, and check_reduce on the 16-core Xeon
+     * built 256 programs in 320 s against 139 in 200 s without one launch. The group's tree takes a
+     * barrier in every mode, so its programs take only the lengths they run in one launch. */
+    const int fusable = fuse || (p.v[fuse_at] > 0 && ocx__param(&p, "FUSE_SERIAL"));
+    const int std_build = fusable && fence == 3; /* OpenCL C 2.0 or 3.0 (fuse_std) */
     char options[512];
     /* One program per operation: compiling all eight costs PoCL tens of seconds. MINMAX_APART: min
      * and max keep NaN apart on CPUs with one stream a work-item, where it ran about twice as fast in
@@ -187,8 +199,8 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     const int cpu = ctx->info.type == OCX_DEVICE_CPU;
     snprintf(options, sizeof options, "%s-DDTYPE=%d -DOP=%d -DMINMAX_APART=%d -DFUSE=%d -DFENCE=%d",
              std_build ? fuse_std(ctx) : "", dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0, (int)op,
-             cpu && (op == OCX_REDUCE_MIN || op == OCX_REDUCE_MAX) && ocx__param(&p, "ACC") == 1, fuse,
-             fuse ? fence : 0);
+             cpu && (op == OCX_REDUCE_MIN || op == OCX_REDUCE_MAX) && ocx__param(&p, "ACC") == 1, fusable,
+             fusable ? fence : 0);
     ocx__params_defines(&p, options, sizeof options);
 
     /* The kernels are built before the stream's lock is taken, so that a first call's compilation
@@ -237,7 +249,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     /* Partials at the start of scratch (values at 0, second values at 8G); with one group, the
      * result where final_<op> would write it (reduce.cl's PART_OUT): argmin/argmax's value to
      * scratch at 16G + 8 and index to out, the others' value to out. */
-    int fin = g == 1, arg = is_arg(op);
+    int fin = g == 1, arg = is_arg(op), mode = fin ? 1 : fuse ? 2 : 0; /* reduce.cl's MODE_* */
     const cl_mem *pv = fin && !arg ? out : &scratch, *pw = fin && arg ? out : &scratch;
     size_t pvo = !fin ? 0 : arg ? (16 * g + 8) / asz : oo, pwo = fin && arg ? oo : 8 * g / wsz;
     /* final_<op>'s outputs: the result to out[oo], argmin/argmax's value to scratch at 16G + 8 */
@@ -253,7 +265,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
                      OCX__ARG_U64(pvo),
                      {OCX__ARG_VALUE, sizeof(cl_mem), pw},
                      OCX__ARG_U64(pwo),
-                     OCX__ARG_I32(fin),
+                     OCX__ARG_I32(mode),
                      {OCX__ARG_VALUE, sizeof(cl_mem), out},
                      OCX__ARG_U64(oo),
                      {OCX__ARG_VALUE, sizeof(cl_mem), &scratch},

@@ -311,6 +311,10 @@ static void forced_params(ocx_dtype dt, const char *params, const char *expect, 
     ck_assert_msg(strstr(ran, expect), "%s ran %s", params, info.params);
 }
 
+/* The reduce parameters the random runs draw (all of the family's). */
+static const char *const drawn_params[] = {"WG",        "VW",   "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO",
+                                           "ARGBLOCKS", "FUSE", "FUSE_SERIAL",   NULL};
+
 /* Parameter sets drawn from the family's own table (trandom_params: the space ocx-tune searches),
  * beyond the hand-picked ones here: every operation over lengths on both sides of the one-group
  * threshold (SOLO, drawn too) and a strided y. A failure's seed and set are on stderr before it. */
@@ -322,8 +326,7 @@ static void random_params_body(uint64_t seed, void *user)
 }
 START_TEST(test_random_params)
 {
-    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", "ARGBLOCKS", "FUSE", NULL};
-    trandom_param_runs("reduce", drawn, 4, random_params_body, NULL);
+    trandom_param_runs("reduce", drawn_params, 4, random_params_body, NULL);
 }
 END_TEST
 
@@ -374,8 +377,7 @@ START_TEST(test_sim)
         sim_body(40 + (uint64_t)i, (void *)&f32_only);
     }
     unsetenv("OCX_REDUCE_PARAMS");
-    static const char *const drawn[] = {"WG", "VW", "GROUPS_PER_CU", "LAYOUT", "ACC", "SOLO", "ARGBLOCKS", "FUSE", NULL};
-    trandom_param_runs("reduce", drawn, 2, sim_body, (void *)&f32_only);
+    trandom_param_runs("reduce", drawn_params, 2, sim_body, (void *)&f32_only);
 }
 END_TEST
 
@@ -397,11 +399,12 @@ END_TEST
 /* Many work-groups, one launch (n up to FUSE elements): the last group to finish combines the
  * partials, through a counter each launch sets back to zero (every call here runs on the default
  * stream after the last, into a poisoned result). Many groups of few items, groups of one item,
- * and the device's defaults, at every length; where the library does not know the device's memory
- * model for it, the calls take two launches and say so (FUSE=0). */
+ * and the device's defaults, at every length, with the last group combining the partials in its tree
+ * (FUSE_SERIAL=0, GPUs' default) and by its item 0 alone (1, CPUs'); where the library does not know
+ * the device's memory model for it, the calls take two launches and say so (FUSE=0). */
 static const char *const fuse_params[] = {"FUSE=1073741824",
-                                          "FUSE=1073741824,LAYOUT=1,WG=32,VW=1,GROUPS_PER_CU=256,SOLO=1",
-                                          "FUSE=1073741824,LAYOUT=2,WG=1,ACC=2,GROUPS_PER_CU=64,SOLO=1"};
+                                          "FUSE=1073741824,LAYOUT=1,WG=32,VW=1,GROUPS_PER_CU=256,SOLO=1,FUSE_SERIAL=0",
+                                          "FUSE=1073741824,LAYOUT=2,WG=1,ACC=2,GROUPS_PER_CU=64,SOLO=1,FUSE_SERIAL=1"};
 #define NFUSE (int)(sizeof fuse_params / sizeof *fuse_params)
 
 /* OpenCL C's acquire-release atomics at device scope, asked of OpenCL here: 30 where OpenCL C 3.0
@@ -477,6 +480,50 @@ START_TEST(test_fused)
 }
 END_TEST
 
+/* A new context on the default device, and *x there: n f32 ones. */
+static ocx_context *ones_in_new_context(size_t n, ocx_buffer **x)
+{
+    ocx_context *ctx = NULL;
+    ck_ok(ocx_context_create(NULL, &ctx));
+    const float one = 1;
+    ck_ok(ocx_buffer_create(ctx, OCX_F32, n, x));
+    ck_ok(ocx_buffer_fill(ctx, NULL, *x, 0, n, &one, 0, NULL, NULL));
+    return ctx;
+}
+
+/* One program takes a length on either side of FUSE where the last group's item 0 combines the
+ * partials (FUSE_SERIAL=1, the CPUs' default): the lengths one launch takes and those that need a
+ * second one share it (part_<op>'s mode), so a context builds it once. */
+START_TEST(test_fused_one_program)
+{
+    const int known = fuse_known();
+    ocx_buffer *x = NULL;
+    ocx_context *ctx = ones_in_new_context(100003, &x);
+    ocx_context_stats before, after;
+    ck_ok(ocx_context_get_stats(ctx, &before));
+    setenv("OCX_REDUCE_PARAMS", "FUSE=65537,SOLO=1,FUSE_SERIAL=1", 1);
+    static const size_t ns[] = {65537, 100003, 65536, 65538};
+    static const char *const writers[] = {"part_sum", "final_sum", "part_sum", "final_sum"};
+    char why[256] = "";
+    for (int i = 0; i < 4 && !why[0]; i++) {
+        double v = -1;
+        ocx_params_info info;
+        if (ocx_reduce_host(ctx, NULL, OCX_REDUCE_SUM, ns[i], x, 1, NULL, 1, &v, NULL, 0, NULL) != OCX_OK ||
+            ocx_last_params(&info) != OCX_OK)
+            snprintf(why, sizeof why, "%zu elements: %s", ns[i], ocx_last_error());
+        else if (v != (double)ns[i] || strcmp(info.kernel, known ? writers[i] : "final_sum"))
+            snprintf(why, sizeof why, "%zu elements: %g from %s", ns[i], v, info.kernel);
+    }
+    unsetenv("OCX_REDUCE_PARAMS"); /* before the assertions: the suite does not fork */
+    ck_ok(ocx_context_get_stats(ctx, &after));
+    ocx_buffer_destroy(x);
+    ocx_context_destroy(ctx);
+    ck_assert_msg(!why[0], "%s", why);
+    ck_assert_uint_eq(after.programs_compiled + after.programs_from_disk - before.programs_compiled -
+                          before.programs_from_disk, 1);
+}
+END_TEST
+
 /* A device whose compiler refuses the one-launch kernels as OpenCL C 2.0 or 3.0 (simulated:
  * OCX_BUILD_OPTIONS defines atomic_uint away, a type only those builds declare and use): the call
  * still succeeds, in two launches, and so do the context's later ones, without another try. */
@@ -495,13 +542,9 @@ START_TEST(test_fused_refused)
     ocx_set_warning_handler(count_refusals, &refusals);
     setenv("OCX_BUILD_OPTIONS", "-Datomic_uint=ocx_test_refused", 1);
     setenv("OCX_REDUCE_PARAMS", "FUSE=1073741824,SOLO=1", 1);
-    ocx_context *ctx = NULL;
-    ck_ok(ocx_context_create(NULL, &ctx));
-    ocx_buffer *x = NULL;
     const size_t n = 100003;
-    const float one = 1;
-    ck_ok(ocx_buffer_create(ctx, OCX_F32, n, &x));
-    ck_ok(ocx_buffer_fill(ctx, NULL, x, 0, n, &one, 0, NULL, NULL));
+    ocx_buffer *x = NULL;
+    ocx_context *ctx = ones_in_new_context(n, &x);
     for (int call = 0; call < 2; call++) {
         double v = -1;
         ck_ok(ocx_reduce_host(ctx, NULL, OCX_REDUCE_SUM, n, x, 1, NULL, 1, &v, NULL, 0, NULL));
@@ -1091,6 +1134,7 @@ int main(void)
     tcase_add_loop_test(tc, test_one_launch, 0, 9);
     tcase_add_loop_test(tc, test_fused, 0, 3 * NFUSE);
     tcase_add_test(tc, test_fused_refused);
+    tcase_add_test(tc, test_fused_one_program);
     tcase_add_loop_test(tc, test_arg_first_index, 0, 3);
     tcase_add_test(tc, test_groups_per_cu);
     tcase_add_loop_test(tc, test_nrm2_scaling, 0, 3);
