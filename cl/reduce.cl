@@ -370,7 +370,7 @@ static inline AV f16_from_bits(const SV b)
 #define GROUP_LOCALS(W)                                                                            \
     local A lv_[WG];                                                                               \
     local W lw_[WG];                                                                               \
-    local uint last_ /* FUSED_FINAL's: this work-group finished last */
+    local uint last_ /* FUSED_FINAL's tree: this work-group finished last */
 #define GROUP_TREE(W, v, w, COMB)                                                                  \
     do {                                                                                           \
         const size_t l_ = get_local_id(0);                                                         \
@@ -442,10 +442,11 @@ static inline AV f16_from_bits(const SV b)
 /* FUSE, at the end of part_<op>, after item 0 wrote the group's partial: item 0 counts the group
  * done, the partial ordered before the count (count_done); the group that counts last reads
  * every partial (volatile: from the device's shared cache, not a core's own) and combines them
- * (COMBINE_PARTIALS), then sets the counter back to zero for the stream's next launch. No group
- * waits for another, so the grid may run in any order. OpenCL 1.2 leaves the visibility of one
- * group's writes to another within a launch to the device: the host asks for FUSE only where the
- * count can order them (lib/reduce.c), and says how in FENCE. */
+ * (FUSE_SERIAL: its item 0 alone; else the group's tree, COMBINE_PARTIALS), then sets the counter
+ * back to zero for the stream's next launch. No group waits for another, so the grid may run in
+ * any order. OpenCL 1.2 leaves the visibility of one group's writes to another within a launch to
+ * the device: the host asks for FUSE only where the count can order them (lib/reduce.c), and says
+ * how in FENCE. */
 #if FUSE
 /* The counter's value before this group's count, the group's partial (written by this work-item)
  * released before it and the others' acquired after it. NVIDIA compiles OpenCL C 1.2's
@@ -475,9 +476,10 @@ static inline uint count_done(volatile global uint *c)
     return atomic_fetch_add_explicit((volatile global atomic_uint *)c, 1u, memory_order_acq_rel, memory_scope_device);
 }
 #endif
-/* The barrier that tells the last group's work-items so. In OpenCL C 2.0's model it must fence
- * global memory too, so that what item 0 acquired happens before their reads of the partials;
- * PTX's bar.sync orders all of the work-group's memory accesses (FENCE 1, 2: as measured). */
+/* The tree's barrier (FUSE_SERIAL 0), that tells the last group's work-items so. In OpenCL C
+ * 2.0's model it must fence global memory too, so that what item 0 acquired happens before their
+ * reads of the partials; PTX's bar.sync orders all of the work-group's memory accesses (FENCE 1,
+ * 2: as measured). */
 #if FENCE == 3
 #define FUSE_BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 #else

@@ -736,8 +736,9 @@ OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, cons
  *     accumulator adds at most 4096 elements of x in sequence (for any n up to 2^28; beyond, a share
  *     of n / 65536 at most). A short x (up to "SOLO" elements, a reduce parameter) is folded by one
  *     work-group in one launch. Up to "FUSE" elements (a reduce parameter: 2^20 on GPUs, 2^22 on
- *     CPUs), the last work-group of the first pass combines the partials in the same launch, where
- *     the device orders the other groups' writes before its count: through OpenCL C's
+ *     CPUs), the last work-group of the first pass combines the partials in the same launch (on
+ *     CPUs its first work-item alone, for at most 4096 work-groups), where the device orders the
+ *     other groups' writes before its count: through OpenCL C's
  *     acquire-release atomics at device scope (ocx_device_info.device_atomics), or on GPUs of
  *     NVIDIA's driver through PTX (unless OCX_VENDOR_PATHS=0); elsewhere two launches
  *     (ocx_last_params() says FUSE=0), and so on a device whose compiler refuses the one-launch

@@ -52,8 +52,9 @@ static const ocx__param_def reduce_params[] = {
      * thread), 0 the group's tree, whose barriers sit in a branch. PoCL 3.1 (2-core Xeon, fresh
      * caches, OCX_CACHE=0 POCL_KERNEL_CACHE=0) built the eight f32 operations' programs in 12 s
      * without FUSE, 18-20 s with the tree, 13 s with item 0 alone. Not searched; a switch, so that
-     * PoCL's tests run the tree too (check_reduce). */
-    {"FUSE_SERIAL", 0, 1, 0, 1, 0, 0, 1},
+     * PoCL's tests run the tree too (check_reduce). Host-side: run() defines it for FUSE programs
+     * alone, so that it splits no other program in two. */
+    {"FUSE_SERIAL", 0, 1, 0, 1, 0, 1, 1},
 };
 
 /* FUSE's count (reduce.cl's FENCE), where a group's global writes are known to be visible to another
@@ -181,26 +182,30 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
         if (g < least) g = least;
     }
     if (g > 65536) g = 65536;
-    const int fuse = g > 1 && n <= (size_t)p.v[fuse_at]; /* one launch of many groups */
-    const int second = g > 1 && !fuse;                    /* final_<op> writes the result */
+    /* One launch of many groups. The last group's item 0 alone (FUSE_SERIAL) adds up at most
+     * MAX_RUN partials in sequence, as an accumulator lane adds up elements; more take two launches. */
+    const int serial = ocx__param(&p, "FUSE_SERIAL");
+    const int fuse = g > 1 && n <= (size_t)p.v[fuse_at] && (!serial || g <= MAX_RUN);
+    const int second = g > 1 && !fuse; /* final_<op> writes the result */
     /* A program built with FUSE runs every mode of part_<op>. Where the last group's item 0 combines
      * the partials (FUSE_SERIAL), it runs the other modes as one without FUSE would, so one program
-     * takes every length wherever the parameters let some take one launch (p.v[fuse_at] is 0 where
-     * the fence is not known): programs of their own for the lengths above FUSE had cost PoCL a
-     * build (about a second) per operation and dtype again, and check_reduce on the 16-core Xeon
-     * built 256 programs in 320 s against 139 in 200 s without one launch. The group's tree takes a
-     * barrier in every mode, so its programs take only the lengths they run in one launch. */
-    const int fusable = fuse || (p.v[fuse_at] > 0 && ocx__param(&p, "FUSE_SERIAL"));
+     * takes every length wherever the parameters let some take one launch (above SOLO, up to FUSE;
+     * p.v[fuse_at] is 0 where the fence is not known): programs of their own for the lengths above
+     * FUSE had cost PoCL a build (about a second) per operation and dtype again, and check_reduce on
+     * the 16-core Xeon built 256 programs in 320 s against 139 in 200 s without one launch. The
+     * group's tree takes a barrier in every mode, so its programs take only the lengths they run in
+     * one launch. */
+    const int fusable = fuse || (serial && p.v[fuse_at] > ocx__param(&p, "SOLO"));
     const int std_build = fusable && fence == 3; /* OpenCL C 2.0 or 3.0 (fuse_std) */
     char options[512];
     /* One program per operation: compiling all eight costs PoCL tens of seconds. MINMAX_APART: min
      * and max keep NaN apart on CPUs with one stream a work-item, where it ran about twice as fast in
      * cache (reduce.cl); with four streams, and on the H200, it cost. */
     const int cpu = ctx->info.type == OCX_DEVICE_CPU;
-    snprintf(options, sizeof options, "%s-DDTYPE=%d -DOP=%d -DMINMAX_APART=%d -DFUSE=%d -DFENCE=%d",
+    snprintf(options, sizeof options, "%s-DDTYPE=%d -DOP=%d -DMINMAX_APART=%d -DFUSE=%d -DFENCE=%d -DFUSE_SERIAL=%d",
              std_build ? fuse_std(ctx) : "", dt == OCX_F16 ? 1 : dt == OCX_F64 ? 2 : 0, (int)op,
              cpu && (op == OCX_REDUCE_MIN || op == OCX_REDUCE_MAX) && ocx__param(&p, "ACC") == 1, fusable,
-             fusable ? fence : 0);
+             fusable ? fence : 0, fusable && serial);
     ocx__params_defines(&p, options, sizeof options);
 
     /* The kernels are built before the stream's lock is taken, so that a first call's compilation
