@@ -424,15 +424,19 @@ static inline AV f16_from_bits(const SV b)
  * where SECOND) from (v0, w0) by COMB, in a tree over the group, and item 0 writes the result by
  * WRITE(v, w) to final_<op>'s outputs (out[oo]; argmin/argmax also outv[ovo]). W: the seconds'
  * type in the tree (FUSED_FINAL's PW: as pw stores them). */
+/* Declares (v_, w_) = (v0, w0) and folds into it, by COMB, the partials first, first + step, …
+ * below g (one work-item's share of COMBINE_PARTIALS; FUSE_SERIAL's item 0 takes them all). */
+#define FOLD_PARTIALS(first, step, g, P, Q, W, v0, w0, COMB, SECOND)                               \
+    A v_ = (v0);                                                                                   \
+    W w_ = (w0);                                                                                   \
+    for (size_t i_ = (first); i_ < (g); i_ += (step)) {                                            \
+        const A p_ = (P)[i_];                                                                      \
+        const W q_ = (SECOND) ? (W)(Q)[i_] : (W)0;                                                 \
+        COMB(v_, w_, p_, q_);                                                                      \
+    }
 #define COMBINE_PARTIALS(g, P, Q, W, v0, w0, COMB, SECOND, WRITE)                                  \
     do {                                                                                           \
-        A v_ = (v0);                                                                               \
-        W w_ = (w0);                                                                               \
-        for (size_t i_ = get_local_id(0); i_ < (g); i_ += WG) {                                    \
-            const A p_ = (P)[i_];                                                                  \
-            const W q_ = (SECOND) ? (W)(Q)[i_] : (W)0;                                             \
-            COMB(v_, w_, p_, q_);                                                                  \
-        }                                                                                          \
+        FOLD_PARTIALS(get_local_id(0), WG, g, P, Q, W, v0, w0, COMB, SECOND);                      \
         GROUP_TREE(W, v_, w_, COMB);                                                               \
         if (get_local_id(0) == 0) WRITE(v_, w_);                                                   \
     } while (0)
@@ -502,13 +506,7 @@ static inline uint count_done(volatile global uint *c)
         if (mode == MODE_COUNTED && get_local_id(0) == 0 && count_done(cnt) == get_num_groups(0) - 1) { \
             const volatile global A *fp_ = pv + pvo;                                               \
             const volatile global PW *fq_ = pw + pwo;                                              \
-            A v_ = (v0);                                                                           \
-            W w_ = (w0);                                                                           \
-            for (size_t i_ = 0; i_ < get_num_groups(0); i_++) {                                    \
-                const A p_ = fp_[i_];                                                              \
-                const W q_ = (SECOND) ? (W)fq_[i_] : (W)0;                                         \
-                COMB(v_, w_, p_, q_);                                                              \
-            }                                                                                      \
+            FOLD_PARTIALS(0, 1, get_num_groups(0), fp_, fq_, W, v0, w0, COMB, SECOND);             \
             WRITE(v_, w_);                                                                         \
             RESET_COUNT(cnt);                                                                      \
         }                                                                                          \

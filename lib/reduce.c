@@ -172,9 +172,8 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     size_t wg = (size_t)ocx__param(&p, "WG"), vw = (size_t)ocx__param(&p, "VW");
     int contiguous = incx == 1 && (op != OCX_REDUCE_DOT || incy == 1);
     size_t items = !contiguous ? n : ocx__vector_items(n, vw);
-    size_t g = n <= (size_t)ocx__param(&p, "SOLO")
-                   ? 1
-                   : ocx__grid_groups(ctx, items, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"));
+    const size_t solo = (size_t)ocx__param(&p, "SOLO");
+    size_t g = n <= solo ? 1 : ocx__grid_groups(ctx, items, wg, (size_t)ocx__param(&p, "GROUPS_PER_CU"));
     /* Sums: each accumulator lane adds up at most MAX_RUN elements in sequence, whatever the
      * parameters, so that a tuned grid stays within the accuracy reduce.cl's tree gives. */
     if (op < OCX_REDUCE_MIN) {
@@ -195,7 +194,7 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
      * the 16-core Xeon built 256 programs in 320 s against 139 in 200 s without one launch. The
      * group's tree takes a barrier in every mode, so its programs take only the lengths they run in
      * one launch. */
-    const int fusable = fuse || (serial && p.v[fuse_at] > ocx__param(&p, "SOLO"));
+    const int fusable = fuse || (serial && (size_t)p.v[fuse_at] > solo);
     const int std_build = fusable && fence == 3; /* OpenCL C 2.0 or 3.0 (fuse_std) */
     char options[512];
     /* One program per operation: compiling all eight costs PoCL tens of seconds. MINMAX_APART: min
@@ -254,7 +253,8 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     /* Partials at the start of scratch (values at 0, second values at 8G); with one group, the
      * result where final_<op> would write it (reduce.cl's PART_OUT): argmin/argmax's value to
      * scratch at 16G + 8 and index to out, the others' value to out. */
-    int fin = g == 1, arg = is_arg(op), mode = fin ? 1 : fuse ? 2 : 0; /* reduce.cl's MODE_* */
+    enum { MODE_PARTIALS, MODE_RESULT, MODE_COUNTED }; /* reduce.cl's: what part_<op> does after its partial */
+    int fin = g == 1, arg = is_arg(op), mode = fin ? MODE_RESULT : fuse ? MODE_COUNTED : MODE_PARTIALS;
     const cl_mem *pv = fin && !arg ? out : &scratch, *pw = fin && arg ? out : &scratch;
     size_t pvo = !fin ? 0 : arg ? (16 * g + 8) / asz : oo, pwo = fin && arg ? oo : 8 * g / wsz;
     /* final_<op>'s outputs: the result to out[oo], argmin/argmax's value to scratch at 16G + 8 */
