@@ -306,15 +306,54 @@ static double elements_1d(const ocx__tune_case *tc) { return (double)tc->n * (do
  * the caches is read. The 2-core Xeon reports 480 MiB of cache: its 2^24 f32 elements, read run
  * after run, stayed in it, and --quick runs chose one stream a work-item, which then ran 2^24-2^25
  * at 0.81-0.97x the defaults in tools/profile-ab (whose sizes take turns). */
-static ocx_status add_copies(ocx_context *ctx, ocx__tune_case *tc, const char *cls)
+static int copies_wanted(const ocx_context *ctx, const ocx__tune_case *tc, const char *cls)
 {
-    if (is_gpu(ctx) || strcmp(cls, "large") != 0) return OCX_OK;
+    if (is_gpu(ctx) || strcmp(cls, "large") != 0) return 0;
     const double bytes = 2.0 * (double)tc->n * (double)ocx_dtype_size(tc->dtype);
-    double want = ceil((double)ctx->info.global_mem_cache_bytes / bytes);
-    for (int i = 0; i < want && i < MAX_COPIES; i++) {
-        OCX__FORWARD(ocx_buffer_create(ctx, tc->dtype, tc->n, &tc->xs[i]));
-        tc->ncopies = i + 1; /* (freed by case_free from here on) */
-        OCX__FORWARD(ocx_buffer_create(ctx, tc->dtype, tc->n, &tc->ys[i]));
+    const double want = ceil((double)ctx->info.global_mem_cache_bytes / bytes);
+    return want < MAX_COPIES ? (int)want : MAX_COPIES;
+}
+
+/* The timed arrays of a 1-D case: x, y, the vector family's z (with_z) and the copies of x and y
+ * (copies_wanted), n elements each. On CPUs they lie as a fresh process's separate arrays of one
+ * size do: at the same offset within a 4-KiB page, a page apart beyond each one's end (glibc maps
+ * each such allocation, PoCL's buffers included, pages of its own, one after another), in one
+ * buffer, so that every run has that layout. The tuner's own had varied: z, created without data,
+ * got its memory at its first launch, after host arrays of its size had been freed, from glibc's
+ * heap at another offset in its page than x and y. There a candidate whose stores and loads meet
+ * at the same low 12 address bits (4K aliasing) ran as fast as the defaults, and no user's program
+ * of separately allocated arrays would see that: groups of 64 items with 8 vectors each a global
+ * size apart (WPT=8) measured 0.96x the defaults in a 15-s run and were confirmed at 1.04x in a
+ * --quick run on the 2-core AVX2 EPYC (PoCL 3.1), then ran add, axpy and copy of 2^16 and 2^20 f32
+ * at 0.22-0.43x the defaults in tools/profile-ab; laid out so, the tuner measures them at
+ * 0.52-0.55x (doc/performance.md, "Where the tuner's arrays lie"). GPUs keep a buffer an array, as
+ * does a CPU whose largest buffer cannot hold them all. */
+static ocx_status case_arrays(ocx_context *ctx, ocx__tune_case *tc, const char *cls, int with_z)
+{
+    const int copies = copies_wanted(ctx, tc, cls);
+    ocx_buffer **arr[3 + 2 * MAX_COPIES];
+    size_t count = 0;
+    arr[count++] = &tc->x;
+    arr[count++] = &tc->y;
+    if (with_z) arr[count++] = &tc->z;
+    for (int i = 0; i < copies; i++) arr[count++] = &tc->xs[i], arr[count++] = &tc->ys[i];
+    tc->ncopies = copies; /* case_free destroys whatever of them exists */
+    const size_t esz = ocx_dtype_size(tc->dtype), page = 4096;
+    const size_t stride = (ocx__div_up(tc->n * esz, page) + 1) * page / esz; /* elements */
+    ocx_buffer *arena = NULL;
+    if (!is_gpu(ctx) && (uint64_t)count * stride * esz <= ctx->info.max_alloc_bytes)
+        OCX__FORWARD(ocx_buffer_create(ctx, tc->dtype, count * stride, &arena));
+    ocx_status st = OCX_OK;
+    for (size_t i = 0; i < count && st == OCX_OK; i++)
+        st = arena ? ocx_buffer_view(arena, i * stride, tc->n, arr[i]) : ocx_buffer_create(ctx, tc->dtype, tc->n, arr[i]);
+    ocx_buffer_destroy(arena); /* its views hold it */
+    return st;
+}
+
+/* x and y into their copies (case_arrays). */
+static ocx_status fill_copies(ocx_context *ctx, ocx__tune_case *tc)
+{
+    for (int i = 0; i < tc->ncopies; i++) {
         OCX__FORWARD(ocx_buffer_copy(ctx, NULL, tc->x, 0, tc->xs[i], 0, tc->n, 0, NULL, NULL));
         OCX__FORWARD(ocx_buffer_copy(ctx, NULL, tc->y, 0, tc->ys[i], 0, tc->n, 0, NULL, NULL));
     }
@@ -329,17 +368,19 @@ static void inputs(ocx__tune_case *tc, ocx_buffer **x, ocx_buffer **y)
     *y = k ? tc->ys[k - 1] : tc->y;
 }
 
-/* A device input of n random values in [lo, hi); *host keeps them in the storage type (caller
- * frees; host_value reads them exactly). No array of doubles beside it: at 2^26 elements those
- * were half a gigabyte an input, and seconds of a 60-s run's set-up. */
-static ocx_status make_input(ocx_context *ctx, ocx_dtype dt, size_t n, double lo, double hi, uint64_t seed,
-                             ocx_buffer **buf, void **host)
+/* n random values in [lo, hi) into buf; *host keeps them in the storage type (caller frees;
+ * host_value reads them exactly). No array of doubles beside it: at 2^26 elements those were half a
+ * gigabyte an input, and seconds of a 60-s run's set-up. */
+static ocx_status fill_input(ocx_context *ctx, ocx_dtype dt, size_t n, double lo, double hi, uint64_t seed,
+                             ocx_buffer *buf, void **host)
 {
     *host = random_host(dt, n, lo, hi, seed);
-    return *host ? upload(ctx, dt, n, *host, buf) : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    return *host ? ocx_buffer_write(ctx, NULL, buf, 0, n, *host, 0, NULL, NULL)
+                 : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
 }
 
-/* A case with an output of `nout` elements of out_dtype and room for `nref` reference values. */
+/* A case with an output z of `nout` elements of out_dtype (0: none yet; the vector family's is one
+ * of its case_arrays) and room for `nref` reference values. */
 static ocx_status case_new(ocx_context *ctx, ocx_dtype dt, ocx_dtype out_dtype, size_t nout, size_t nref, int scaled,
                            ocx__tune_case **out)
 {
@@ -350,8 +391,11 @@ static ocx_status case_new(ocx_context *ctx, ocx_dtype dt, ocx_dtype out_dtype, 
     tc->nref = nref;
     tc->ref = calloc(nref, sizeof *tc->ref);
     tc->refscale = scaled ? calloc(nref, sizeof *tc->refscale) : NULL;
-    ocx_status st = (!tc->ref || (scaled && !tc->refscale)) ? ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory")
-                                                            : upload(ctx, out_dtype, nout, NULL, &tc->z);
+    ocx_status st = OCX_OK;
+    if (!tc->ref || (scaled && !tc->refscale))
+        st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    else if (nout)
+        st = upload(ctx, out_dtype, nout, NULL, &tc->z);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
@@ -407,12 +451,13 @@ static ocx_status vector_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
                               ocx__tune_case **out)
 {
     ocx__tune_case *tc;
-    OCX__FORWARD(case_new(ctx, dt, dt, n, n, 0, &tc));
+    OCX__FORWARD(case_new(ctx, dt, dt, 0, n, 0, &tc));
     tc->n = n;
     tc->reps = reps;
     void *xv = NULL, *yv = NULL;
-    ocx_status st = make_input(ctx, dt, n, -1, 1, 11, &tc->x, &xv);
-    if (st == OCX_OK) st = make_input(ctx, dt, n, -1, 1, 12, &tc->y, &yv);
+    ocx_status st = case_arrays(ctx, tc, cls, 1);
+    if (st == OCX_OK) st = fill_input(ctx, dt, n, -1, 1, 11, tc->x, &xv);
+    if (st == OCX_OK) st = fill_input(ctx, dt, n, -1, 1, 12, tc->y, &yv);
     if (st == OCX_OK) {
         ref_job j = {dt, xv, yv, n, tc->ref};
         parallel(nchunks(n), MAX_THREADS, add_chunk, &j);
@@ -422,7 +467,7 @@ static ocx_status vector_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
     for (int i = 0; i < NVEC; i++) tc->seg_work[i] = vec_arrays[i] * elements_1d(tc) * ocx_dtype_size(dt);
     free(xv);
     free(yv);
-    if (st == OCX_OK) st = add_copies(ctx, tc, cls);
+    if (st == OCX_OK) st = fill_copies(ctx, tc);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
@@ -584,8 +629,9 @@ static ocx_status reduce_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
     tc->n = n;
     tc->reps = reps;
     void *xv = NULL, *yv = NULL;
-    ocx_status st = make_input(ctx, dt, tc->n, 0.5, 1.5, 21, &tc->x, &xv);
-    if (st == OCX_OK) st = make_input(ctx, dt, tc->n, 0.5, 1.5, 22, &tc->y, &yv);
+    ocx_status st = case_arrays(ctx, tc, cls, 0);
+    if (st == OCX_OK) st = fill_input(ctx, dt, tc->n, 0.5, 1.5, 21, tc->x, &xv);
+    if (st == OCX_OK) st = fill_input(ctx, dt, tc->n, 0.5, 1.5, 22, tc->y, &yv);
     double *part = st == OCX_OK ? calloc(4 * nchunks(tc->n), sizeof *part) : NULL;
     if (st == OCX_OK && !part) st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     if (st == OCX_OK) { /* sums per chunk, then the chunks' in order: the same sums on every machine */
@@ -608,7 +654,7 @@ static ocx_status reduce_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
     tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
     free(xv);
     free(yv);
-    if (st == OCX_OK) st = add_copies(ctx, tc, cls);
+    if (st == OCX_OK) st = fill_copies(ctx, tc);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
