@@ -315,10 +315,10 @@ static int copies_wanted(const ocx_context *ctx, const ocx__tune_case *tc, const
 }
 
 /* The timed arrays of a 1-D case: x, y, the vector family's z (with_z) and the copies of x and y
- * (copies_wanted), n elements each. On CPUs they lie as a fresh process's separate arrays of one
- * size do: at the same offset within a 4-KiB page, a page apart beyond each one's end (glibc maps
- * each such allocation, PoCL's buffers included, pages of its own, one after another), in one
- * buffer, so that every run has that layout. The tuner's own had varied: z, created without data,
+ * (copies_wanted), n elements each. On CPUs they lie at the same offset within a 4-KiB page, as a
+ * fresh process's separate arrays of one size do (glibc maps each such allocation, PoCL's buffers
+ * included, pages of its own), as views of one buffer a page apart beyond each one's end, so that
+ * every run has that layout. The tuner's own had varied: z, created without data,
  * got its memory at its first launch, after host arrays of its size had been freed, from glibc's
  * heap at another offset in its page than x and y. There a candidate whose stores and loads meet
  * at the same low 12 address bits (4K aliasing) ran as fast as the defaults, and no user's program
@@ -327,7 +327,7 @@ static int copies_wanted(const ocx_context *ctx, const ocx__tune_case *tc, const
  * --quick run on the 2-core AVX2 EPYC (PoCL 3.1), then ran add, axpy and copy of 2^16 and 2^20 f32
  * at 0.22-0.43x the defaults in tools/profile-ab; laid out so, the tuner measures them at
  * 0.52-0.55x (doc/performance.md, "Where the tuner's arrays lie"). GPUs keep a buffer an array, as
- * does a CPU whose largest buffer cannot hold them all. */
+ * does a CPU whose largest buffer cannot hold them all (or that fails to create it). */
 static ocx_status case_arrays(ocx_context *ctx, ocx__tune_case *tc, const char *cls, int with_z)
 {
     const int copies = copies_wanted(ctx, tc, cls);
@@ -340,9 +340,10 @@ static ocx_status case_arrays(ocx_context *ctx, ocx__tune_case *tc, const char *
     tc->ncopies = copies; /* case_free destroys whatever of them exists */
     const size_t esz = ocx_dtype_size(tc->dtype), page = 4096;
     const size_t stride = (ocx__div_up(tc->n * esz, page) + 1) * page / esz; /* elements */
-    ocx_buffer *arena = NULL;
-    if (!is_gpu(ctx) && (uint64_t)count * stride * esz <= ctx->info.max_alloc_bytes)
-        OCX__FORWARD(ocx_buffer_create(ctx, tc->dtype, count * stride, &arena));
+    ocx_buffer *arena = NULL; /* where the device refuses it, a buffer an array after all */
+    if (!is_gpu(ctx) && (uint64_t)count * stride * esz <= ctx->info.max_alloc_bytes &&
+        ocx_buffer_create(ctx, tc->dtype, count * stride, &arena) != OCX_OK)
+        arena = NULL;
     ocx_status st = OCX_OK;
     for (size_t i = 0; i < count && st == OCX_OK; i++)
         st = arena ? ocx_buffer_view(arena, i * stride, tc->n, arr[i]) : ocx_buffer_create(ctx, tc->dtype, tc->n, arr[i]);
@@ -353,6 +354,7 @@ static ocx_status case_arrays(ocx_context *ctx, ocx__tune_case *tc, const char *
 /* x and y into their copies (case_arrays). */
 static ocx_status fill_copies(ocx_context *ctx, ocx__tune_case *tc)
 {
+    if (!tc->ncopies) return OCX_OK;
     for (int i = 0; i < tc->ncopies; i++) {
         OCX__FORWARD(ocx_buffer_copy(ctx, NULL, tc->x, 0, tc->xs[i], 0, tc->n, 0, NULL, NULL));
         OCX__FORWARD(ocx_buffer_copy(ctx, NULL, tc->y, 0, tc->ys[i], 0, tc->n, 0, NULL, NULL));
