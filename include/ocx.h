@@ -742,7 +742,9 @@ OCX_API ocx_status ocx_copy(ocx_context *ctx, ocx_stream *stream, size_t n, cons
  *     acquire-release atomics at device scope (ocx_device_info.device_atomics), or on GPUs of
  *     NVIDIA's driver through PTX (unless OCX_VENDOR_PATHS=0); elsewhere two launches
  *     (ocx_last_params() says FUSE=0), and so on a device whose compiler refuses the one-launch
- *     kernel as OpenCL C 2.0 or 3.0 (one warning; the context then keeps to two launches).
+ *     kernel as OpenCL C 2.0 or 3.0 while it builds the two-launch one (one warning; the context
+ *     then keeps to two launches; where both builds fail, the call fails with OCX_ERR_BUILD and
+ *     no warning, and a later call tries one launch again).
  *   - Semantics: the sum (asum, dot, nrm2) of 0 elements is 0; min, max, argmin and argmax of 0
  *     elements are an error (OCX_ERR_INVALID_ARGUMENT). A NaN in x makes min/max NaN and argmin/argmax
  *     the index of the first NaN; ties give the lowest index (+0 and -0 are a tie: min and max may

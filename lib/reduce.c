@@ -217,16 +217,26 @@ static ocx_status run(ocx_context *ctx, ocx_stream *stream, ocx_reduce_op op, si
     const ocx_status built = ocx__kernel_get(ctx, "reduce", options, part, &kpart);
     if (built == OCX_ERR_BUILD && std_build) {
         /* A compiler that refuses OpenCL C 2.0 or 3.0 for it (only PoCL's has been seen to build
-         * it) costs the context its one-launch reductions, not its reductions: one warning, with
-         * the compiler's first error, and the call goes on in two launches (fuse_fence: -1 now). */
-        if (atomic_exchange(&ctx->fuse_std_refused, 1) == 0) {
-            const char *log = strstr(ocx_last_error(), "build log:"), *why = log ? strstr(log, "error") : NULL;
+         * it) costs the context its one-launch reductions, not its reductions: the call goes on in
+         * two launches (fuse_fence: -1 now), and one warning gives the compiler's first error.
+         * Where the two-launch program fails to build as well, the standard was not the cause (a
+         * bad OCX_BUILD_OPTIONS, say): the call fails with that build's error, no warning blames
+         * the device, and the context's later calls may take one launch again. */
+        const int first = atomic_exchange(&ctx->fuse_std_refused, 1) == 0;
+        char *refusal = first ? ocx__error_save() : NULL;
+        ocx__error_restore(saved);
+        const ocx_status st =
+            run(ctx, stream, op, n, x, incx, y, incy, out, oo, num_wait, wait, event, held, scratch_out, groups);
+        if (first && st == OCX_ERR_BUILD) {
+            atomic_store(&ctx->fuse_std_refused, 0);
+        } else if (first) {
+            const char *log = refusal ? strstr(refusal, "build log:") : NULL, *why = log ? strstr(log, "error") : NULL;
             if (!why) why = "no error line in the build log";
             ocx__warn("reduce: the device failed to build a one-launch reduction as OpenCL C %d.0; reductions take two "
                       "launches in this context (%.*s)", ctx->info.device_atomics / 10, (int)strcspn(why, "\n"), why);
         }
-        ocx__error_restore(saved);
-        return run(ctx, stream, op, n, x, incx, y, incy, out, oo, num_wait, wait, event, held, scratch_out, groups);
+        free(refusal);
+        return st;
     }
     free(saved);
     OCX__FORWARD(built);

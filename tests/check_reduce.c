@@ -534,48 +534,92 @@ START_TEST(test_fused_one_program)
 }
 END_TEST
 
-/* A device whose compiler refuses the one-launch kernels as OpenCL C 2.0 or 3.0 (simulated:
- * OCX_BUILD_OPTIONS defines atomic_uint away, a type only those builds declare and use): the call
- * still succeeds, in two launches, and so do the context's later ones, without another try. */
 static void count_refusals(const char *msg, void *user)
 {
     if (strstr(msg, "one-launch reduction")) ++*(int *)user;
 }
 
+/* A context in which a refusal can be simulated (devices whose one launch is OpenCL C 2.0 or 3.0's,
+ * not NVIDIA's PTX; 0 elsewhere, the test having nothing to check), with n f32 ones in x, whose
+ * sums OCX_REDUCE_PARAMS asks to take one launch, the refusal warnings counted (OCX_QUIET unset
+ * meanwhile) and OCX_BUILD_OPTIONS set to build_options. */
+typedef struct refusal_watch {
+    int refusals;
+    char *was_quiet;
+    size_t n;
+    ocx_buffer *x;
+    ocx_context *ctx;
+} refusal_watch;
+
+static int watch_refusals(refusal_watch *w, const char *build_options)
+{
+    if (!tinfo.device_atomics || !fuse_known() || tinfo.nv_compute_capability[0] > 0) return 0;
+    const char *quiet = getenv("OCX_QUIET");
+    *w = (refusal_watch){0, quiet ? strdup(quiet) : NULL, 100003, NULL, NULL};
+    unsetenv("OCX_QUIET"); /* the warning is counted */
+    ocx_set_warning_handler(count_refusals, &w->refusals);
+    setenv("OCX_REDUCE_PARAMS", "FUSE=1073741824,SOLO=1", 1);
+    w->ctx = ones_in_new_context(w->n, &w->x);
+    setenv("OCX_BUILD_OPTIONS", build_options, 1);
+    return 1;
+}
+
+static void unwatch_refusals(refusal_watch *w)
+{
+    ocx_set_warning_handler(NULL, NULL);
+    if (w->was_quiet) setenv("OCX_QUIET", w->was_quiet, 1);
+    free(w->was_quiet);
+    ocx_buffer_destroy(w->x);
+    ocx_context_destroy(w->ctx);
+    unsetenv("OCX_BUILD_OPTIONS");
+    unsetenv("OCX_REDUCE_PARAMS");
+}
+
+/* A device whose compiler refuses the one-launch kernels as OpenCL C 2.0 or 3.0 (simulated:
+ * OCX_BUILD_OPTIONS defines atomic_uint away, a type only those builds declare and use): the call
+ * still succeeds, in two launches, and so do the context's later ones, without another try. */
 START_TEST(test_fused_refused)
 {
-    if (!tinfo.device_atomics || !fuse_known() || tinfo.nv_compute_capability[0] > 0) return;
-    int refusals = 0;
-    const char *quiet = getenv("OCX_QUIET");
-    char *was_quiet = quiet ? strdup(quiet) : NULL;
-    unsetenv("OCX_QUIET"); /* the warning is counted */
-    ocx_set_warning_handler(count_refusals, &refusals);
-    setenv("OCX_BUILD_OPTIONS", "-Datomic_uint=ocx_test_refused", 1);
-    setenv("OCX_REDUCE_PARAMS", "FUSE=1073741824,SOLO=1", 1);
-    const size_t n = 100003;
-    ocx_buffer *x = NULL;
-    ocx_context *ctx = ones_in_new_context(n, &x);
+    refusal_watch w;
+    if (!watch_refusals(&w, "-Datomic_uint=ocx_test_refused")) return;
     for (int call = 0; call < 2; call++) {
         double v = -1;
-        ck_ok(ocx_reduce_host(ctx, NULL, OCX_REDUCE_SUM, n, x, 1, NULL, 1, &v, NULL, 0, NULL));
-        ck_assert_double_eq(v, (double)n);
+        ck_ok(ocx_reduce_host(w.ctx, NULL, OCX_REDUCE_SUM, w.n, w.x, 1, NULL, 1, &v, NULL, 0, NULL));
+        ck_assert_double_eq(v, (double)w.n);
         ocx_params_info info;
         ck_ok(ocx_last_params(&info));
         ck_assert_str_eq(info.kernel, "final_sum");
         ck_assert_msg(strstr(info.params, "FUSE=0") != NULL, "%s", info.params);
-        ck_assert_int_eq(refusals, 1); /* the second call tried no such build again */
+        ck_assert_int_eq(w.refusals, 1); /* the second call tried no such build again */
         ck_assert_msg(!strstr(ocx_last_error(), "cl/reduce.cl"), "a call that succeeded left its build failure: %s",
                       ocx_last_error());
     }
-    ocx_set_warning_handler(NULL, NULL);
-    if (was_quiet) setenv("OCX_QUIET", was_quiet, 1);
-    free(was_quiet);
-    ocx_buffer_destroy(x);
-    ocx_context_destroy(ctx);
-    unsetenv("OCX_BUILD_OPTIONS");
-    unsetenv("OCX_REDUCE_PARAMS");
+    unwatch_refusals(&w);
     /* without the refusal, the same call takes one launch */
     expect_writer(OCX_F32, "FUSE=1073741824,SOLO=1", 100003, "part_sum");
+}
+END_TEST
+
+/* A build that fails whatever the standard (OCX_BUILD_OPTIONS here breaks every build of
+ * reduce.cl) is no refusal of one launch: the call fails with the build's error, no warning says
+ * the device refused, and once the options are mended the same context takes one launch. (It had
+ * warned of a refusal and taken two launches for the rest of the context.) */
+START_TEST(test_fused_not_refused)
+{
+    refusal_watch w;
+    if (!watch_refusals(&w, "-Dkernel=ocx_test_broken")) return;
+    double v = -1;
+    ck_status(ocx_reduce_host(w.ctx, NULL, OCX_REDUCE_SUM, w.n, w.x, 1, NULL, 1, &v, NULL, 0, NULL), OCX_ERR_BUILD);
+    ck_assert_msg(strstr(ocx_last_error(), "ocx_test_broken") != NULL, "%s", ocx_last_error());
+    ck_assert_int_eq(w.refusals, 0);
+    unsetenv("OCX_BUILD_OPTIONS");
+    ck_ok(ocx_reduce_host(w.ctx, NULL, OCX_REDUCE_SUM, w.n, w.x, 1, NULL, 1, &v, NULL, 0, NULL));
+    ck_assert_double_eq(v, (double)w.n);
+    ocx_params_info info;
+    ck_ok(ocx_last_params(&info));
+    ck_assert_str_eq(info.kernel, "part_sum");
+    ck_assert_int_eq(w.refusals, 0);
+    unwatch_refusals(&w);
 }
 END_TEST
 
@@ -1144,6 +1188,7 @@ int main(void)
     tcase_add_loop_test(tc, test_one_launch, 0, 9);
     tcase_add_loop_test(tc, test_fused, 0, 3 * NFUSE);
     tcase_add_test(tc, test_fused_refused);
+    tcase_add_test(tc, test_fused_not_refused);
     tcase_add_test(tc, test_fused_one_program);
     tcase_add_loop_test(tc, test_arg_first_index, 0, 3);
     tcase_add_test(tc, test_groups_per_cu);
