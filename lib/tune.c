@@ -314,8 +314,8 @@ static int copies_wanted(const ocx_context *ctx, const ocx__tune_case *tc, const
     return want < MAX_COPIES ? (int)want : MAX_COPIES;
 }
 
-/* The timed arrays of a 1-D case: x, y, the vector family's z (with_z) and the copies of x and y
- * (copies_wanted), n elements each. On CPUs they lie at the same offset within a 4-KiB page, as a
+/* The timed arrays of a 1-D case (case_inputs fills them): x, y, the vector family's z (with_z)
+ * and the copies of x and y (copies_wanted), n elements each. On CPUs they lie at the same offset within a 4-KiB page, as a
  * fresh process's separate arrays of one size do (glibc maps each such allocation, PoCL's buffers
  * included, pages of its own), as views of one buffer a page apart beyond each one's end, so that
  * every run has that layout. The tuner's own had varied: z, created without data,
@@ -351,16 +351,6 @@ static ocx_status case_arrays(ocx_context *ctx, ocx__tune_case *tc, const char *
     return st;
 }
 
-/* x and y into their copies (case_arrays). */
-static ocx_status fill_copies(ocx_context *ctx, ocx__tune_case *tc)
-{
-    if (!tc->ncopies) return OCX_OK;
-    for (int i = 0; i < tc->ncopies; i++) {
-        OCX__FORWARD(ocx_buffer_copy(ctx, NULL, tc->x, 0, tc->xs[i], 0, tc->n, 0, NULL, NULL));
-        OCX__FORWARD(ocx_buffer_copy(ctx, NULL, tc->y, 0, tc->ys[i], 0, tc->n, 0, NULL, NULL));
-    }
-    return ocx_stream_finish(ctx, NULL);
-}
 /* The inputs of a 1-D run: x and y, or the next of their copies. */
 static void inputs(ocx__tune_case *tc, ocx_buffer **x, ocx_buffer **y)
 {
@@ -379,6 +369,22 @@ static ocx_status fill_input(ocx_context *ctx, ocx_dtype dt, size_t n, double lo
     *host = random_host(dt, n, lo, hi, seed);
     return *host ? ocx_buffer_write(ctx, NULL, buf, 0, n, *host, 0, NULL, NULL)
                  : ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+}
+
+/* A 1-D case's timed arrays (case_arrays), x and y of random values in [lo, hi) (seeds seed and
+ * seed + 1; *xv, *yv keep them, as fill_input), and their copies. */
+static ocx_status case_inputs(ocx_context *ctx, ocx__tune_case *tc, const char *cls, int with_z, double lo, double hi,
+                              uint64_t seed, void **xv, void **yv)
+{
+    OCX__FORWARD(case_arrays(ctx, tc, cls, with_z));
+    OCX__FORWARD(fill_input(ctx, tc->dtype, tc->n, lo, hi, seed, tc->x, xv));
+    OCX__FORWARD(fill_input(ctx, tc->dtype, tc->n, lo, hi, seed + 1, tc->y, yv));
+    if (!tc->ncopies) return OCX_OK;
+    for (int i = 0; i < tc->ncopies; i++) {
+        OCX__FORWARD(ocx_buffer_copy(ctx, NULL, tc->x, 0, tc->xs[i], 0, tc->n, 0, NULL, NULL));
+        OCX__FORWARD(ocx_buffer_copy(ctx, NULL, tc->y, 0, tc->ys[i], 0, tc->n, 0, NULL, NULL));
+    }
+    return ocx_stream_finish(ctx, NULL);
 }
 
 /* A case with an output z of `nout` elements of out_dtype (0: none yet; the vector family's is one
@@ -457,9 +463,7 @@ static ocx_status vector_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
     tc->n = n;
     tc->reps = reps;
     void *xv = NULL, *yv = NULL;
-    ocx_status st = case_arrays(ctx, tc, cls, 1);
-    if (st == OCX_OK) st = fill_input(ctx, dt, n, -1, 1, 11, tc->x, &xv);
-    if (st == OCX_OK) st = fill_input(ctx, dt, n, -1, 1, 12, tc->y, &yv);
+    ocx_status st = case_inputs(ctx, tc, cls, 1, -1, 1, 11, &xv, &yv);
     if (st == OCX_OK) {
         ref_job j = {dt, xv, yv, n, tc->ref};
         parallel(nchunks(n), MAX_THREADS, add_chunk, &j);
@@ -469,7 +473,6 @@ static ocx_status vector_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
     for (int i = 0; i < NVEC; i++) tc->seg_work[i] = vec_arrays[i] * elements_1d(tc) * ocx_dtype_size(dt);
     free(xv);
     free(yv);
-    if (st == OCX_OK) st = fill_copies(ctx, tc);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
@@ -631,9 +634,7 @@ static ocx_status reduce_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
     tc->n = n;
     tc->reps = reps;
     void *xv = NULL, *yv = NULL;
-    ocx_status st = case_arrays(ctx, tc, cls, 0);
-    if (st == OCX_OK) st = fill_input(ctx, dt, tc->n, 0.5, 1.5, 21, tc->x, &xv);
-    if (st == OCX_OK) st = fill_input(ctx, dt, tc->n, 0.5, 1.5, 22, tc->y, &yv);
+    ocx_status st = case_inputs(ctx, tc, cls, 0, 0.5, 1.5, 21, &xv, &yv);
     double *part = st == OCX_OK ? calloc(4 * nchunks(tc->n), sizeof *part) : NULL;
     if (st == OCX_OK && !part) st = ocx__error(OCX_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     if (st == OCX_OK) { /* sums per chunk, then the chunks' in order: the same sums on every machine */
@@ -656,7 +657,6 @@ static ocx_status reduce_case(ocx_context *ctx, ocx_dtype dt, size_t n, size_t r
     tc->tol = tc->out_dtype == OCX_F64 ? 1e-12 : 1e-5; /* tree sums of positive values */
     free(xv);
     free(yv);
-    if (st == OCX_OK) st = fill_copies(ctx, tc);
     if (st != OCX_OK) case_free(tc), tc = NULL;
     *out = tc;
     return st;
